@@ -1,0 +1,10 @@
+//! mccbuild: the Model Checking Contest's infrastructure, built like a build system.
+//!
+//! Data flows one way: manifest + rules -> plan (one run per tool x instance x examination, with
+//! its key) -> store lookup -> executor for the missing runs -> run records -> salsa inputs ->
+//! value groups -> Confidence -> trusted values -> scores -> podiums -> reports.
+
+pub mod answers;
+pub mod diag;
+pub mod rules;
+pub mod value;
