@@ -8,3 +8,8 @@ pub mod answers;
 pub mod diag;
 pub mod rules;
 pub mod value;
+pub mod digest;
+pub mod instance;
+pub mod manifest;
+pub mod store;
+pub mod key;

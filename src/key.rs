@@ -1,0 +1,343 @@
+//! The run key: blake3 over a canonical encoding of everything that can change a run's result.
+//!
+//! This is the only place a key is built. Every ingredient is written with a tag and a length
+//! prefix, so that no two different ingredient lists encode to the same bytes. The ingredients
+//! are listed in docs/cache.md; each has a test below proving that it changes the key, and tests
+//! prove that irrelevant things (file times, the order of tools in the manifest, a tool's kind or
+//! family, other files) do not.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::{hex, Digest, DigestCache};
+use crate::rules::edition::Limits;
+
+/// Bump when the meaning of stored records changes (record layout, answer parsing, what a run
+/// sees): every key changes and every run is redone.
+pub const STORE_SCHEMA: u32 = 1;
+
+/// The content address of a run.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunKey(pub Digest);
+
+impl RunKey {
+    pub fn hex(&self) -> String {
+        hex(&self.0)
+    }
+
+    pub fn from_hex(text: &str) -> Option<RunKey> {
+        blake3::Hash::from_hex(text).ok().map(|h| RunKey(*h.as_bytes()))
+    }
+}
+
+impl fmt::Display for RunKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+impl fmt::Debug for RunKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RunKey({})", &self.hex()[..16])
+    }
+}
+
+/// What a tool is, for the runs it makes: everything under its folder, and how it is run.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ToolIdentity {
+    /// BK_TOOL.
+    pub name: String,
+    /// E-5.3/E-5.4.
+    pub cores: u32,
+    pub entry: String,
+    pub setup: Option<String>,
+    /// Digest of every file under the tool's folder: relative path, executable bit, content.
+    pub files: Digest,
+}
+
+impl ToolIdentity {
+    /// Where the tool's setup products live in the store: shared by tools whose folder and
+    /// setup command are the same (name, cores and entry do not change what setup builds).
+    pub fn setup_digest(&self) -> Digest {
+        let mut w = KeyWriter::new("mccbuild tool setup");
+        w.u32("schema", STORE_SCHEMA);
+        w.digest("tool.files", &self.files);
+        w.opt_str("tool.setup", self.setup.as_deref());
+        w.finish()
+    }
+}
+
+/// Digest of a tool folder: every regular file below it (sorted relative path, executable bit,
+/// content); symbolic links are recorded by their target.
+pub fn tool_files_digest(dir: &Path, cache: &mut DigestCache) -> std::io::Result<Digest> {
+    let mut files = Vec::new();
+    collect_files(dir, dir, &mut files)?;
+    files.sort();
+    let mut w = KeyWriter::new("mccbuild tool files");
+    for rel in files {
+        let path = dir.join(&rel);
+        let meta = std::fs::symlink_metadata(&path)?;
+        w.str("path", &rel);
+        if meta.file_type().is_symlink() {
+            w.str("symlink", &std::fs::read_link(&path)?.to_string_lossy());
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            w.u32("exec", (meta.permissions().mode() & 0o111 != 0) as u32);
+            w.digest("content", &cache.file_digest(&path)?);
+        }
+    }
+    Ok(w.finish())
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            collect_files(root, &path, out)?;
+        } else if ty.is_file() || ty.is_symlink() {
+            out.push(path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned());
+        }
+    }
+    Ok(())
+}
+
+/// Everything that can change a run's result.
+#[derive(Clone, Debug)]
+pub struct KeyInputs<'a> {
+    pub tool: &'a ToolIdentity,
+    /// BK_INPUT.
+    pub instance: &'a str,
+    /// Digest of the files the run sees (rule M-9 may hide the verdict file).
+    pub instance_content: &'a Digest,
+    /// BK_EXAMINATION.
+    pub examination: &'a str,
+    /// BK_TIME_CONFINEMENT and BK_MEMORY_CONFINEMENT, enforced.
+    pub limits: Limits,
+    /// The executor and whatever of it can change a result (kind, how runs are isolated and
+    /// measured, a VM's image and CPU model...), as name/value pairs.
+    pub executor: &'a [(String, String)],
+}
+
+/// Rule of this module: the one function that builds a run key.
+pub fn run_key(inputs: &KeyInputs<'_>) -> RunKey {
+    let mut w = KeyWriter::new("mccbuild run");
+    w.u32("schema", STORE_SCHEMA);
+    w.str("tool.name", &inputs.tool.name);
+    w.u32("tool.cores", inputs.tool.cores);
+    w.str("tool.entry", &inputs.tool.entry);
+    w.opt_str("tool.setup", inputs.tool.setup.as_deref());
+    w.digest("tool.files", &inputs.tool.files);
+    w.str("instance.name", inputs.instance);
+    w.digest("instance.content", inputs.instance_content);
+    w.str("examination", inputs.examination);
+    w.u64("limits.time_s", inputs.limits.time_s);
+    w.u64("limits.memory_mb", inputs.limits.memory_mb);
+    w.u32("executor.count", inputs.executor.len() as u32);
+    for (name, value) in inputs.executor {
+        w.str("executor.name", name);
+        w.str("executor.value", value);
+    }
+    RunKey(w.finish())
+}
+
+/// A tagged, length-prefixed encoding into blake3.
+struct KeyWriter(blake3::Hasher);
+
+impl KeyWriter {
+    fn new(domain: &str) -> Self {
+        let mut w = KeyWriter(blake3::Hasher::new());
+        w.str("domain", domain);
+        w
+    }
+
+    fn field(&mut self, tag: &str, bytes: &[u8]) {
+        self.0.update(&(tag.len() as u32).to_le_bytes());
+        self.0.update(tag.as_bytes());
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    fn str(&mut self, tag: &str, value: &str) {
+        self.field(tag, value.as_bytes());
+    }
+
+    fn opt_str(&mut self, tag: &str, value: Option<&str>) {
+        match value {
+            None => self.field(tag, &[0]),
+            Some(v) => {
+                let mut bytes = vec![1];
+                bytes.extend_from_slice(v.as_bytes());
+                self.field(tag, &bytes);
+            }
+        }
+    }
+
+    fn u32(&mut self, tag: &str, value: u32) {
+        self.field(tag, &value.to_le_bytes());
+    }
+
+    fn u64(&mut self, tag: &str, value: u64) {
+        self.field(tag, &value.to_le_bytes());
+    }
+
+    fn digest(&mut self, tag: &str, value: &Digest) {
+        self.field(tag, value);
+    }
+
+    fn finish(self) -> Digest {
+        *self.0.finalize().as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool() -> ToolIdentity {
+        ToolIdentity { name: "explorer".into(), cores: 1, entry: "BenchKit_head.sh".into(), setup: None, files: [7; 32] }
+    }
+
+    fn executor() -> Vec<(String, String)> {
+        vec![("kind".into(), "local".into()), ("sandbox".into(), "cgroup-v1".into())]
+    }
+
+    fn key_with(change: impl FnOnce(&mut ToolIdentity, &mut String, &mut Digest, &mut String, &mut Limits, &mut Vec<(String, String)>)) -> RunKey {
+        let mut t = tool();
+        let mut instance = "Philosophers-PT-000002".to_string();
+        let mut content = [1u8; 32];
+        let mut exam = "StateSpace".to_string();
+        let mut limits = Limits { time_s: 3600, memory_mb: 16384 };
+        let mut exec = executor();
+        change(&mut t, &mut instance, &mut content, &mut exam, &mut limits, &mut exec);
+        run_key(&KeyInputs { tool: &t, instance: &instance, instance_content: &content, examination: &exam, limits, executor: &exec })
+    }
+
+    fn base() -> RunKey {
+        key_with(|_, _, _, _, _, _| {})
+    }
+
+    #[test]
+    fn the_key_is_stable() {
+        assert_eq!(base(), base());
+    }
+
+    #[test]
+    fn tool_name_changes_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.name = "explorer2".into()));
+    }
+
+    #[test]
+    fn tool_cores_change_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.cores = 4));
+    }
+
+    #[test]
+    fn tool_entry_changes_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.entry = "run.sh".into()));
+    }
+
+    #[test]
+    fn tool_setup_changes_the_key() {
+        let with_setup = key_with(|t, _, _, _, _, _| t.setup = Some("make".into()));
+        assert_ne!(base(), with_setup);
+        // An empty setup command is not the same as none.
+        assert_ne!(with_setup, key_with(|t, _, _, _, _, _| t.setup = Some(String::new())));
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.setup = Some(String::new())));
+    }
+
+    #[test]
+    fn tool_files_change_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.files = [8; 32]));
+    }
+
+    #[test]
+    fn instance_name_changes_the_key() {
+        assert_ne!(base(), key_with(|_, i, _, _, _, _| *i = "Philosophers-PT-000003".into()));
+    }
+
+    #[test]
+    fn instance_content_changes_the_key() {
+        assert_ne!(base(), key_with(|_, _, c, _, _, _| c[0] = 2));
+    }
+
+    #[test]
+    fn examination_changes_the_key() {
+        assert_ne!(base(), key_with(|_, _, _, e, _, _| *e = "UpperBounds".into()));
+    }
+
+    #[test]
+    fn time_limit_changes_the_key() {
+        assert_ne!(base(), key_with(|_, _, _, _, l, _| l.time_s = 1800));
+    }
+
+    #[test]
+    fn memory_limit_changes_the_key() {
+        assert_ne!(base(), key_with(|_, _, _, _, l, _| l.memory_mb = 8192));
+    }
+
+    #[test]
+    fn executor_kind_changes_the_key() {
+        assert_ne!(base(), key_with(|_, _, _, _, _, x| x[0].1 = "qemu".into()));
+    }
+
+    #[test]
+    fn executor_settings_change_the_key() {
+        assert_ne!(base(), key_with(|_, _, _, _, _, x| x[1].1 = "rlimits".into()));
+        assert_ne!(base(), key_with(|_, _, _, _, _, x| x.push(("cpu".into(), "Westmere".into()))));
+    }
+
+    #[test]
+    fn fields_do_not_run_into_each_other() {
+        // The tag-and-length framing keeps "ab"+"c" apart from "a"+"bc".
+        let a = key_with(|t, i, _, _, _, _| {
+            t.name = "ab".into();
+            *i = "c".into();
+        });
+        let b = key_with(|t, i, _, _, _, _| {
+            t.name = "a".into();
+            *i = "bc".into();
+        });
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn schema_version_is_an_ingredient() {
+        // The schema is written first; a key computed with another schema value differs.
+        let mut w = KeyWriter::new("mccbuild run");
+        w.u32("schema", STORE_SCHEMA + 1);
+        let other = w.finish();
+        let mut w = KeyWriter::new("mccbuild run");
+        w.u32("schema", STORE_SCHEMA);
+        assert_ne!(other, w.finish());
+    }
+
+    #[test]
+    fn tool_folder_digest_sees_content_names_and_exec_bits_not_times() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("BenchKit_head.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        std::fs::create_dir(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/a.txt"), "a").unwrap();
+        let mut cache = DigestCache::in_memory();
+        let d0 = tool_files_digest(dir.path(), &mut cache).unwrap();
+        // mtime only: same digest.
+        let f = std::fs::File::options().write(true).open(dir.path().join("lib/a.txt")).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600)).unwrap();
+        assert_eq!(tool_files_digest(dir.path(), &mut cache).unwrap(), d0);
+        // content
+        std::fs::write(dir.path().join("lib/a.txt"), "b").unwrap();
+        let d1 = tool_files_digest(dir.path(), &mut cache).unwrap();
+        assert_ne!(d1, d0);
+        // exec bit
+        std::fs::set_permissions(dir.path().join("lib/a.txt"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let d2 = tool_files_digest(dir.path(), &mut cache).unwrap();
+        assert_ne!(d2, d1);
+        // a file's name
+        std::fs::rename(dir.path().join("lib/a.txt"), dir.path().join("lib/b.txt")).unwrap();
+        assert_ne!(tool_files_digest(dir.path(), &mut cache).unwrap(), d2);
+    }
+}

@@ -1,0 +1,535 @@
+//! The contest manifest, `contest.toml`: models, tools, executor and limits.
+//!
+//! Paths are relative to the manifest's folder. Unknown keys are errors with their line; a check
+//! reports every problem it finds at once, each naming the file, the place and the fix.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::diag::{Problem, Problems, SourceText};
+use crate::rules::edition::{Edition, ExamId, Limits};
+
+const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
+
+// ---------------------------------------------------------------------------------------------
+// The file format.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    contest: ContestSection,
+    #[serde(default)]
+    executor: ExecutorSection,
+    #[serde(default)]
+    limits: LimitsSection,
+    #[serde(default, rename = "model")]
+    models: Vec<Spanned<ModelSection>>,
+    #[serde(default, rename = "tool")]
+    tools: Vec<Spanned<ToolSection>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContestSection {
+    name: String,
+    rules: Spanned<String>,
+    #[serde(default)]
+    store: Option<String>,
+    #[serde(default)]
+    inputs: Option<Spanned<OneOrMany>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn items(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(s) => vec![s.as_str()],
+            OneOrMany::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecutorSection {
+    #[serde(default)]
+    kind: ExecutorKind,
+    #[serde(default)]
+    jobs: Option<usize>,
+}
+
+impl Default for ExecutorSection {
+    fn default() -> Self {
+        ExecutorSection { kind: ExecutorKind::Local, jobs: None }
+    }
+}
+
+/// `[executor] kind`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    #[default]
+    Local,
+}
+
+impl ExecutorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecutorKind::Local => "local",
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsSection {
+    #[serde(default)]
+    time_s: Option<u64>,
+    #[serde(default)]
+    memory_mb: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelSection {
+    name: String,
+    #[serde(default = "known")]
+    kind: Spanned<String>,
+    instances: Vec<Spanned<String>>,
+}
+
+fn known() -> Spanned<String> {
+    Spanned::new(0..0, "known".to_string())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSection {
+    name: String,
+    #[serde(default)]
+    kind: ToolKind,
+    #[serde(default)]
+    family: Option<String>,
+    #[serde(default = "one")]
+    cores: Spanned<u32>,
+    dir: Spanned<String>,
+    #[serde(default = "benchkit_head")]
+    entry: String,
+    #[serde(default)]
+    setup: Option<String>,
+    #[serde(default = "all")]
+    examinations: Spanned<Vec<String>>,
+}
+
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+
+fn benchkit_head() -> String {
+    "BenchKit_head.sh".to_string()
+}
+
+fn all() -> Spanned<Vec<String>> {
+    Spanned::new(0..0, vec!["all".to_string()])
+}
+
+/// Rule T-2: competing tools can win medals; reference tools are shown for comparison.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    #[default]
+    Competing,
+    Reference,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The resolved contest.
+
+/// Where an instance comes from: a folder in the MCC layout or a BenchKit `.tgz` archive.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InstanceSource {
+    Folder(PathBuf),
+    Archive(PathBuf),
+}
+
+impl InstanceSource {
+    pub fn path(&self) -> &Path {
+        match self {
+            InstanceSource::Folder(p) | InstanceSource::Archive(p) => p,
+        }
+    }
+}
+
+/// One instance of a model, as the manifest names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstanceDecl {
+    pub name: String,
+    pub source: InstanceSource,
+}
+
+/// How a model's kind is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKindDecl {
+    /// Given in the manifest (an index into the edition's model kinds).
+    Given(usize),
+    /// From `inputs`: surprise if its instances carry the `NewModel` marker, known otherwise.
+    FromMarker,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub name: String,
+    pub kind: ModelKindDecl,
+    pub instances: Vec<InstanceDecl>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    pub kind: ToolKind,
+    pub family: String,
+    /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
+    pub cores: u32,
+    /// Absolute path of the tool's folder; every file below it is part of its identity.
+    pub dir: PathBuf,
+    /// The entry script, relative to `dir`.
+    pub entry: String,
+    pub setup: Option<String>,
+    /// The examinations the tool takes part in (indices into the edition).
+    pub examinations: Vec<ExamId>,
+}
+
+/// `[executor]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorConfig {
+    pub kind: ExecutorKind,
+    pub jobs: usize,
+}
+
+/// A validated manifest.
+#[derive(Clone, Debug)]
+pub struct Contest {
+    pub manifest_path: PathBuf,
+    /// The manifest's folder: relative paths start here.
+    pub root: PathBuf,
+    pub name: String,
+    pub rules_path: PathBuf,
+    pub edition: Arc<Edition>,
+    pub store: PathBuf,
+    pub executor: ExecutorConfig,
+    /// `[limits]` overrides of the edition's limits.
+    pub time_s: Option<u64>,
+    pub memory_mb: Option<u64>,
+    pub models: Vec<Model>,
+    pub tools: Vec<Tool>,
+}
+
+impl Contest {
+    /// Reads and validates a manifest and its rules file, reporting every problem found.
+    pub fn load(manifest_path: &Path) -> Result<Contest, Problems> {
+        let text = std::fs::read_to_string(manifest_path).map_err(|e| {
+            Problem::new(manifest_path, format!("cannot read the manifest: {e}"))
+                .help("run mccbuild in a folder holding contest.toml, or pass --manifest PATH")
+        })?;
+        Contest::parse(manifest_path, &text)
+    }
+
+    pub fn parse(manifest_path: &Path, text: &str) -> Result<Contest, Problems> {
+        let source = SourceText { path: manifest_path, text };
+        let file: ManifestFile = toml::from_str(text).map_err(|e| source.toml_problem(&e, MANIFEST_HELP))?;
+        let root = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+        let root = std::path::absolute(&root).unwrap_or(root);
+        let mut problems = Problems::default();
+        let at = |span: Range<usize>| if span.is_empty() { None } else { Some(span) };
+
+        let rules_path = root.join(file.contest.rules.get_ref());
+        let edition = match Edition::load(&rules_path) {
+            Ok(edition) => Arc::new(edition),
+            Err(mut rules_problems) => {
+                if let Some(first) = rules_problems.0.first_mut() {
+                    if first.message.starts_with("cannot read the rules file") {
+                        *first = source
+                            .problem_at(Some(file.contest.rules.span()), format!("cannot read the rules file {}", rules_path.display()))
+                            .help("set `rules` to an edition of rules/, e.g. \"rules/mcc-2026.toml\"");
+                    }
+                }
+                return Err(rules_problems);
+            }
+        };
+
+        let jobs = file.executor.jobs.unwrap_or(1);
+        if jobs == 0 {
+            problems.push(Problem::new(manifest_path, "[executor] jobs must be at least 1"));
+        }
+        for (name, value) in [("time_s", file.limits.time_s), ("memory_mb", file.limits.memory_mb)] {
+            if value == Some(0) {
+                problems.push(Problem::new(manifest_path, format!("[limits] {name} must be positive")));
+            }
+        }
+
+        // Models and their instances.
+        let mut models: Vec<Model> = Vec::new();
+        let mut instance_names: BTreeMap<String, String> = BTreeMap::new();
+        for spanned in &file.models {
+            let m = spanned.get_ref();
+            if models.iter().any(|known| known.name == m.name) {
+                problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` is declared twice", m.name)));
+                continue;
+            }
+            let kind = match edition.model_kind(m.kind.get_ref()) {
+                Some(kind) => kind,
+                None => {
+                    let known: Vec<String> = edition.model_kinds.iter().map(|k| format!("`{}`", k.name)).collect();
+                    problems.push(
+                        source
+                            .problem_at(at(m.kind.span()).or(Some(spanned.span())), format!("model `{}`: unknown kind `{}`", m.name, m.kind.get_ref()))
+                            .help(format!("{} defines: {}", edition.info.name, known.join(", "))),
+                    );
+                    0
+                }
+            };
+            let mut instances = Vec::new();
+            for pattern in &m.instances {
+                match expand_instances(&root, pattern.get_ref()) {
+                    Ok(found) => instances.extend(found),
+                    Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
+                        "instances are folders in the MCC layout (holding model.pnml) or BenchKit .tgz archives, relative to the manifest; globs are allowed",
+                    )),
+                }
+            }
+            if m.instances.is_empty() {
+                problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` lists no instances", m.name)));
+            }
+            models.push(Model { name: m.name.clone(), kind: ModelKindDecl::Given(kind), instances });
+        }
+        if let Some(inputs) = &file.contest.inputs {
+            let mut by_model: BTreeMap<String, Vec<InstanceDecl>> = BTreeMap::new();
+            for pattern in inputs.get_ref().items() {
+                match expand_instances(&root, pattern) {
+                    Ok(found) => {
+                        for instance in found {
+                            match mcc_model_name(&instance.name) {
+                                Some(model) => by_model.entry(model.to_string()).or_default().push(instance),
+                                None => problems.push(
+                                    source
+                                        .problem_at(Some(inputs.span()), format!("input `{}` does not follow the MCC naming <Model>-<PT|COL>-<parameters>", instance.name))
+                                        .help("declare it in a [[model]] instead"),
+                                ),
+                            }
+                        }
+                    }
+                    Err(message) => problems.push(source.problem_at(Some(inputs.span()), format!("inputs: {message}"))),
+                }
+            }
+            for (name, instances) in by_model {
+                if models.iter().any(|m| m.name == name) {
+                    problems.push(
+                        source
+                            .problem_at(Some(inputs.span()), format!("model `{name}` comes from inputs and from a [[model]]"))
+                            .help("declare each model once"),
+                    );
+                    continue;
+                }
+                models.push(Model { name, kind: ModelKindDecl::FromMarker, instances });
+            }
+        }
+        for model in &mut models {
+            model.instances.sort_by(|a, b| a.name.cmp(&b.name));
+            model.instances.dedup_by(|a, b| a.source == b.source);
+            for instance in &model.instances {
+                if let Some(other) = instance_names.insert(instance.name.clone(), model.name.clone()) {
+                    problems.push(Problem::new(
+                        manifest_path,
+                        format!("instance `{}` belongs to model `{}` and to model `{other}`", instance.name, model.name),
+                    ).help("an instance name must be unique in a contest"));
+                }
+            }
+        }
+        if models.is_empty() {
+            problems.push(Problem::new(manifest_path, "the contest has no models").help("add a [[model]] or set `inputs` in [contest]"));
+        }
+
+        // Tools.
+        let mut tools: Vec<Tool> = Vec::new();
+        let mut tool_names = HashSet::new();
+        for spanned in &file.tools {
+            let t = spanned.get_ref();
+            let here = Some(spanned.span());
+            if !tool_names.insert(t.name.clone()) {
+                problems.push(source.problem_at(here.clone(), format!("tool `{}` is declared twice", t.name)));
+                continue;
+            }
+            if t.name.is_empty() || !t.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c)) {
+                problems.push(
+                    source
+                        .problem_at(here.clone(), format!("tool name `{}` must be letters, digits and - _ . +", t.name))
+                        .help("it becomes BK_TOOL and a file name"),
+                );
+            }
+            let cores = *t.cores.get_ref();
+            if cores != 1 && cores != 4 {
+                problems.push(
+                    source
+                        .problem_at(at(t.cores.span()).or(here.clone()), format!("tool `{}`: cores = {cores}", t.name))
+                        .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
+                );
+            }
+            let dir = root.join(t.dir.get_ref());
+            let dir = std::path::absolute(&dir).unwrap_or(dir);
+            if !dir.is_dir() {
+                problems.push(
+                    source
+                        .problem_at(Some(t.dir.span()), format!("tool `{}`: folder {} does not exist", t.name, dir.display()))
+                        .help("`dir` is relative to the manifest"),
+                );
+            } else {
+                let entry = dir.join(&t.entry);
+                match std::fs::metadata(&entry) {
+                    Err(_) => problems.push(
+                        source
+                            .problem_at(here.clone(), format!("tool `{}`: entry {} does not exist", t.name, entry.display()))
+                            .help("`entry` is relative to the tool's dir (default BenchKit_head.sh)"),
+                    ),
+                    Ok(meta) if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 => problems.push(
+                        source
+                            .problem_at(here.clone(), format!("tool `{}`: entry {} is not an executable file", t.name, entry.display()))
+                            .help(format!("make it executable: chmod +x {}", entry.display())),
+                    ),
+                    Ok(_) => {}
+                }
+                if Path::new(&t.entry).is_absolute() || Path::new(&t.entry).components().any(|c| c == std::path::Component::ParentDir) {
+                    problems.push(source.problem_at(here.clone(), format!("tool `{}`: entry must be a path inside the tool's dir", t.name)));
+                }
+            }
+            let mut examinations = Vec::new();
+            for name in t.examinations.get_ref() {
+                if name == "all" {
+                    examinations.extend(0..edition.examinations.len());
+                } else if let Some(exam) = edition.examination(name) {
+                    examinations.push(exam);
+                } else if let Some(category) = edition.category(name) {
+                    examinations.extend(edition.categories[category].examinations.iter().copied());
+                } else {
+                    problems.push(
+                        source
+                            .problem_at(at(t.examinations.span()).or(here.clone()), format!("tool `{}`: unknown examination `{name}`", t.name))
+                            .help(format!("use \"all\", a category or an examination of {}: {}", edition.info.name, edition.examinations.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))),
+                    );
+                }
+            }
+            examinations.sort_unstable();
+            examinations.dedup();
+            tools.push(Tool {
+                name: t.name.clone(),
+                kind: t.kind,
+                family: t.family.clone().unwrap_or_else(|| t.name.clone()),
+                cores,
+                dir,
+                entry: t.entry.clone(),
+                setup: t.setup.clone(),
+                examinations,
+            });
+        }
+        if tools.is_empty() {
+            problems.push(Problem::new(manifest_path, "the contest has no tools").help("add a [[tool]]"));
+        }
+
+        problems.into_result(())?;
+        let store = root.join(file.contest.store.as_deref().unwrap_or("cache"));
+        Ok(Contest {
+            manifest_path: manifest_path.to_path_buf(),
+            root,
+            name: file.contest.name,
+            rules_path,
+            edition,
+            store,
+            executor: ExecutorConfig { kind: file.executor.kind, jobs },
+            time_s: file.limits.time_s,
+            memory_mb: file.limits.memory_mb,
+            models,
+            tools,
+        })
+    }
+
+    /// The limits of a run of `exam`: the edition's (E-5.7 per examination), overridden by
+    /// the manifest's `[limits]`.
+    pub fn limits_for(&self, exam: ExamId) -> Limits {
+        let base = self.edition.limits_for(exam);
+        Limits { time_s: self.time_s.unwrap_or(base.time_s), memory_mb: self.memory_mb.unwrap_or(base.memory_mb) }
+    }
+
+    pub fn tool(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+}
+
+/// The model name of an MCC instance name `<Model>-<PT|COL>-<parameters>`.
+pub fn mcc_model_name(instance: &str) -> Option<&str> {
+    ["-PT-", "-COL-"].iter().filter_map(|sep| instance.find(sep)).min().map(|i| &instance[..i]).filter(|m| !m.is_empty())
+}
+
+/// Expands one `instances` entry (a path or a glob) into instance declarations.
+fn expand_instances(root: &Path, pattern: &str) -> Result<Vec<InstanceDecl>, String> {
+    let full = root.join(pattern);
+    let full_text = full.to_string_lossy().into_owned();
+    let is_glob = pattern.contains(['*', '?', '[']);
+    let paths: Vec<PathBuf> = if is_glob {
+        let entries = glob::glob(&full_text).map_err(|e| format!("bad glob `{pattern}`: {e}"))?;
+        entries.filter_map(Result::ok).collect()
+    } else {
+        if !full.exists() {
+            return Err(format!("instance path {} does not exist", full.display()));
+        }
+        vec![full]
+    };
+    let mut found = Vec::new();
+    for path in paths {
+        if let Some(decl) = instance_decl(&path) {
+            found.push(decl);
+        } else if !is_glob {
+            return Err(format!("{} is neither an instance folder (with model.pnml) nor a .tgz archive", path.display()));
+        }
+    }
+    if found.is_empty() {
+        return Err(format!("`{pattern}` matches no instance folder or .tgz archive"));
+    }
+    Ok(found)
+}
+
+fn instance_decl(path: &Path) -> Option<InstanceDecl> {
+    let file_name = path.file_name()?.to_str()?;
+    if path.is_dir() {
+        path.join("model.pnml").exists().then(|| InstanceDecl { name: file_name.to_string(), source: InstanceSource::Folder(path.to_path_buf()) })
+    } else {
+        let name = file_name.strip_suffix(".tgz").or_else(|| file_name.strip_suffix(".tar.gz"))?;
+        Some(InstanceDecl { name: name.to_string(), source: InstanceSource::Archive(path.to_path_buf()) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcc_model_names() {
+        assert_eq!(mcc_model_name("Philosophers-PT-000005"), Some("Philosophers"));
+        assert_eq!(mcc_model_name("Philosophers-COL-000005"), Some("Philosophers"));
+        assert_eq!(mcc_model_name("Referendum-COL-0010"), Some("Referendum"));
+        assert_eq!(mcc_model_name("ASLink-PT-01a"), Some("ASLink"));
+        assert_eq!(mcc_model_name("NoNaming"), None);
+        assert_eq!(mcc_model_name("-PT-1"), None);
+    }
+}

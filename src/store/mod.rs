@@ -1,0 +1,242 @@
+//! The store: one record per run key, under `cache/` by default.
+//!
+//! Layout (docs/cache.md):
+//! - `STORE`: the store format version;
+//! - `runs/<2 hex>/<key>.json`: run records, each written atomically (temporary file + rename),
+//!   by whichever process ran the run (a local job, a Slurm step);
+//! - `index.bin`: summaries of the records (what scoring needs), checksummed, so that a no-op
+//!   `mccbuild run` over 300,000 runs reads one file instead of 300,000; it is reconciled with
+//!   `runs/` through the modification times of the 256 shard folders, and rebuilt from the
+//!   records when it is missing or damaged;
+//! - `tools/<setup digest>/`: what tools' setup commands produced;
+//! - `meta/`: caches (file digests).
+
+pub mod index;
+pub mod record;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub use index::{Index, Summary};
+pub use record::{CapturedOutput, RunRecord, Termination, RECORD_FORMAT};
+
+use crate::key::RunKey;
+
+/// The store's own format version (the layout of folders and files).
+pub const STORE_FORMAT: u32 = 1;
+
+/// Why a record cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct CorruptRecord {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// A store folder.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating it if needed) the store at `root`.
+    pub fn open(root: &Path) -> Result<Store, String> {
+        let marker = root.join("STORE");
+        fs::create_dir_all(root.join("runs")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        fs::create_dir_all(root.join("tmp")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        fs::create_dir_all(root.join("meta")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        match fs::read_to_string(&marker) {
+            Ok(text) => {
+                let version = text.trim().strip_prefix("mccbuild store ").and_then(|v| v.parse::<u32>().ok());
+                if version != Some(STORE_FORMAT) {
+                    return Err(format!(
+                        "{} is a store of another format (`{}`); this mccbuild reads format {STORE_FORMAT}. Use another `store` in [contest] or remove that folder",
+                        root.display(),
+                        text.trim()
+                    ));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                write_atomically(&marker, format!("mccbuild store {STORE_FORMAT}\n").as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
+        }
+        Ok(Store { root: root.to_path_buf() })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn record_path(&self, key: &RunKey) -> PathBuf {
+        let hex = key.hex();
+        self.root.join("runs").join(&hex[..2]).join(format!("{hex}.json"))
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.root.join("index.bin")
+    }
+
+    pub fn tools_dir(&self) -> PathBuf {
+        self.root.join("tools")
+    }
+
+    pub fn meta_dir(&self) -> PathBuf {
+        self.root.join("meta")
+    }
+
+    /// A fresh temporary path inside the store (same filesystem, so renames are atomic).
+    pub fn temp_path(&self, hint: &str) -> PathBuf {
+        temp_sibling(&self.root.join("tmp").join(hint))
+    }
+
+    /// Reads one record: `Ok(None)` if absent, an error if it is unreadable or not a record of
+    /// this key.
+    pub fn get(&self, key: &RunKey) -> Result<Option<RunRecord>, CorruptRecord> {
+        let path = self.record_path(key);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(CorruptRecord { path, reason: format!("cannot read: {e}") }),
+        };
+        parse_record(&path, &bytes, key).map(Some)
+    }
+
+    /// Writes a record atomically: a reader sees the old state or the whole new record.
+    pub fn put(&self, record: &RunRecord) -> io::Result<()> {
+        let path = self.record_path(&record.key);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let json = serde_json::to_vec(record).map_err(io::Error::other)?;
+        write_atomically(&path, &json)
+    }
+
+    /// Removes a record (to have its run redone).
+    pub fn remove(&self, key: &RunKey) -> io::Result<()> {
+        match fs::remove_file(self.record_path(key)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Decodes and checks a record file's content.
+pub fn parse_record(path: &Path, bytes: &[u8], key: &RunKey) -> Result<RunRecord, CorruptRecord> {
+    let corrupt = |reason: String| CorruptRecord { path: path.to_path_buf(), reason };
+    #[derive(serde::Deserialize)]
+    struct FormatOnly {
+        format: u32,
+    }
+    let format = serde_json::from_slice::<FormatOnly>(bytes).map_err(|e| corrupt(format!("not a run record: {e}")))?;
+    if format.format != RECORD_FORMAT {
+        return Err(corrupt(format!("record format {} (this mccbuild reads {RECORD_FORMAT})", format.format)));
+    }
+    let record: RunRecord = serde_json::from_slice(bytes).map_err(|e| corrupt(format!("damaged run record: {e}")))?;
+    if record.key != *key {
+        return Err(corrupt(format!("holds the record of run {} instead", record.key)));
+    }
+    Ok(record)
+}
+
+/// A unique temporary path next to `path`.
+pub fn temp_sibling(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+/// Writes a file atomically: temporary file in the same folder, fsync, rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let tmp = temp_sibling(path);
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::answers::{Answer, Verdict};
+    use crate::rules::edition::Limits;
+    use crate::value::Value;
+
+    pub fn sample_record(key: RunKey) -> RunRecord {
+        RunRecord {
+            format: RECORD_FORMAT,
+            key,
+            mccbuild_version: "test".into(),
+            tool: "explorer".into(),
+            instance: "Philosophers-PT-000002".into(),
+            examination: "StateSpace".into(),
+            executor: vec![("kind".into(), "local".into())],
+            limits: Limits { time_s: 60, memory_mb: 1024 },
+            started_at: "2026-11-22T00:00:00Z".into(),
+            finished_at: "2026-11-22T00:00:01Z".into(),
+            termination: Termination::Exit { code: 0 },
+            cpu_time_s: 0.5,
+            wall_time_s: 0.6,
+            peak_memory_bytes: 1 << 20,
+            measurement: "test".into(),
+            cores: vec![0],
+            host: "h".into(),
+            verdict: Verdict::Answered,
+            answers: vec![Answer { id: "STATES".into(), value: Value::Int(6), techniques: vec!["EXPLICIT".into()] }],
+            diagnostics: vec![],
+            stdout: CapturedOutput { text: "STATE_SPACE STATES 6\n".into(), bytes: 21, truncated: false },
+            stderr: CapturedOutput::default(),
+        }
+    }
+
+    #[test]
+    fn put_then_get_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = RunKey([3; 32]);
+        assert_eq!(store.get(&key).unwrap(), None);
+        let record = sample_record(key);
+        store.put(&record).unwrap();
+        assert_eq!(store.get(&key).unwrap(), Some(record));
+        // No temporary file is left behind.
+        let shard = store.record_path(&key).parent().unwrap().to_path_buf();
+        assert_eq!(fs::read_dir(shard).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn corrupt_and_foreign_records_are_errors_not_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = RunKey([4; 32]);
+        let path = store.record_path(&key);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, b"{\"format\": 1, \"key\": tru").unwrap();
+        assert!(store.get(&key).unwrap_err().reason.contains("not a run record"));
+        fs::write(&path, b"{\"format\": 99}").unwrap();
+        assert!(store.get(&key).unwrap_err().reason.contains("record format 99"));
+        let other = sample_record(RunKey([5; 32]));
+        fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
+        assert!(store.get(&key).unwrap_err().reason.contains("instead"));
+    }
+
+    #[test]
+    fn a_store_of_another_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("STORE"), "mccbuild store 999\n").unwrap();
+        assert!(Store::open(dir.path()).unwrap_err().contains("another format"));
+    }
+}
