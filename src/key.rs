@@ -18,9 +18,30 @@ use crate::rules::edition::Limits;
 /// sees): every key changes and every run is redone.
 pub const STORE_SCHEMA: u32 = 1;
 
-/// The content address of a run.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// The content address of a run (hex in JSON, raw bytes in binary encodings).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RunKey(pub Digest);
+
+impl Serialize for RunKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.serialize_str(&self.hex())
+        } else {
+            self.0.serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RunKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            let text = String::deserialize(deserializer)?;
+            RunKey::from_hex(&text).ok_or_else(|| serde::de::Error::custom("not a run key (64 hex digits)"))
+        } else {
+            Digest::deserialize(deserializer).map(RunKey)
+        }
+    }
+}
 
 impl RunKey {
     pub fn hex(&self) -> String {

@@ -184,7 +184,7 @@ pub(crate) mod tests {
             tool: "explorer".into(),
             instance: "Philosophers-PT-000002".into(),
             examination: "StateSpace".into(),
-            executor: vec![("kind".into(), "local".into())],
+            executor: [("kind".to_string(), "local".to_string())].into(),
             limits: Limits { time_s: 60, memory_mb: 1024 },
             started_at: "2026-11-22T00:00:00Z".into(),
             finished_at: "2026-11-22T00:00:01Z".into(),

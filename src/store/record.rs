@@ -1,5 +1,7 @@
 //! The run record: everything a run produced and how it was measured.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::answers::{Answer, Verdict};
@@ -67,7 +69,7 @@ pub struct RunRecord {
     pub instance: String,
     pub examination: String,
     /// The executor's key ingredients (kind, sandbox, ...).
-    pub executor: Vec<(String, String)>,
+    pub executor: BTreeMap<String, String>,
     pub limits: Limits,
     /// RFC 3339.
     pub started_at: String,

@@ -1,0 +1,345 @@
+//! The command line: parse, dispatch, map errors to exit codes. The work lives in the library.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::diag::Problems;
+use crate::results::{podium_text, scores_report};
+use crate::session::{Filter, Progress, Session};
+
+/// Exit codes (docs/cli.md).
+pub mod exit {
+    /// Everything asked for was done.
+    pub const OK: i32 = 0;
+    /// Some runs could not be carried out (a tool's setup failed, an infrastructure failure);
+    /// what could be done was recorded.
+    pub const RUNS_FAILED: i32 = 1;
+    /// The manifest, the rules or the inputs are invalid, or the command line is wrong.
+    pub const INVALID_INPUT: i32 = 2;
+    /// The store cannot be used.
+    pub const STORE_ERROR: i32 = 3;
+    /// Interrupted (Ctrl-C): runs in flight were stopped and not recorded.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "mccbuild", version, about = "Model Checking Contest infrastructure: content-addressed runs, incremental scoring")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ManifestArg {
+    /// The contest manifest.
+    #[arg(long, global = true, default_value = "contest.toml", value_name = "PATH")]
+    pub manifest: PathBuf,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Only this tool (repeatable).
+    #[arg(long = "tool", value_name = "TOOL")]
+    pub tools: Vec<String>,
+    /// Only this model (repeatable).
+    #[arg(long = "model", value_name = "MODEL")]
+    pub models: Vec<String>,
+    /// Only this examination or category (repeatable).
+    #[arg(long = "examination", value_name = "EXAMINATION")]
+    pub examinations: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Filter {
+        Filter { tools: self.tools.clone(), models: self.models.clone(), examinations: self.examinations.clone() }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Validate the manifest, the rules and the inputs; report every problem at once.
+    Check {
+        #[command(flatten)]
+        manifest: ManifestArg,
+    },
+    /// Show how many runs the contest has, how many are in the store and how many are to run.
+    Plan {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Execute the runs that are not in the store, then print the podiums.
+    Run {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Runs at a time (default: [executor] jobs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Print JSON counts at the end instead of the podiums.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
+    Scores {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// Print JSON (with every value, its trusted value and every tool's answer).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    CANCEL.store(true, Ordering::SeqCst);
+}
+
+pub fn main_with(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Check { manifest } => check(&manifest.manifest),
+        Command::Plan { manifest, filter, json } => plan(&manifest.manifest, &filter.filter(), json),
+        Command::Run { manifest, filter, jobs, json } => run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Scores { manifest, json } => scores(&manifest.manifest, json),
+    }
+}
+
+fn report_problems(problems: &Problems) -> i32 {
+    eprintln!("{problems}");
+    let n = problems.len();
+    eprintln!("{n} problem{} found", if n == 1 { "" } else { "s" });
+    exit::INVALID_INPUT
+}
+
+fn open(manifest: &std::path::Path) -> Result<Session, i32> {
+    let session = Session::open(manifest).map_err(|p| report_problems(&p))?;
+    for w in &session.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(session)
+}
+
+fn warn_instance_problems(session: &Session) {
+    for p in &session.plan.problems.0 {
+        eprintln!("warning: {p}");
+    }
+}
+
+fn check(manifest: &std::path::Path) -> i32 {
+    let session = match Session::open(manifest) {
+        Ok(s) => s,
+        Err(p) => return report_problems(&p),
+    };
+    if !session.plan.problems.is_empty() {
+        return report_problems(&session.plan.problems);
+    }
+    let plan = &session.plan;
+    println!(
+        "ok: {} ({}): {} models, {} instances, {} tools, {} runs",
+        plan.contest.name,
+        plan.contest.edition.info.name,
+        plan.models.len(),
+        plan.instances.len(),
+        plan.contest.tools.len(),
+        plan.runs.len()
+    );
+    exit::OK
+}
+
+fn plan(manifest: &std::path::Path, filter: &Filter, json: bool) -> i32 {
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    warn_instance_problems(&session);
+    let selection = match session.select(filter) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let summary = session.summary(&selection);
+    if json {
+        println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+    } else {
+        println!("{} runs: {} in the store, {} to run", summary.runs, summary.cached, summary.to_run);
+        for (tool, c) in &summary.by_tool {
+            println!("  {tool:<20} {:>7} runs {:>7} cached {:>7} to run", c.runs, c.cached, c.to_run);
+        }
+    }
+    exit::OK
+}
+
+fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: bool) -> i32 {
+    let mut session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    warn_instance_problems(&session);
+    let selection = match session.select(filter) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
+    // SAFETY: installing a handler that only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || loop {
+            if CANCEL.load(Ordering::SeqCst) {
+                cancel.store(true, Ordering::SeqCst);
+                break;
+            }
+            if cancel.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        })
+    };
+    let mut progress = CliProgress::new();
+    let outcome = session.execute(&selection, jobs, &mut progress, &cancel);
+    let interrupted = CANCEL.load(Ordering::SeqCst);
+    cancel.store(true, Ordering::SeqCst);
+    let _ = watcher.join();
+    if interrupted {
+        eprintln!("interrupted: {} runs recorded; runs in flight were stopped and not recorded", outcome.executed);
+        return exit::INTERRUPTED;
+    }
+    if json {
+        println!("{}", serde_json::to_string(&outcome).unwrap_or_default());
+    } else {
+        eprintln!("{} executed, {} cached, {} failed", outcome.executed, outcome.cached, outcome.failed);
+        let (db, handles) = session.scoring();
+        let report = scores_report(&session.plan, &db, &handles, false);
+        print!("{}", podium_text(&session.plan, &report));
+    }
+    if outcome.failed > 0 {
+        exit::RUNS_FAILED
+    } else {
+        exit::OK
+    }
+}
+
+fn scores(manifest: &std::path::Path, json: bool) -> i32 {
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (db, handles) = session.scoring();
+    let report = scores_report(&session.plan, &db, &handles, json);
+    let mut out = std::io::stdout().lock();
+    let written = if json {
+        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out))
+    } else {
+        write!(out, "{}", podium_text(&session.plan, &report))
+    };
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: cannot write the scores: {e}");
+            exit::RUNS_FAILED
+        }
+        _ => exit::OK,
+    }
+}
+
+/// Progress on stderr: a bar on a terminal, plain lines otherwise (CI logs).
+struct CliProgress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: usize,
+    running: usize,
+    failed: usize,
+    last_line: Instant,
+}
+
+impl CliProgress {
+    fn new() -> Self {
+        CliProgress { bar: None, total: 0, done: 0, running: 0, failed: 0, last_line: Instant::now() }
+    }
+
+    fn update(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done as u64);
+            bar.set_message(format!("running {} · failures {}", self.running, self.failed));
+        }
+    }
+}
+
+impl Progress for CliProgress {
+    fn setup_started(&mut self, tool: &str) {
+        eprintln!("setting up tool {tool} (once per version of the tool)...");
+    }
+
+    fn started(&mut self, total: usize) {
+        self.total = total;
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs · {msg} · ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            self.bar = Some(bar);
+        } else {
+            eprintln!("executing {total} runs");
+        }
+    }
+
+    fn run_started(&mut self, _label: &str) {
+        self.running += 1;
+        self.update();
+    }
+
+    fn run_finished(&mut self, label: &str, outcome: &str, failed: bool) {
+        self.running = self.running.saturating_sub(1);
+        self.done += 1;
+        if failed {
+            self.failed += 1;
+        }
+        match &self.bar {
+            Some(bar) if failed => bar.println(format!("failed: {label}: {outcome}")),
+            Some(_) => {}
+            None => {
+                if failed || self.last_line.elapsed() >= Duration::from_secs(10) || self.done == self.total {
+                    eprintln!("[{}/{}] {label}: {outcome}", self.done, self.total);
+                    self.last_line = Instant::now();
+                }
+            }
+        }
+        self.update();
+    }
+
+    fn message(&mut self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn finished(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! The incremental scoring engine (salsa).
+//!
+//! Inputs are the contest's entities and the answers of its runs; tracked queries only wire the
+//! pure rule functions of [`crate::rules`] together:
+//!
+//! ```text
+//! RunData.answers ─> value_groups(ei) ─> agreement(ei) ─> confidence_tally ─> tool_confidence(t)
+//!                          │                                                        │
+//!                          └──────────────> trusted_values(ei) <────────────────────┘ (only where tools disagree)
+//!                                                 │
+//! RunData.perf ─────────────────────────> exam_scores(ei) ─> category_scores ─> podiums
+//!                                 weights (E-4.4, from the plan's shape) ───┘
+//! ```
+//!
+//! Dependencies are per field: a run's time and memory (`perf`) do not invalidate its value
+//! groups. A trusted value recomputed to the same value stops the wave (early cutoff), and a
+//! value on which all tools agree never reads any Confidence.
+
+use std::sync::{Arc, Mutex};
+
+use salsa::{Durability, Setter};
+
+use crate::rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
+use crate::rules::edition::{CategoryId, Edition, TrustKind};
+use crate::rules::scoring::{self, Awards, Entrant, ExamScore, Performance, Standing};
+use crate::rules::trusted::{trusted_value, Decision, TrustCase};
+use crate::value::Value;
+
+/// What scoring needs to know of a tool.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ToolInfo {
+    pub name: String,
+    pub family: String,
+    pub competing: bool,
+}
+
+/// What scoring needs to know of a model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModelInfo {
+    pub name: String,
+    /// Index into the edition's model kinds.
+    pub kind: usize,
+    pub instances: usize,
+}
+
+/// Time and memory of a run (rule E-4.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Perf {
+    pub cpu_s: f64,
+    pub peak_memory_mb: f64,
+}
+
+/// The answers of one run, by value index, sorted.
+pub type Answers = Arc<[(u16, Value)]>;
+
+#[salsa::input(debug)]
+pub struct ContestData {
+    #[returns(ref)]
+    pub edition: Arc<Edition>,
+    #[returns(ref)]
+    pub tools: Arc<[ToolInfo]>,
+    #[returns(ref)]
+    pub models: Arc<[ModelInfo]>,
+    #[returns(ref)]
+    pub tool_data: Arc<[ToolData]>,
+    #[returns(ref)]
+    pub exam_instances: Arc<[ExamInstanceData]>,
+}
+
+#[salsa::input(debug)]
+pub struct ToolData {
+    #[returns(copy)]
+    pub contest: ContestData,
+    #[returns(copy)]
+    pub index: u32,
+}
+
+/// One examination of one instance, with the runs of the tools that take part in it.
+#[salsa::input(debug)]
+pub struct ExamInstanceData {
+    #[returns(copy)]
+    pub contest: ContestData,
+    #[returns(copy)]
+    pub instance: u32,
+    #[returns(copy)]
+    pub model: u32,
+    #[returns(copy)]
+    pub exam: u32,
+    #[returns(ref)]
+    pub ids: Arc<[Arc<str>]>,
+    #[returns(ref)]
+    pub runs: Arc<[RunData]>,
+    /// Ground-truth contests: the expected value of each value id.
+    #[returns(ref)]
+    pub truth: Option<Arc<[Option<Value>]>>,
+}
+
+#[salsa::input(debug)]
+pub struct RunData {
+    #[returns(copy)]
+    pub tool: u32,
+    #[returns(ref)]
+    pub answers: Answers,
+    #[returns(copy)]
+    pub perf: Perf,
+}
+
+/// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at.
+#[salsa::tracked(returns(ref))]
+pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<Vec<(ToolIdx, Value)>> {
+    let mut groups: Vec<Vec<(ToolIdx, Value)>> = vec![Vec::new(); ei.ids(db).len()];
+    for run in ei.runs(db).iter() {
+        let tool = run.tool(db);
+        for (index, value) in run.answers(db).iter() {
+            if let Some(group) = groups.get_mut(*index as usize) {
+                group.push((tool, value.clone()));
+            }
+        }
+    }
+    groups
+}
+
+/// Rule E-2.2, for the values of one examination of one instance.
+#[salsa::tracked(returns(ref))]
+pub fn agreement(db: &dyn salsa::Database, ei: ExamInstanceData) -> ConfidenceTally {
+    let edition = ei.contest(db).edition(db);
+    let mut tally = ConfidenceTally::default();
+    for group in value_groups(db, ei) {
+        tally.add_value(group, &edition.confidence);
+    }
+    tally
+}
+
+/// Rule E-2.2 over the whole contest.
+#[salsa::tracked(returns(ref))]
+pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
+    let mut tally = ConfidenceTally::default();
+    for ei in contest.exam_instances(db).iter() {
+        tally.merge(agreement(db, *ei));
+    }
+    tally
+}
+
+/// Rule E-2.2: one tool's Confidence (a query of its own, so that a change to one tool's
+/// Confidence re-decides only the values that tool took part in).
+#[salsa::tracked(returns(copy))]
+pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
+    let contest = tool.contest(db);
+    confidence_rule(confidence_tally(db, contest), tool.index(db), &contest.edition(db).confidence)
+}
+
+/// Rule E-3.1: the trusted value of each value of one examination of one instance (or the given
+/// truth, in a ground-truth contest).
+#[salsa::tracked(returns(ref))]
+pub fn trusted_values(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<Decision> {
+    let contest = ei.contest(db);
+    let edition = contest.edition(db);
+    if edition.info.trust == TrustKind::GroundTruth {
+        let truth = ei.truth(db).clone().unwrap_or_else(|| vec![None; ei.ids(db).len()].into());
+        return truth.iter().map(|v| Decision { value: v.clone(), case: TrustCase::GroundTruth }).collect();
+    }
+    let tools = contest.tool_data(db);
+    let confidence = |t: ToolIdx| tools.get(t as usize).map_or(0.0, |tool| tool_confidence(db, *tool));
+    value_groups(db, ei).iter().map(|group| trusted_value(group, confidence, &edition.trusted)).collect()
+}
+
+/// One tool's score on one examination of one instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolExamScore {
+    pub tool: ToolIdx,
+    pub score: ExamScore,
+    /// Rule E-4.3: time and memory, when the tool computed all the trusted values.
+    pub perf: Option<Perf>,
+}
+
+/// Rules E-4.2 and E-4.3 for every tool that answered this examination of this instance.
+#[salsa::tracked(returns(ref))]
+pub fn exam_scores(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<ToolExamScore> {
+    let edition = ei.contest(db).edition(db);
+    let trusted: Vec<Option<Value>> = trusted_values(db, ei).iter().map(|d| d.value.clone()).collect();
+    let mut scores = Vec::new();
+    for run in ei.runs(db).iter() {
+        let answers = run.answers(db);
+        if answers.is_empty() {
+            continue;
+        }
+        let score = scoring::examination_score(answers.iter().map(|(i, v)| (*i as usize, v)), &trusted, &edition.scoring);
+        let perf = score.complete.then(|| run.perf(db));
+        scores.push(ToolExamScore { tool: run.tool(db), score, perf });
+    }
+    scores
+}
+
+/// Rule E-4.4's factor of each examination instance: the instance's weight within its model
+/// times its model kind's multiplier in the examination's category.
+#[salsa::tracked(returns(ref))]
+pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<f64> {
+    let edition = contest.edition(db);
+    let models = contest.models(db);
+    let eis = contest.exam_instances(db);
+    let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
+    let instance_weight = |model: u32| {
+        let m = &models[model as usize];
+        scoring::instance_weight(&edition.scoring, m.instances, largest)
+    };
+    // Points each kind could attain per category, for share-of multipliers.
+    let mut attainable = vec![vec![0.0; edition.model_kinds.len()]; edition.categories.len()];
+    for ei in eis.iter() {
+        let category = edition.examinations[ei.exam(db) as usize].category;
+        let kind = models[ei.model(db) as usize].kind;
+        attainable[category][kind] += edition.scoring.points_per_examination * instance_weight(ei.model(db));
+    }
+    let multipliers: Vec<Vec<f64>> = attainable.iter().map(|a| scoring::kind_multipliers(&edition.model_kinds, a)).collect();
+    eis.iter()
+        .map(|ei| {
+            let category = edition.examinations[ei.exam(db) as usize].category;
+            let kind = models[ei.model(db) as usize].kind;
+            instance_weight(ei.model(db)) * multipliers[category][kind]
+        })
+        .collect()
+}
+
+/// Rule E-4.6's totals: per category, each tool's score, and its time and memory over the
+/// examinations it completed (E-4.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryScores {
+    /// `[category][tool]`
+    pub scores: Vec<Vec<f64>>,
+    /// `[category][tool]`
+    pub performance: Vec<Vec<Performance>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
+    let edition = contest.edition(db);
+    let tools = contest.tools(db).len();
+    let weights = weights(db, contest);
+    let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
+    let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
+    for (ei, weight) in contest.exam_instances(db).iter().zip(weights) {
+        let category = edition.examinations[ei.exam(db) as usize].category;
+        for s in exam_scores(db, *ei) {
+            scores[category][s.tool as usize] += s.score.points * weight;
+            if let Some(p) = s.perf {
+                performance[category][s.tool as usize].add(p.cpu_s, p.peak_memory_mb);
+            }
+        }
+    }
+    CategoryScores { scores, performance }
+}
+
+/// One category's podium and awards.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Podium {
+    pub category: CategoryId,
+    pub standings: Vec<Standing>,
+    pub awards: Awards,
+}
+
+/// Rules E-4.5 and E-4.6.
+#[salsa::tracked(returns(ref))]
+pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
+    let edition = contest.edition(db);
+    let tools = contest.tools(db);
+    let totals = category_scores(db, contest);
+    let entrants: Vec<Entrant<'_>> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Entrant { tool: i as ToolIdx, name: &t.name, family: &t.family, competing: t.competing })
+        .collect();
+    (0..edition.categories.len())
+        .map(|category| {
+            let standings = scoring::podium(&entrants, &totals.scores[category]);
+            let awards = scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate);
+            Podium { category, standings, awards }
+        })
+        .collect()
+}
+
+/// The database, with an optional log of executed queries (for incrementality tests and
+/// `--explain-incremental` style diagnostics).
+#[salsa::db]
+#[derive(Clone)]
+pub struct ScoringDb {
+    storage: salsa::Storage<Self>,
+    log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>>,
+}
+
+#[salsa::db]
+impl salsa::Database for ScoringDb {}
+
+impl Default for ScoringDb {
+    fn default() -> Self {
+        let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Some(log) = sink.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                    log.push(database_key);
+                }
+            }
+        })));
+        ScoringDb { storage, log }
+    }
+}
+
+impl ScoringDb {
+    /// Starts recording which queries execute.
+    pub fn start_logging(&self) {
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    }
+
+    /// The queries executed since the last call, by name (`value_groups`, `trusted_values`...).
+    pub fn take_executed(&self) -> Vec<String> {
+        let keys = self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take).unwrap_or_default();
+        keys.into_iter().map(|k| salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()).collect()
+    }
+}
+
+/// The shape of a contest for scoring: what [`ScoringDb`] is built from.
+pub struct ContestShape<'a> {
+    pub edition: Arc<Edition>,
+    pub tools: Vec<ToolInfo>,
+    pub models: Vec<ModelInfo>,
+    /// Per examination instance: (instance, model, examination, ids, tools taking part).
+    pub exam_instances: Vec<EiShape<'a>>,
+}
+
+pub struct EiShape<'a> {
+    pub instance: u32,
+    pub model: u32,
+    pub exam: u32,
+    pub ids: Arc<[Arc<str>]>,
+    /// (tool, answers, perf) of each planned run.
+    pub runs: Vec<(u32, Answers, Perf)>,
+    pub truth: Option<Arc<[Option<Value>]>>,
+    pub _marker: std::marker::PhantomData<&'a ()>,
+}
+
+/// Handles to a built contest.
+pub struct Handles {
+    pub contest: ContestData,
+    pub exam_instances: Vec<ExamInstanceData>,
+    /// `[exam instance][position in its runs]`
+    pub runs: Vec<Vec<RunData>>,
+}
+
+impl ScoringDb {
+    /// Creates the inputs of a contest. The shape (edition, tools, models, which runs exist) has
+    /// high durability; answers and performance are the low-durability inputs that change.
+    pub fn build(&mut self, shape: ContestShape<'_>) -> Handles {
+        let contest = ContestData::builder(shape.edition, shape.tools.into(), shape.models.into(), Arc::from(Vec::new()), Arc::from(Vec::new()))
+            .durability(Durability::HIGH)
+            .new(self);
+        let tool_count = contest.tools(self).len();
+        let tool_data: Vec<ToolData> = (0..tool_count as u32).map(|i| ToolData::builder(contest, i).durability(Durability::HIGH).new(self)).collect();
+        let mut eis = Vec::with_capacity(shape.exam_instances.len());
+        let mut runs = Vec::with_capacity(shape.exam_instances.len());
+        for e in shape.exam_instances {
+            let run_data: Vec<RunData> = e.runs.into_iter().map(|(tool, answers, perf)| RunData::new(self, tool, answers, perf)).collect();
+            let ei = ExamInstanceData::builder(contest, e.instance, e.model, e.exam, e.ids, run_data.clone().into(), e.truth)
+                .durability(Durability::HIGH)
+                .new(self);
+            eis.push(ei);
+            runs.push(run_data);
+        }
+        contest.set_tool_data(self).with_durability(Durability::HIGH).to(tool_data.into());
+        contest.set_exam_instances(self).with_durability(Durability::HIGH).to(eis.clone().into());
+        Handles { contest, exam_instances: eis, runs }
+    }
+
+    /// Sets a run's answers, only if they changed (salsa setters always invalidate).
+    pub fn set_answers(&mut self, run: RunData, answers: Answers) {
+        if run.answers(self) != &answers {
+            run.set_answers(self).to(answers);
+        }
+    }
+
+    /// Sets a run's time and memory, only if they changed.
+    pub fn set_perf(&mut self, run: RunData, perf: Perf) {
+        if run.perf(self) != perf {
+            run.set_perf(self).to(perf);
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Per-run control groups: limits, measurement and killing of a run's whole process tree.
+//!
+//! What the host offers is detected, never assumed (see docs/execution.md):
+//! - cgroup v1 hierarchies (`memory`, `cpuacct`, `pids`, `freezer`), with groups created under
+//!   this process's own group of each hierarchy (it is not always the root);
+//! - the cgroup v2 hierarchy, alone or beside v1: its core files give `cgroup.kill` (the whole tree
+//!   at once, orphans included), `cgroup.events` and `cpu.stat` even without controllers, and its
+//!   `memory`/`pids` controllers when v1 does not hold them.
+//!
+//! Each part (CPU, memory, pids, kill) comes from wherever it is available. A run's groups are
+//! created fresh (so the memory peak is the run's own), joined by the tool's first process
+//! before it executes anything, emptied, read and removed after the run.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One cgroup hierarchy this process can create groups in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Hierarchy {
+    /// The folder of this process's own group in that hierarchy (the parent of ours).
+    own: PathBuf,
+}
+
+/// What the host offers, found once per process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CgroupSupport {
+    v1_memory: Option<Hierarchy>,
+    v1_cpuacct: Option<Hierarchy>,
+    v1_pids: Option<Hierarchy>,
+    v1_freezer: Option<Hierarchy>,
+    v2: Option<Hierarchy>,
+    v2_memory: bool,
+    v2_pids: bool,
+}
+
+impl CgroupSupport {
+    /// Detects the cgroup hierarchies and checks that groups can be created in them.
+    pub fn detect() -> CgroupSupport {
+        let (Ok(own), Ok(mounts)) = (fs::read_to_string("/proc/self/cgroup"), fs::read_to_string("/proc/self/mountinfo")) else {
+            return CgroupSupport::default();
+        };
+        let mut support = CgroupSupport::default();
+        for line in own.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (Some(_id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let path = path.trim_start_matches('/');
+            if controllers.is_empty() {
+                if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
+                    support.v2 = usable(mount.join(path));
+                }
+                continue;
+            }
+            for controller in controllers.split(',') {
+                let slot = match controller {
+                    "memory" => &mut support.v1_memory,
+                    "cpuacct" => &mut support.v1_cpuacct,
+                    "pids" => &mut support.v1_pids,
+                    "freezer" => &mut support.v1_freezer,
+                    _ => continue,
+                };
+                if let Some(mount) = mount_point(&mounts, "cgroup", Some(controller)) {
+                    *slot = usable(mount.join(path));
+                }
+            }
+        }
+        if let Some(v2) = &support.v2 {
+            let controllers = fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
+            let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
+            support.v2_memory = support.v1_memory.is_none() && has("memory") && enable_controllers(&v2.own, "memory");
+            support.v2_pids = support.v1_pids.is_none() && has("pids") && enable_controllers(&v2.own, "pids");
+        }
+        support
+    }
+
+    /// Whether runs can be limited and measured by cgroups (memory and CPU of the whole tree,
+    /// and a way to kill it).
+    pub fn is_complete(&self) -> bool {
+        let memory = self.v1_memory.is_some() || self.v2_memory;
+        let cpu = self.v1_cpuacct.is_some() || self.v2.is_some();
+        let kill = self.v2.is_some() || self.v1_freezer.is_some() || self.v1_memory.is_some();
+        memory && cpu && kill
+    }
+
+    /// A short name of the method, recorded in every run record and in the run key.
+    pub fn method(&self) -> String {
+        let mut parts = Vec::new();
+        if self.v1_memory.is_some() || self.v1_cpuacct.is_some() {
+            parts.push("v1");
+        }
+        if self.v2.is_some() {
+            parts.push("v2");
+        }
+        format!("cgroup-{}", parts.join("+"))
+    }
+
+    /// Creates the groups of one run.
+    pub fn create(&self, name: &str) -> io::Result<RunCgroup> {
+        let mut group = RunCgroup::default();
+        let make = |h: &Option<Hierarchy>| -> io::Result<Option<PathBuf>> {
+            let Some(h) = h else { return Ok(None) };
+            let dir = h.own.join("mccbuild").join(name);
+            fs::create_dir_all(&dir)?;
+            Ok(Some(dir))
+        };
+        group.memory = make(&self.v1_memory)?;
+        group.cpuacct = make(&self.v1_cpuacct)?;
+        group.pids = make(&self.v1_pids)?;
+        group.freezer = make(&self.v1_freezer)?;
+        group.v2 = make(&self.v2)?;
+        if let Some(v2) = &self.v2 {
+            if self.v2_memory || self.v2_pids {
+                let controllers = [self.v2_memory.then_some("+memory"), self.v2_pids.then_some("+pids")];
+                let text: Vec<&str> = controllers.into_iter().flatten().collect();
+                let _ = fs::write(v2.own.join("mccbuild/cgroup.subtree_control"), text.join(" "));
+            }
+        }
+        group.v2_memory = self.v2_memory;
+        group.v2_pids = self.v2_pids;
+        Ok(group)
+    }
+}
+
+fn mount_point(mountinfo: &str, fstype: &str, controller: Option<&str>) -> Option<PathBuf> {
+    for line in mountinfo.lines() {
+        // <id> <parent> <dev> <root> <mount point> <options> ... - <fstype> <source> <super options>
+        let (before, after) = line.split_once(" - ")?;
+        let mut after = after.split_whitespace();
+        if after.next() != Some(fstype) {
+            continue;
+        }
+        let super_options = after.nth(1).unwrap_or("");
+        if let Some(c) = controller {
+            if !super_options.split(',').any(|o| o == c) {
+                continue;
+            }
+        }
+        let fields: Vec<&str> = before.split_whitespace().collect();
+        if fields.len() >= 5 && fields[3] == "/" {
+            return Some(PathBuf::from(unescape_mount(fields[4])));
+        }
+    }
+    None
+}
+
+fn unescape_mount(path: &str) -> String {
+    path.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+}
+
+/// Whether groups can be created below `own` (probe by creating and removing one).
+fn usable(own: PathBuf) -> Option<Hierarchy> {
+    let probe = own.join("mccbuild").join(format!("probe-{}", std::process::id()));
+    fs::create_dir_all(&probe).ok()?;
+    let _ = fs::remove_dir(&probe);
+    Some(Hierarchy { own })
+}
+
+/// cgroup v2's "no internal processes" rule: to give children controllers, this process moves
+/// into a leaf of its own group first.
+fn enable_controllers(own: &Path, controller: &str) -> bool {
+    let base = own.join("mccbuild");
+    if fs::create_dir_all(&base).is_err() {
+        return false;
+    }
+    let ok = fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
+        || {
+            let leaf = own.join("mccbuild-main");
+            fs::create_dir_all(&leaf).is_ok()
+                && fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).is_ok()
+                && fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
+        };
+    ok && fs::write(base.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
+}
+
+/// The groups of one run.
+#[derive(Debug, Default)]
+pub struct RunCgroup {
+    memory: Option<PathBuf>,
+    cpuacct: Option<PathBuf>,
+    pids: Option<PathBuf>,
+    freezer: Option<PathBuf>,
+    v2: Option<PathBuf>,
+    v2_memory: bool,
+    v2_pids: bool,
+}
+
+impl RunCgroup {
+    /// The `cgroup.procs` files the tool's first process writes itself into before it executes
+    /// the tool (so that nothing it starts escapes).
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        [&self.memory, &self.cpuacct, &self.pids, &self.freezer, &self.v2].into_iter().flatten().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// Hard memory limit of the whole tree (no swap).
+    pub fn set_memory_limit(&self, bytes: u64) -> io::Result<()> {
+        if let Some(m) = &self.memory {
+            fs::write(m.join("memory.limit_in_bytes"), bytes.to_string())?;
+            // Without swap accounting this file is absent: swap is then not limited separately.
+            let _ = fs::write(m.join("memory.memsw.limit_in_bytes"), bytes.to_string());
+            let _ = fs::write(m.join("memory.swappiness"), "0");
+        } else if let (Some(v2), true) = (&self.v2, self.v2_memory) {
+            fs::write(v2.join("memory.max"), bytes.to_string())?;
+            let _ = fs::write(v2.join("memory.swap.max"), "0");
+        }
+        Ok(())
+    }
+
+    /// Limit on the number of processes and threads (contains fork bombs).
+    pub fn set_pids_limit(&self, max: u64) -> io::Result<()> {
+        if let Some(p) = &self.pids {
+            fs::write(p.join("pids.max"), max.to_string())?;
+        } else if let (Some(v2), true) = (&self.v2, self.v2_pids) {
+            fs::write(v2.join("pids.max"), max.to_string())?;
+        }
+        Ok(())
+    }
+
+    pub fn has_pids_limit(&self) -> bool {
+        self.pids.is_some() || (self.v2.is_some() && self.v2_pids)
+    }
+
+    /// CPU time of the whole tree so far, in seconds.
+    pub fn cpu_time_s(&self) -> Option<f64> {
+        if let Some(c) = &self.cpuacct {
+            let ns: u64 = fs::read_to_string(c.join("cpuacct.usage")).ok()?.trim().parse().ok()?;
+            return Some(ns as f64 / 1e9);
+        }
+        let v2 = self.v2.as_ref()?;
+        let stat = fs::read_to_string(v2.join("cpu.stat")).ok()?;
+        let usec: u64 = stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()?;
+        Some(usec as f64 / 1e6)
+    }
+
+    /// Peak memory of the whole tree, in bytes.
+    pub fn peak_memory(&self) -> Option<u64> {
+        if let Some(m) = &self.memory {
+            return fs::read_to_string(m.join("memory.max_usage_in_bytes")).ok()?.trim().parse().ok();
+        }
+        let v2 = self.v2.as_ref().filter(|_| self.v2_memory)?;
+        fs::read_to_string(v2.join("memory.peak")).ok()?.trim().parse().ok()
+    }
+
+    /// Whether the kernel killed a process of the tree for lack of memory.
+    pub fn oom_killed(&self) -> bool {
+        if let Some(m) = &self.memory {
+            let control = fs::read_to_string(m.join("memory.oom_control")).unwrap_or_default();
+            return control.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
+        }
+        if let (Some(v2), true) = (&self.v2, self.v2_memory) {
+            let events = fs::read_to_string(v2.join("memory.events")).unwrap_or_default();
+            return events.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
+        }
+        false
+    }
+
+    /// The processes still in the tree.
+    pub fn pids(&self) -> Vec<i32> {
+        let dir = self.v2.as_ref().or(self.freezer.as_ref()).or(self.memory.as_ref()).or(self.cpuacct.as_ref()).or(self.pids.as_ref());
+        let Some(dir) = dir else { return Vec::new() };
+        fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        if let Some(v2) = &self.v2 {
+            if let Ok(events) = fs::read_to_string(v2.join("cgroup.events")) {
+                return events.lines().any(|l| l.trim() == "populated 0");
+            }
+        }
+        self.pids().is_empty()
+    }
+
+    /// Kills every process of the tree at once and waits until the tree is empty (at most
+    /// `patience`). With cgroup v2 `cgroup.kill` does it in one write; with v1 the tree is
+    /// frozen first, so that no process can fork while its siblings are being killed.
+    pub fn kill_all(&self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        loop {
+            if let Some(v2) = &self.v2 {
+                let _ = fs::write(v2.join("cgroup.kill"), "1");
+            }
+            if self.v2.is_none() {
+                if let Some(f) = &self.freezer {
+                    let _ = fs::write(f.join("freezer.state"), "FROZEN");
+                }
+                for pid in self.pids() {
+                    // SAFETY: kill(2) on a pid read from our own cgroup; at worst ESRCH.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                if let Some(f) = &self.freezer {
+                    let _ = fs::write(f.join("freezer.state"), "THAWED");
+                }
+            }
+            if self.is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Removes the groups (after the tree is empty).
+    pub fn remove(&self) {
+        for dir in [&self.memory, &self.cpuacct, &self.pids, &self.freezer, &self.v2].into_iter().flatten() {
+            for _ in 0..50 {
+                match fs::remove_dir(dir) {
+                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::sleep(Duration::from_millis(2)),
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_points_are_read_from_mountinfo() {
+        let info = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
+                    35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                    41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(mount_point(info, "cgroup", Some("memory")), Some(PathBuf::from("/sys/fs/cgroup/memory")));
+        assert_eq!(mount_point(info, "cgroup", Some("pids")), None);
+        assert_eq!(mount_point(info, "cgroup2", None), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        // A bind mount of a subfolder is not a hierarchy's root.
+        let bind = "50 31 0:32 /sub /mnt/mem rw - cgroup cgroup rw,memory\n";
+        assert_eq!(mount_point(bind, "cgroup", Some("memory")), None);
+    }
+}

@@ -1,0 +1,168 @@
+//! The local executor: each run in a fresh working directory, under BenchKit's protocol, in its
+//! own cgroups (or the fallback), pinned to its own cores.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::exec::cgroup::CgroupSupport;
+use crate::exec::process::{run_process, ProcessSpec};
+use crate::exec::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
+use crate::instance::{materialize, ArchiveLimits};
+
+/// Settings of the local executor.
+#[derive(Clone, Debug)]
+pub struct LocalSettings {
+    /// Where runs' working directories are made (removed after each run).
+    pub work_root: PathBuf,
+    /// Bytes of stdout and of stderr kept in a record.
+    pub capture_bytes: usize,
+    /// A run printing more than this (stdout + stderr) is killed (`output_limit`).
+    pub output_limit: u64,
+    /// Processes and threads a run may have at once.
+    pub pids_limit: u64,
+    pub archive_limits: ArchiveLimits,
+    /// Keep working directories (for debugging a tool).
+    pub keep_workdirs: bool,
+}
+
+impl Default for LocalSettings {
+    fn default() -> Self {
+        LocalSettings {
+            work_root: std::env::temp_dir(),
+            capture_bytes: 64 * 1024,
+            output_limit: 256 << 20,
+            pids_limit: 4096,
+            archive_limits: ArchiveLimits::default(),
+            keep_workdirs: false,
+        }
+    }
+}
+
+/// The wall-clock safety limit of a run with CPU limit `time_s`: twice the CPU limit plus 30 s
+/// (a tool blocked or sleeping would otherwise never reach its CPU limit).
+pub fn wall_limit(time_s: u64) -> Duration {
+    Duration::from_secs(time_s.saturating_mul(2).saturating_add(30))
+}
+
+pub struct LocalExecutor {
+    settings: LocalSettings,
+    cgroups: Option<CgroupSupport>,
+    counter: AtomicU64,
+}
+
+impl LocalExecutor {
+    /// Detects cgroups; without them (or when `MCCBUILD_SANDBOX=fallback`) runs use the
+    /// fallback, and their keys say so.
+    pub fn new(settings: LocalSettings) -> LocalExecutor {
+        let forced_fallback = std::env::var("MCCBUILD_SANDBOX").is_ok_and(|v| v == "fallback");
+        let support = (!forced_fallback).then(CgroupSupport::detect).filter(CgroupSupport::is_complete);
+        LocalExecutor { settings, cgroups: support, counter: AtomicU64::new(0) }
+    }
+
+    /// How runs are limited and measured: `cgroup-v1+v2`, `cgroup-v2`, or `fallback`.
+    pub fn method(&self) -> String {
+        match &self.cgroups {
+            Some(c) => c.method(),
+            None => "fallback".to_string(),
+        }
+    }
+
+    fn fresh_workdir(&self, spec: &RunSpec) -> Result<PathBuf, InfraError> {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let dir = self.settings.work_root.join(format!("mccbuild-{}-{}-{n}", &spec.key.hex()[..12], std::process::id()));
+        if dir.exists() {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        for sub in ["result", "home", "tmp"] {
+            fs::create_dir_all(dir.join(sub)).map_err(|e| InfraError(format!("cannot create the run's folder {}: {e}", dir.display())))?;
+        }
+        Ok(dir)
+    }
+}
+
+impl RunExecutor for LocalExecutor {
+    fn key_ingredients(&self) -> Vec<(String, String)> {
+        // The sandbox decides how limits are enforced: a run limited per process (fallback)
+        // may end differently from one limited per tree, so they never share a key.
+        vec![("kind".into(), "local".into()), ("sandbox".into(), if self.cgroups.is_some() { "cgroup".into() } else { "fallback".into() })]
+    }
+
+    fn execute(&self, spec: &RunSpec, cores: &[u32], cancel: &Arc<AtomicBool>) -> Result<Option<Execution>, InfraError> {
+        let dir = self.fresh_workdir(spec)?;
+        let result = self.execute_in(spec, cores, cancel, &dir);
+        if !self.settings.keep_workdirs {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        result
+    }
+}
+
+impl LocalExecutor {
+    fn execute_in(&self, spec: &RunSpec, cores: &[u32], cancel: &Arc<AtomicBool>, dir: &Path) -> Result<Option<Execution>, InfraError> {
+        let workdir = dir.join(&spec.instance);
+        let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
+        materialize(&spec.instance, &spec.source, &workdir, &hidden, self.settings.archive_limits)
+            .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
+        let entry = spec.tool_dir.join(&spec.entry);
+        let mut bin_path = spec.bin_path.to_string_lossy().into_owned();
+        if !bin_path.ends_with('/') {
+            bin_path.push('/');
+        }
+        let env = vec![
+            ("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string()),
+            ("HOME".to_string(), dir.join("home").to_string_lossy().into_owned()),
+            ("TMPDIR".to_string(), dir.join("tmp").to_string_lossy().into_owned()),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+            ("BK_INPUT".to_string(), spec.instance.clone()),
+            ("BK_EXAMINATION".to_string(), spec.examination.clone()),
+            ("BK_TOOL".to_string(), spec.tool.clone()),
+            ("BK_TIME_CONFINEMENT".to_string(), spec.limits.time_s.to_string()),
+            ("BK_MEMORY_CONFINEMENT".to_string(), spec.limits.memory_mb.to_string()),
+            ("BK_BIN_PATH".to_string(), bin_path),
+            ("BK_LOG_FILE".to_string(), dir.join("BenchKit.log").to_string_lossy().into_owned()),
+            ("BK_RESULT_DIR".to_string(), dir.join("result").to_string_lossy().into_owned()),
+        ];
+        let run_name = format!("{}-{}", &spec.key.hex()[..16], self.counter.fetch_add(1, Ordering::Relaxed));
+        let cgroup = match &self.cgroups {
+            Some(support) => Some(support.create(&run_name).map_err(|e| InfraError(format!("cannot create the run's cgroups: {e}")))?),
+            None => None,
+        };
+        let started_at = now_rfc3339();
+        let result = run_process(ProcessSpec {
+            program: entry.clone(),
+            args: Vec::new(),
+            cwd: workdir,
+            env,
+            cpu_limit_s: spec.limits.time_s as f64,
+            memory_limit_bytes: spec.limits.memory_mb.saturating_mul(1 << 20),
+            wall_limit: wall_limit(spec.limits.time_s),
+            output_limit: self.settings.output_limit,
+            capture_bytes: self.settings.capture_bytes,
+            cores: cores.to_vec(),
+            pids_limit: self.settings.pids_limit,
+            cgroup,
+            cancel: cancel.clone(),
+        })
+        .map_err(|e| InfraError(format!("cannot start {} for tool {}: {e}", entry.display(), spec.tool)))?;
+        if result.cancelled {
+            return Ok(None);
+        }
+        Ok(Some(Execution {
+            termination: result.termination,
+            cpu_time_s: result.cpu_time_s,
+            wall_time_s: result.wall_time_s,
+            peak_memory_bytes: result.peak_memory_bytes,
+            measurement: self.method(),
+            cores: cores.to_vec(),
+            host: host_name(),
+            started_at,
+            finished_at: now_rfc3339(),
+            stdout: result.stdout,
+            stderr: result.stderr,
+            parsed: result.parsed,
+        }))
+    }
+}

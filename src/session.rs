@@ -1,0 +1,359 @@
+//! One invocation's view of a contest: the plan, the store and its index, the executor.
+//!
+//! `open` reads the manifest and rules, plans every run and looks each up in the store; `execute`
+//! runs what is missing and records it; `scoring` builds the salsa database from the records.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::answers::{resolve, Expected};
+use crate::db::{ContestShape, EiShape, Handles, ModelInfo, Perf, ScoringDb, ToolInfo};
+use crate::diag::{Problem, Problems};
+use crate::digest::DigestCache;
+use crate::exec::local::{LocalExecutor, LocalSettings};
+use crate::exec::pool::{available_cores, run_all, PoolEvent};
+use crate::exec::setup::ensure_setup;
+use crate::exec::{Execution, RunExecutor, RunSpec};
+use crate::instance::ArchiveLimits;
+use crate::manifest::{Contest, ExecutorKind, ToolKind};
+use crate::plan::{Plan, Run};
+use crate::store::index::LoadReport;
+use crate::store::{CorruptRecord, Index, RunRecord, Store, Summary, RECORD_FORMAT};
+
+pub struct Session {
+    pub plan: Plan,
+    pub store: Store,
+    pub index: Index,
+    pub executor: Box<dyn RunExecutor>,
+    /// Records found damaged while loading (their runs are to be done again).
+    pub corrupt: Vec<CorruptRecord>,
+    /// Things the user should know that do not stop the command.
+    pub warnings: Vec<String>,
+}
+
+/// Counts for `mccbuild plan`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub runs: usize,
+    pub cached: usize,
+    pub to_run: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PlanSummary {
+    pub runs: usize,
+    pub cached: usize,
+    pub to_run: usize,
+    pub by_tool: BTreeMap<String, Counts>,
+}
+
+/// Which runs a command is about (`--tool`, `--model`, `--examination`).
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub tools: Vec<String>,
+    pub models: Vec<String>,
+    pub examinations: Vec<String>,
+}
+
+/// What `execute` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExecSummary {
+    pub executed: usize,
+    pub cached: usize,
+    pub failed: usize,
+}
+
+/// Progress reporting (the CLI draws it with indicatif).
+pub trait Progress {
+    fn setup_started(&mut self, _tool: &str) {}
+    fn started(&mut self, _total: usize) {}
+    fn run_started(&mut self, _label: &str) {}
+    fn run_finished(&mut self, _label: &str, _outcome: &str, _failed: bool) {}
+    fn message(&mut self, _text: &str) {}
+    fn finished(&mut self) {}
+}
+
+/// Progress that shows nothing.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+impl Session {
+    /// Loads the contest, plans it, opens the store. Problems with the manifest or rules stop
+    /// here; problems with single instances become warnings.
+    pub fn open(manifest: &Path) -> Result<Session, Problems> {
+        let contest = Contest::load(manifest)?;
+        let executor: Box<dyn RunExecutor> = match contest.executor.kind {
+            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
+        };
+        let store = Store::open(&contest.store).map_err(|e| Problems::from(Problem::new(&contest.manifest_path, e)))?;
+        let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
+        let plan = Plan::build(contest, &executor.key_ingredients(), &mut cache, ArchiveLimits::default())?;
+        let mut warnings: Vec<String> = Vec::new();
+        if let Err(e) = cache.save() {
+            warnings.push(format!("could not save the digest cache: {e}"));
+        }
+        let (index, LoadReport { corrupt, index_problem, .. }) = Index::load(&store);
+        warnings.extend(index_problem);
+        for c in &corrupt {
+            warnings.push(format!("damaged run record {}: {}; its run will be done again", c.path.display(), c.reason));
+        }
+        Ok(Session { plan, store, index, executor, corrupt, warnings })
+    }
+
+    pub fn is_cached(&self, run: &Run) -> bool {
+        self.index.contains(&run.key)
+    }
+
+    /// Indices of the plan's runs that pass `filter`.
+    pub fn select(&self, filter: &Filter) -> Result<Vec<usize>, String> {
+        let contest = &self.plan.contest;
+        for t in &filter.tools {
+            if contest.tool(t).is_none() {
+                return Err(format!("no tool `{t}` in {}", contest.manifest_path.display()));
+            }
+        }
+        for m in &filter.models {
+            if !self.plan.models.iter().any(|pm| &pm.name == m) {
+                return Err(format!("no model `{m}` in {}", contest.manifest_path.display()));
+            }
+        }
+        for e in &filter.examinations {
+            if contest.edition.examination(e).is_none() && contest.edition.category(e).is_none() {
+                return Err(format!("no examination or category `{e}` in {}", contest.edition.info.name));
+            }
+        }
+        let edition = &contest.edition;
+        Ok(self
+            .plan
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(_, run)| {
+                let ei = &self.plan.exam_instances[run.exam_instance];
+                let exam = &edition.examinations[ei.exam];
+                let model = &self.plan.models[self.plan.instances[ei.instance].model].name;
+                (filter.tools.is_empty() || filter.tools.contains(&contest.tools[run.tool].name))
+                    && (filter.models.is_empty() || filter.models.contains(model))
+                    && (filter.examinations.is_empty()
+                        || filter.examinations.iter().any(|e| *e == exam.name || *e == edition.categories[exam.category].name))
+            })
+            .map(|(i, _)| i)
+            .collect())
+    }
+
+    pub fn summary(&self, selection: &[usize]) -> PlanSummary {
+        let mut summary = PlanSummary::default();
+        for tool in &self.plan.contest.tools {
+            summary.by_tool.insert(tool.name.clone(), Counts::default());
+        }
+        for &i in selection {
+            let run = &self.plan.runs[i];
+            let cached = self.is_cached(run);
+            let counts = summary.by_tool.get_mut(&self.plan.contest.tools[run.tool].name).expect("every tool is listed");
+            for c in [&mut summary.runs, &mut counts.runs] {
+                *c += 1;
+            }
+            if cached {
+                summary.cached += 1;
+                counts.cached += 1;
+            } else {
+                summary.to_run += 1;
+                counts.to_run += 1;
+            }
+        }
+        summary
+    }
+
+    /// Executes the selected runs that are not in the store, `jobs` at a time.
+    pub fn execute(&mut self, selection: &[usize], jobs: usize, progress: &mut dyn Progress, cancel: &Arc<AtomicBool>) -> ExecSummary {
+        let mut outcome = ExecSummary::default();
+        let mut todo: Vec<usize> = Vec::new();
+        for &i in selection {
+            if self.is_cached(&self.plan.runs[i]) {
+                outcome.cached += 1;
+            } else {
+                todo.push(i);
+            }
+        }
+        if todo.is_empty() {
+            return outcome;
+        }
+        // Tool setups, once per identity; a failed setup fails that tool's runs.
+        let mut bin_paths: BTreeMap<usize, std::path::PathBuf> = BTreeMap::new();
+        let mut tools_needed: Vec<usize> = todo.iter().map(|&i| self.plan.runs[i].tool).collect();
+        tools_needed.sort_unstable();
+        tools_needed.dedup();
+        for t in tools_needed {
+            let tool = &self.plan.contest.tools[t];
+            match ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| progress.setup_started(name)) {
+                Ok(path) => {
+                    bin_paths.insert(t, path);
+                }
+                Err(e) => progress.message(&format!("error: {e}")),
+            }
+        }
+        let (runnable, unsetup): (Vec<usize>, Vec<usize>) = todo.into_iter().partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
+        outcome.failed += unsetup.len();
+        let specs: Vec<RunSpec> = runnable.iter().map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool])).collect();
+        progress.started(specs.len());
+        let jobs = jobs.max(1);
+        let cores = available_cores();
+        let executor = &*self.executor;
+        let plan = &self.plan;
+        let store = &self.store;
+        let index = &mut self.index;
+        run_all(executor, &specs, jobs, &cores, cancel, |event| match event {
+            PoolEvent::Started { index: n } => progress.run_started(&label(plan, &plan.runs[runnable[n]])),
+            PoolEvent::Finished { index: n, result } => {
+                let run = &plan.runs[runnable[n]];
+                let name = label(plan, run);
+                match result {
+                    Ok(Some(execution)) => {
+                        let record = make_record(plan, run, executor.key_ingredients(), execution);
+                        match store.put(&record) {
+                            Ok(()) => {
+                                outcome.executed += 1;
+                                progress.run_finished(&name, &record.outcome_label(), false);
+                                index.insert(record.key, Summary::of(&record));
+                            }
+                            Err(e) => {
+                                outcome.failed += 1;
+                                progress.run_finished(&name, &format!("not recorded: cannot write {}: {e}", store.record_path(&run.key).display()), true);
+                            }
+                        }
+                    }
+                    Ok(None) => progress.run_finished(&name, "cancelled", true),
+                    Err(e) => {
+                        outcome.failed += 1;
+                        progress.run_finished(&name, &format!("infrastructure failure (not recorded): {e}"), true);
+                    }
+                }
+            }
+        });
+        progress.finished();
+        if let Err(e) = self.index.save(&self.store) {
+            progress.message(&format!("warning: could not save the store index: {e} (it will be rebuilt)"));
+        }
+        outcome
+    }
+
+    fn spec(&self, i: usize, bin_path: &Path) -> RunSpec {
+        let run = &self.plan.runs[i];
+        let tool = &self.plan.contest.tools[run.tool];
+        let instance = self.plan.instance_of(run);
+        RunSpec {
+            key: run.key,
+            tool: tool.name.clone(),
+            tool_dir: tool.dir.clone(),
+            entry: tool.entry.clone(),
+            bin_path: bin_path.to_path_buf(),
+            cores: tool.cores,
+            instance: instance.name.clone(),
+            source: instance.source.clone(),
+            examination: self.plan.exam_name(run).to_string(),
+            limits: run.limits,
+            hidden: run.hidden.clone(),
+        }
+    }
+
+    /// Builds the scoring database from the records of the plan's runs.
+    pub fn scoring(&self) -> (ScoringDb, Handles) {
+        build_scoring(&self.plan, |key| self.index.get(key))
+    }
+}
+
+/// `tool/instance/examination`, for progress lines.
+pub fn label(plan: &Plan, run: &Run) -> String {
+    format!("{} {} {}", plan.contest.tools[run.tool].name, plan.instance_of(run).name, plan.exam_name(run))
+}
+
+/// Turns an execution into the run's record: the answers are matched to the instance's ids.
+pub fn make_record(plan: &Plan, run: &Run, executor: Vec<(String, String)>, execution: Execution) -> RunRecord {
+    let ei = &plan.exam_instances[run.exam_instance];
+    let exam = &plan.contest.edition.examinations[ei.exam];
+    let instance = &plan.instances[ei.instance];
+    let resolved = resolve(
+        &execution.parsed,
+        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.ids },
+    );
+    RunRecord {
+        format: RECORD_FORMAT,
+        key: run.key,
+        mccbuild_version: env!("CARGO_PKG_VERSION").to_string(),
+        tool: plan.contest.tools[run.tool].name.clone(),
+        instance: instance.name.clone(),
+        examination: exam.name.clone(),
+        executor: executor.into_iter().collect(),
+        limits: run.limits,
+        started_at: execution.started_at,
+        finished_at: execution.finished_at,
+        termination: execution.termination,
+        cpu_time_s: execution.cpu_time_s,
+        wall_time_s: execution.wall_time_s,
+        peak_memory_bytes: execution.peak_memory_bytes,
+        measurement: execution.measurement,
+        cores: execution.cores,
+        host: execution.host,
+        verdict: resolved.verdict,
+        answers: resolved.answers,
+        diagnostics: resolved.diagnostics,
+        stdout: execution.stdout,
+        stderr: execution.stderr,
+    }
+}
+
+/// Builds the scoring database of a plan from run summaries.
+pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> Option<&'a Summary>) -> (ScoringDb, Handles) {
+    let edition = plan.contest.edition.clone();
+    let tools: Vec<ToolInfo> = plan
+        .contest
+        .tools
+        .iter()
+        .map(|t| ToolInfo { name: t.name.clone(), family: t.family.clone(), competing: t.kind == ToolKind::Competing })
+        .collect();
+    let models: Vec<ModelInfo> = plan.models.iter().map(|m| ModelInfo { name: m.name.clone(), kind: m.kind, instances: m.instances.len() }).collect();
+    let mut runs_by_ei: Vec<Vec<(u32, crate::db::Answers, Perf)>> = vec![Vec::new(); plan.exam_instances.len()];
+    for run in &plan.runs {
+        let ei = &plan.exam_instances[run.exam_instance];
+        let (answers, perf) = match summary(&run.key) {
+            Some(s) => (answers_by_index(&ei.ids, s), Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 }),
+            None => (Arc::from(Vec::new()), Perf::default()),
+        };
+        runs_by_ei[run.exam_instance].push((run.tool as u32, answers, perf));
+    }
+    let exam_instances = plan
+        .exam_instances
+        .iter()
+        .zip(runs_by_ei)
+        .map(|(ei, runs)| EiShape {
+            instance: ei.instance as u32,
+            model: plan.instances[ei.instance].model as u32,
+            exam: ei.exam as u32,
+            ids: ei.ids.clone(),
+            runs,
+            truth: None,
+            _marker: std::marker::PhantomData,
+        })
+        .collect();
+    let mut db = ScoringDb::default();
+    let handles = db.build(ContestShape { edition, tools, models, exam_instances });
+    (db, handles)
+}
+
+/// A summary's answers as (value index, value), for the ids of its examination instance.
+pub fn answers_by_index(ids: &[Arc<str>], summary: &Summary) -> crate::db::Answers {
+    let mut answers: Vec<(u16, crate::value::Value)> = summary
+        .answers
+        .iter()
+        .filter_map(|(id, value)| {
+            // Ids are usually the same Arc (interned); compare by value otherwise.
+            ids.iter().position(|known| Arc::ptr_eq(known, id) || **known == **id).map(|i| (i as u16, value.clone()))
+        })
+        .collect();
+    answers.sort_by_key(|(i, _)| *i);
+    answers.into()
+}
