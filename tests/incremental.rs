@@ -1,0 +1,123 @@
+//! Incrementality: changing one run's answers re-executes only the queries that depend on it,
+//! and a trusted value recomputed to the same value stops the wave (salsa's early cutoff).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use mccbuild::db::{podiums, ContestShape, EiShape, ModelInfo, Perf, ScoringDb, ToolInfo};
+use mccbuild::rules::edition::Edition;
+use mccbuild::value::Value;
+
+fn edition() -> Arc<Edition> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/mcc-2026.toml");
+    Arc::new(Edition::load(&path).expect("the 2026 rules load"))
+}
+
+fn counts(executed: Vec<String>) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for name in executed {
+        *counts.entry(name).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Four tools A, B, C, D; five StateSpace examinations (4 values each) on five instances of one
+/// model. Every tool answers every value 1, except on instance 1, value 0, where C gives no
+/// answer and D says 2 (A and B say 1): three tools that disagree, decided by weighted majority
+/// (A + B weigh 2.0 against D's 1.0), and not part of the Confidence set V (only 2 agree).
+fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
+    let edition = edition();
+    let ss = edition.examination("StateSpace").unwrap() as u32;
+    let ids: Arc<[Arc<str>]> = ["STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING"].iter().map(|s| Arc::from(*s)).collect();
+    let tools = ["A", "B", "C", "D"].iter().map(|n| ToolInfo { name: n.to_string(), family: n.to_string(), competing: true }).collect();
+    let all_ones: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
+    let mut exam_instances = Vec::new();
+    for instance in 0..5u32 {
+        let runs = (0..4u32)
+            .map(|tool| {
+                let answers: Arc<[(u16, Value)]> = match (instance, tool) {
+                    (1, 2) => (1..4).map(|i| (i as u16, Value::Int(1))).collect(),
+                    (1, 3) => (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 2 } else { 1 }))).collect(),
+                    _ => all_ones.clone(),
+                };
+                (tool, answers, Perf { cpu_s: 1.0 + tool as f64, peak_memory_mb: 10.0 })
+            })
+            .collect();
+        exam_instances.push(EiShape { instance, model: 0, exam: ss, ids: ids.clone(), runs, truth: None, _marker: std::marker::PhantomData });
+    }
+    let models = vec![ModelInfo { name: "M".into(), kind: 0, instances: 5 }];
+    db.build(ContestShape { edition, tools, models, exam_instances })
+}
+
+#[test]
+fn one_changed_run_reexecutes_only_what_depends_on_it() {
+    let mut db = ScoringDb::default();
+    let handles = contest(&mut db);
+    let before = podiums(&db, handles.contest).clone();
+    db.start_logging();
+
+    // Tool A now says 5 for instance 0's STATES: three tools still agree on 1 (in V), so A is
+    // wrong once: its Confidence drops from 1 to 18/19.
+    let changed: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 }))).collect();
+    db.set_answers(handles.runs[0][0], changed);
+    let after = podiums(&db, handles.contest).clone();
+
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("value_groups", 1),     // instance 0 only
+        ("agreement", 1),        // instance 0 only
+        ("confidence_tally", 1), // the sum over the contest
+        ("tool_confidence", 4),  // each reads the tally; only A's value changes
+        // instance 0 (its answers changed) and instance 1 (its disagreement reads A's
+        // Confidence): there A + B still outweigh D, the trusted value stays 1, and the wave
+        // stops: instance 1's scores are not recomputed.
+        ("trusted_values", 2),
+        ("exam_scores", 1),     // instance 0 only
+        ("category_scores", 1), // one sum over the examination scores
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    // Nothing else: 4 tools x 5 instances of value groups etc. were reused.
+    assert!(!executed.contains_key("weights"));
+
+    // A lost 1 point and paid a 2-point penalty on STATES (ScoreValue 4 per StateSpace value:
+    // 16 / 4 values): from +4 to -8 on that value. Its StateSpace score moves by -12 x weight.
+    let a_before = before[0].standings.iter().find(|s| s.tool == 0).unwrap().score;
+    let a_after = after[0].standings.iter().find(|s| s.tool == 0).unwrap().score;
+    // One model of 5 instances is also the largest: it weighs max_model_ratio = 2 in total,
+    // 2/5 per instance. -12 x 0.4 = -4.8.
+    assert!((a_after - a_before + 4.8).abs() < 1e-9, "{a_before} -> {a_after}");
+}
+
+#[test]
+fn an_unchanged_input_reexecutes_nothing() {
+    let mut db = ScoringDb::default();
+    let handles = contest(&mut db);
+    let _ = podiums(&db, handles.contest);
+    db.start_logging();
+    // Setting the same answers again is not a change (setters compare first).
+    let same: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
+    db.set_answers(handles.runs[2][1], same);
+    let _ = podiums(&db, handles.contest);
+    assert_eq!(db.take_executed(), Vec::<String>::new());
+}
+
+#[test]
+fn time_and_memory_do_not_touch_values() {
+    let mut db = ScoringDb::default();
+    let handles = contest(&mut db);
+    let _ = podiums(&db, handles.contest);
+    db.start_logging();
+    db.set_perf(handles.runs[3][1], Perf { cpu_s: 0.5, peak_memory_mb: 3.0 });
+    let _ = podiums(&db, handles.contest);
+    // Only the score of that examination (which carries E-4.3's time and memory) and the sums
+    // above it: no value group, no Confidence, no trusted value.
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> =
+        [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    assert_eq!(executed, expected);
+}
