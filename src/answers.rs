@@ -219,6 +219,8 @@ pub enum Verdict {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     pub id: Arc<str>,
+    /// The position of `id` among the examination's value ids (its order in the formula file).
+    pub position: u16,
     pub value: Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub techniques: Vec<String>,
@@ -290,7 +292,7 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     }
     let answers: Vec<Answer> = chosen
         .into_iter()
-        .map(|(index, (value, techniques, _))| Answer { id: expected.ids[index].clone(), value, techniques })
+        .map(|(index, (value, techniques, _))| Answer { id: expected.ids[index].clone(), position: index as u16, value, techniques })
         .collect();
     let verdict = if parsed.do_not_compete {
         if !answers.is_empty() {

@@ -229,8 +229,7 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
         println!("{}", serde_json::to_string(&outcome).unwrap_or_default());
     } else {
         eprintln!("{} executed, {} cached, {} failed", outcome.executed, outcome.cached, outcome.failed);
-        let (db, handles) = session.scoring();
-        let report = scores_report(&session.plan, &db, &handles, false);
+        let report = session.podium_report();
         print!("{}", podium_text(&session.plan, &report));
     }
     if outcome.failed > 0 {
@@ -245,8 +244,12 @@ fn scores(manifest: &std::path::Path, json: bool) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let (db, handles) = session.scoring();
-    let report = scores_report(&session.plan, &db, &handles, json);
+    let report = if json {
+        let (db, handles) = session.scoring();
+        scores_report(&session.plan, &db, &handles, true)
+    } else {
+        session.podium_report()
+    };
     let mut out = std::io::stdout().lock();
     let written = if json {
         serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out))

@@ -105,19 +105,63 @@ pub struct RunData {
     pub perf: Perf,
 }
 
-/// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at.
+/// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at
+/// (stored flat: one allocation per examination instance, not one per value).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueGroups {
+    /// `answers[starts[i]..starts[i + 1]]` are the answers for value `i`.
+    starts: Vec<u32>,
+    answers: Vec<(ToolIdx, Value)>,
+}
+
+impl ValueGroups {
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn group(&self, i: usize) -> &[(ToolIdx, Value)] {
+        &self.answers[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[(ToolIdx, Value)]> {
+        (0..self.len()).map(|i| self.group(i))
+    }
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<Vec<(ToolIdx, Value)>> {
-    let mut groups: Vec<Vec<(ToolIdx, Value)>> = vec![Vec::new(); ei.ids(db).len()];
-    for run in ei.runs(db).iter() {
-        let tool = run.tool(db);
-        for (index, value) in run.answers(db).iter() {
-            if let Some(group) = groups.get_mut(*index as usize) {
-                group.push((tool, value.clone()));
+pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> ValueGroups {
+    let values = ei.ids(db).len();
+    let runs = ei.runs(db);
+    let mut counts = vec![0u32; values + 1];
+    let mut total = 0;
+    for run in runs.iter() {
+        for (index, _) in run.answers(db).iter() {
+            if (*index as usize) < values {
+                counts[*index as usize + 1] += 1;
+                total += 1;
             }
         }
     }
-    groups
+    for i in 0..values {
+        counts[i + 1] += counts[i];
+    }
+    let mut fill = counts.clone();
+    let mut answers: Vec<(ToolIdx, Value)> = vec![(0, Value::Bool(false)); total];
+    for run in runs.iter() {
+        let tool = run.tool(db);
+        for (index, value) in run.answers(db).iter() {
+            let i = *index as usize;
+            if i < values {
+                answers[fill[i] as usize] = (tool, value.clone());
+                fill[i] += 1;
+            }
+        }
+    }
+    ValueGroups { starts: counts, answers }
 }
 
 /// Rule E-2.2, for the values of one examination of one instance.
@@ -125,7 +169,7 @@ pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<Vec<(
 pub fn agreement(db: &dyn salsa::Database, ei: ExamInstanceData) -> ConfidenceTally {
     let edition = ei.contest(db).edition(db);
     let mut tally = ConfidenceTally::default();
-    for group in value_groups(db, ei) {
+    for group in value_groups(db, ei).iter() {
         tally.add_value(group, &edition.confidence);
     }
     tally

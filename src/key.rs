@@ -65,6 +65,28 @@ impl fmt::Debug for RunKey {
     }
 }
 
+/// A hash map keyed by run keys: the keys are already uniform, their first 8 bytes are the hash.
+pub type KeyMap<V> = std::collections::HashMap<RunKey, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`KeyMap`].
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // RunKey hashes as its 32 bytes (after a length prefix from the array's Hash impl).
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+        }
+    }
+}
+
 /// What a tool is, for the runs it makes: everything under its folder, and how it is run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ToolIdentity {
@@ -143,43 +165,104 @@ pub struct KeyInputs<'a> {
     pub executor: &'a [(String, String)],
 }
 
-/// Rule of this module: the one function that builds a run key.
+/// The one function that builds a run key: the tagged encodings of the tool's part, the
+/// task's part (instance, examination, limits) and the executor's part are hashed separately,
+/// and the key hashes the schema version and the three part digests.
 pub fn run_key(inputs: &KeyInputs<'_>) -> RunKey {
-    let mut w = KeyWriter::new("mccbuild run");
-    w.u32("schema", STORE_SCHEMA);
-    w.str("tool.name", &inputs.tool.name);
-    w.u32("tool.cores", inputs.tool.cores);
-    w.str("tool.entry", &inputs.tool.entry);
-    w.opt_str("tool.setup", inputs.tool.setup.as_deref());
-    w.digest("tool.files", &inputs.tool.files);
-    w.str("instance.name", inputs.instance);
-    w.digest("instance.content", inputs.instance_content);
-    w.str("examination", inputs.examination);
-    w.u64("limits.time_s", inputs.limits.time_s);
-    w.u64("limits.memory_mb", inputs.limits.memory_mb);
-    w.u32("executor.count", inputs.executor.len() as u32);
-    for (name, value) in inputs.executor {
+    combine(
+        &tool_part(inputs.tool),
+        &task_part(inputs.instance, inputs.instance_content, inputs.examination, inputs.limits),
+        &executor_part(inputs.executor),
+    )
+}
+
+/// The parts have fixed sizes, so their concatenation is unambiguous; blake3's keyed mode
+/// (with a key derived from this module's purpose) separates run keys from every other hash.
+fn combine(tool: &Digest, task: &Digest, executor: &Digest) -> RunKey {
+    combine_with_schema(STORE_SCHEMA, tool, task, executor)
+}
+
+fn combine_with_schema(schema: u32, tool: &Digest, task: &Digest, executor: &Digest) -> RunKey {
+    static DOMAIN: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    let domain = DOMAIN.get_or_init(|| blake3::derive_key("mccbuild run key", b""));
+    let mut h = blake3::Hasher::new_keyed(domain);
+    h.update(&schema.to_le_bytes());
+    h.update(tool);
+    h.update(task);
+    h.update(executor);
+    RunKey(*h.finalize().as_bytes())
+}
+
+fn tool_part(tool: &ToolIdentity) -> Digest {
+    let mut w = KeyWriter::new("mccbuild run: tool");
+    w.str("tool.name", &tool.name);
+    w.u32("tool.cores", tool.cores);
+    w.str("tool.entry", &tool.entry);
+    w.opt_str("tool.setup", tool.setup.as_deref());
+    w.digest("tool.files", &tool.files);
+    w.finish()
+}
+
+fn task_part(instance: &str, content: &Digest, examination: &str, limits: Limits) -> Digest {
+    let mut w = KeyWriter::new("mccbuild run: task");
+    w.str("instance.name", instance);
+    w.digest("instance.content", content);
+    w.str("examination", examination);
+    w.u64("limits.time_s", limits.time_s);
+    w.u64("limits.memory_mb", limits.memory_mb);
+    w.finish()
+}
+
+fn executor_part(executor: &[(String, String)]) -> Digest {
+    let mut w = KeyWriter::new("mccbuild run: executor");
+    w.u32("executor.count", executor.len() as u32);
+    for (name, value) in executor {
         w.str("executor.name", name);
         w.str("executor.value", value);
     }
-    RunKey(w.finish())
+    w.finish()
 }
 
-/// A tagged, length-prefixed encoding into blake3.
-struct KeyWriter(blake3::Hasher);
+/// Builds the keys of a whole plan: each tool's part and the executor's part are hashed once,
+/// each task's part once for all its runs; a key then costs one small hash. The keys are those
+/// of [`run_key`] (a test checks it).
+pub struct KeyBuilder {
+    tools: Vec<Digest>,
+    executor: Digest,
+}
+
+impl KeyBuilder {
+    pub fn new(tools: &[ToolIdentity], executor: &[(String, String)]) -> KeyBuilder {
+        KeyBuilder { tools: tools.iter().map(tool_part).collect(), executor: executor_part(executor) }
+    }
+
+    /// The digest of one examination of one instance, shared by its runs.
+    pub fn task(&self, instance: &str, content: &Digest, examination: &str, limits: Limits) -> Digest {
+        task_part(instance, content, examination, limits)
+    }
+
+    pub fn key(&self, tool: usize, task: &Digest) -> RunKey {
+        combine(&self.tools[tool], task, &self.executor)
+    }
+}
+
+/// A tagged, length-prefixed encoding, hashed with blake3 at the end.
+struct KeyWriter {
+    bytes: Vec<u8>,
+}
 
 impl KeyWriter {
     fn new(domain: &str) -> Self {
-        let mut w = KeyWriter(blake3::Hasher::new());
+        let mut w = KeyWriter { bytes: Vec::with_capacity(192) };
         w.str("domain", domain);
         w
     }
 
     fn field(&mut self, tag: &str, bytes: &[u8]) {
-        self.0.update(&(tag.len() as u32).to_le_bytes());
-        self.0.update(tag.as_bytes());
-        self.0.update(&(bytes.len() as u64).to_le_bytes());
-        self.0.update(bytes);
+        self.bytes.extend_from_slice(&(tag.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(tag.as_bytes());
+        self.bytes.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.bytes.extend_from_slice(bytes);
     }
 
     fn str(&mut self, tag: &str, value: &str) {
@@ -210,7 +293,7 @@ impl KeyWriter {
     }
 
     fn finish(self) -> Digest {
-        *self.0.finalize().as_bytes()
+        *blake3::hash(&self.bytes).as_bytes()
     }
 }
 
@@ -326,14 +409,25 @@ mod tests {
     }
 
     #[test]
+    fn the_plan_builder_makes_the_same_keys() {
+        let t = tool();
+        let other = ToolIdentity { name: "other".into(), ..tool() };
+        let exec = executor();
+        let builder = KeyBuilder::new(&[t.clone(), other.clone()], &exec);
+        let limits = Limits { time_s: 1800, memory_mb: 16384 };
+        let content = [9u8; 32];
+        let task = builder.task("M-PT-1", &content, "OneSafe", limits);
+        for (i, tool) in [t, other].iter().enumerate() {
+            let direct = run_key(&KeyInputs { tool, instance: "M-PT-1", instance_content: &content, examination: "OneSafe", limits, executor: &exec });
+            assert_eq!(builder.key(i, &task), direct);
+        }
+    }
+
+    #[test]
     fn schema_version_is_an_ingredient() {
-        // The schema is written first; a key computed with another schema value differs.
-        let mut w = KeyWriter::new("mccbuild run");
-        w.u32("schema", STORE_SCHEMA + 1);
-        let other = w.finish();
-        let mut w = KeyWriter::new("mccbuild run");
-        w.u32("schema", STORE_SCHEMA);
-        assert_ne!(other, w.finish());
+        // The same parts combined under another schema version give another key.
+        let (tool, task, executor) = ([1u8; 32], [2u8; 32], [3u8; 32]);
+        assert_ne!(combine_with_schema(STORE_SCHEMA + 1, &tool, &task, &executor), combine(&tool, &task, &executor));
     }
 
     #[test]

@@ -19,3 +19,4 @@ pub mod db;
 pub mod session;
 pub mod results;
 pub mod cli;
+pub mod timing;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::diag::{Problem, Problems};
 use crate::digest::DigestCache;
 use crate::instance::{instance_facts, ArchiveLimits, InstanceFacts};
-use crate::key::{run_key, tool_files_digest, KeyInputs, RunKey, ToolIdentity};
+use crate::key::{tool_files_digest, KeyBuilder, RunKey, ToolIdentity};
 use crate::manifest::{Contest, InstanceSource, ModelKindDecl};
 use crate::rules::edition::{ExamId, Limits};
 
@@ -48,7 +48,7 @@ pub struct Run {
     pub key: RunKey,
     pub limits: Limits,
     /// Instance files the run must not see (rule M-9).
-    pub hidden: Vec<String>,
+    pub hidden: Arc<[String]>,
 }
 
 pub struct Plan {
@@ -86,6 +86,7 @@ impl Plan {
             return Err(problems);
         }
 
+        let t = crate::timing::phase("plan: instances");
         let surprise = edition.model_kind("surprise");
         let known = edition.model_kind("known").unwrap_or(0);
         let mut models = Vec::new();
@@ -114,6 +115,9 @@ impl Plan {
             models.push(planned);
         }
 
+        drop(t);
+        let _t = crate::timing::phase("plan: keys");
+        let keys = KeyBuilder::new(&tools, executor);
         let mut exam_instances = Vec::new();
         let mut runs = Vec::new();
         for (i, instance) in instances.iter().enumerate() {
@@ -145,19 +149,13 @@ impl Plan {
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
                 let content = instance.facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);
+                let task = keys.task(&instance.name, &content, &exam.name, limits);
+                let hidden: Arc<[String]> = hidden.into();
                 for (t, tool) in contest.tools.iter().enumerate() {
                     if !tool.examinations.contains(&exam_id) {
                         continue;
                     }
-                    let key = run_key(&KeyInputs {
-                        tool: &tools[t],
-                        instance: &instance.name,
-                        instance_content: &content,
-                        examination: &exam.name,
-                        limits,
-                        executor,
-                    });
-                    runs.push(Run { tool: t, exam_instance: ei, key, limits, hidden: hidden.clone() });
+                    runs.push(Run { tool: t, exam_instance: ei, key: keys.key(t, &task), limits, hidden: hidden.clone() });
                 }
             }
         }

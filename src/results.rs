@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::digest::{hex, Digest};
 use crate::db::{category_scores, podiums, tool_confidence, trusted_values, value_groups, Handles, ScoringDb};
 use crate::plan::Plan;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct ValueRow {
     pub instance: String,
     pub examination: String,
@@ -19,7 +20,7 @@ pub struct ValueRow {
     pub answers: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct StandingRow {
     pub tool: String,
     pub score: f64,
@@ -29,14 +30,14 @@ pub struct StandingRow {
     pub best_of_family: bool,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct AwardRow {
     pub fastest: Option<String>,
     pub least_memory: Option<String>,
 }
 
 /// The JSON of `mccbuild scores`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct ScoresReport {
     pub contest: String,
     pub edition: String,
@@ -48,7 +49,75 @@ pub struct ScoresReport {
     /// Per category, every tool with its score, rank and medal (reference tools and other
     /// variants included, unranked).
     pub standings: BTreeMap<String, Vec<StandingRow>>,
+    #[serde(default)]
     pub values: Vec<ValueRow>,
+}
+
+/// Bump when what the results report holds changes.
+const RESULTS_SCHEMA: u32 = 1;
+
+/// The key of a plan's results: everything scoring depends on. The rules text, the scoring
+/// shape of the contest (tools with family and kind, models with kind and size, which values each
+/// examination of each instance has), each planned run's key and whether it is stored (a stored
+/// run's summary never changes: its key is its content), and the mccbuild binary itself (the
+/// scoring code). Equal keys mean equal results, so a no-op `run` prints the cached report.
+pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * plan.runs.len() + 4096);
+    let mut put = |bytes: &[u8]| {
+        buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        buf.extend_from_slice(bytes);
+    };
+    put(b"mccbuild results");
+    put(&RESULTS_SCHEMA.to_le_bytes());
+    put(binary);
+    put(plan.contest.edition.digest.as_bytes());
+    put(plan.contest.name.as_bytes());
+    for t in &plan.contest.tools {
+        put(t.name.as_bytes());
+        put(t.family.as_bytes());
+        put(&[(t.kind == crate::manifest::ToolKind::Competing) as u8]);
+    }
+    for m in &plan.models {
+        put(m.name.as_bytes());
+        put(&(m.kind as u64).to_le_bytes());
+        put(&(m.instances.len() as u64).to_le_bytes());
+    }
+    for i in &plan.instances {
+        put(i.name.as_bytes());
+        put(&(i.model as u64).to_le_bytes());
+    }
+    for ei in &plan.exam_instances {
+        put(&[ei.instance as u64, ei.exam as u64, ei.ids.len() as u64].map(u64::to_le_bytes).concat());
+    }
+    for (i, run) in plan.runs.iter().enumerate() {
+        put(&[run.exam_instance as u64, run.tool as u64].map(u64::to_le_bytes).concat());
+        put(&run.key.0);
+        put(&[stored.get(i).copied().unwrap_or(false) as u8]);
+    }
+    *blake3::hash(&buf).as_bytes()
+}
+
+/// Reads a cached results report (`store/results/<key>.json`), if there is one.
+pub fn load_cached(store: &crate::store::Store, key: &Digest) -> Option<ScoresReport> {
+    let bytes = std::fs::read(store.root().join("results").join(format!("{}.json", hex(key)))).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Saves a results report under its key, keeping the 20 most recent reports.
+pub fn save_cached(store: &crate::store::Store, key: &Digest, report: &ScoresReport) -> std::io::Result<()> {
+    let dir = store.root().join("results");
+    std::fs::create_dir_all(&dir)?;
+    crate::store::write_atomically(&dir.join(format!("{}.json", hex(key))), &serde_json::to_vec(report).map_err(std::io::Error::other)?)?;
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(&dir)?
+        .flatten()
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(20);
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 fn medal_name(m: u8) -> String {
@@ -112,7 +181,7 @@ pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values
                     id: id.to_string(),
                     trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
                     case: serde_json::to_value(decisions[i].case).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-                    answers: groups[i].iter().map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string())).collect(),
+                    answers: groups.group(i).iter().map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string())).collect(),
                 });
             }
         }

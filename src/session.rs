@@ -33,6 +33,10 @@ pub struct Session {
     pub corrupt: Vec<CorruptRecord>,
     /// Things the user should know that do not stop the command.
     pub warnings: Vec<String>,
+    /// Digest of the running mccbuild binary (part of the results key).
+    pub binary: crate::digest::Digest,
+    /// Per planned run: whether its record is in the store.
+    stored: Vec<bool>,
 }
 
 /// Counts for `mccbuild plan`.
@@ -85,27 +89,38 @@ impl Session {
     /// Loads the contest, plans it, opens the store. Problems with the manifest or rules stop
     /// here; problems with single instances become warnings.
     pub fn open(manifest: &Path) -> Result<Session, Problems> {
+        let t = crate::timing::phase("manifest and rules");
         let contest = Contest::load(manifest)?;
+        drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
             ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
         };
         let store = Store::open(&contest.store).map_err(|e| Problems::from(Problem::new(&contest.manifest_path, e)))?;
+        let t = crate::timing::phase("digest cache load");
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
+        drop(t);
+        let t = crate::timing::phase("plan");
         let plan = Plan::build(contest, &executor.key_ingredients(), &mut cache, ArchiveLimits::default())?;
+        drop(t);
         let mut warnings: Vec<String> = Vec::new();
+        let binary = std::env::current_exe().and_then(|exe| cache.file_digest(&exe)).unwrap_or([0; 32]);
         if let Err(e) = cache.save() {
             warnings.push(format!("could not save the digest cache: {e}"));
         }
+        let t = crate::timing::phase("index load");
         let (index, LoadReport { corrupt, index_problem, .. }) = Index::load(&store);
+        drop(t);
         warnings.extend(index_problem);
         for c in &corrupt {
             warnings.push(format!("damaged run record {}: {}; its run will be done again", c.path.display(), c.reason));
         }
-        Ok(Session { plan, store, index, executor, corrupt, warnings })
+        let stored = plan.runs.iter().map(|r| index.contains(&r.key)).collect();
+        Ok(Session { plan, store, index, executor, corrupt, warnings, binary, stored })
     }
 
-    pub fn is_cached(&self, run: &Run) -> bool {
-        self.index.contains(&run.key)
+    /// Whether planned run `i` is in the store.
+    pub fn is_stored(&self, i: usize) -> bool {
+        self.stored[i]
     }
 
     /// Indices of the plan's runs that pass `filter`.
@@ -152,7 +167,7 @@ impl Session {
         }
         for &i in selection {
             let run = &self.plan.runs[i];
-            let cached = self.is_cached(run);
+            let cached = self.is_stored(i);
             let counts = summary.by_tool.get_mut(&self.plan.contest.tools[run.tool].name).expect("every tool is listed");
             for c in [&mut summary.runs, &mut counts.runs] {
                 *c += 1;
@@ -173,7 +188,7 @@ impl Session {
         let mut outcome = ExecSummary::default();
         let mut todo: Vec<usize> = Vec::new();
         for &i in selection {
-            if self.is_cached(&self.plan.runs[i]) {
+            if self.is_stored(i) {
                 outcome.cached += 1;
             } else {
                 todo.push(i);
@@ -206,6 +221,7 @@ impl Session {
         let plan = &self.plan;
         let store = &self.store;
         let index = &mut self.index;
+        let stored = &mut self.stored;
         run_all(executor, &specs, jobs, &cores, cancel, |event| match event {
             PoolEvent::Started { index: n } => progress.run_started(&label(plan, &plan.runs[runnable[n]])),
             PoolEvent::Finished { index: n, result } => {
@@ -217,6 +233,7 @@ impl Session {
                         match store.put(&record) {
                             Ok(()) => {
                                 outcome.executed += 1;
+                                stored[runnable[n]] = true;
                                 progress.run_finished(&name, &record.outcome_label(), false);
                                 index.insert(record.key, Summary::of(&record));
                             }
@@ -256,12 +273,27 @@ impl Session {
             source: instance.source.clone(),
             examination: self.plan.exam_name(run).to_string(),
             limits: run.limits,
-            hidden: run.hidden.clone(),
+            hidden: run.hidden.to_vec(),
         }
+    }
+
+    /// The podium report (no values), from the results cache when nothing it depends on changed.
+    pub fn podium_report(&self) -> crate::results::ScoresReport {
+        let _t = crate::timing::phase("results");
+        let key = crate::results::results_key(&self.plan, &self.stored, &self.binary);
+        if let Some(report) = crate::results::load_cached(&self.store, &key) {
+            return report;
+        }
+        let (db, handles) = self.scoring();
+        let report = crate::results::scores_report(&self.plan, &db, &handles, false);
+        // A cache that cannot be written only costs time next time.
+        let _ = crate::results::save_cached(&self.store, &key, &report);
+        report
     }
 
     /// Builds the scoring database from the records of the plan's runs.
     pub fn scoring(&self) -> (ScoringDb, Handles) {
+        let _t = crate::timing::phase("salsa inputs");
         build_scoring(&self.plan, |key| self.index.get(key))
     }
 }
@@ -318,9 +350,8 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
     let models: Vec<ModelInfo> = plan.models.iter().map(|m| ModelInfo { name: m.name.clone(), kind: m.kind, instances: m.instances.len() }).collect();
     let mut runs_by_ei: Vec<Vec<(u32, crate::db::Answers, Perf)>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
-        let ei = &plan.exam_instances[run.exam_instance];
         let (answers, perf) = match summary(&run.key) {
-            Some(s) => (answers_by_index(&ei.ids, s), Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 }),
+            Some(s) => (s.answers.clone(), Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 }),
             None => (Arc::from(Vec::new()), Perf::default()),
         };
         runs_by_ei[run.exam_instance].push((run.tool as u32, answers, perf));
@@ -342,18 +373,4 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
     let mut db = ScoringDb::default();
     let handles = db.build(ContestShape { edition, tools, models, exam_instances });
     (db, handles)
-}
-
-/// A summary's answers as (value index, value), for the ids of its examination instance.
-pub fn answers_by_index(ids: &[Arc<str>], summary: &Summary) -> crate::db::Answers {
-    let mut answers: Vec<(u16, crate::value::Value)> = summary
-        .answers
-        .iter()
-        .filter_map(|(id, value)| {
-            // Ids are usually the same Arc (interned); compare by value otherwise.
-            ids.iter().position(|known| Arc::ptr_eq(known, id) || **known == **id).map(|i| (i as u16, value.clone()))
-        })
-        .collect();
-    answers.sort_by_key(|(i, _)| *i);
-    answers.into()
 }

@@ -18,16 +18,20 @@ pub fn agreed_value<'a>(answers: &'a [(ToolIdx, Value)], rules: &ConfidenceRules
 }
 
 /// The most frequent value and its count (the first one found on a tie; a tie is never a
-/// strict majority, so the choice does not matter to E-2.2).
+/// strict majority, so the choice does not matter to E-2.2). Values are counted in a short list
+/// of distinct values: there are rarely more than two.
 fn most_common(answers: &[(ToolIdx, Value)]) -> Option<(&Value, usize)> {
-    let mut best: Option<(&Value, usize)> = None;
-    for (i, (_, value)) in answers.iter().enumerate() {
-        if answers[..i].iter().any(|(_, seen)| seen == value) {
-            continue;
+    let mut counts: Vec<(&Value, usize)> = Vec::with_capacity(2);
+    for (_, value) in answers {
+        match counts.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((value, 1)),
         }
-        let count = answers[i..].iter().filter(|(_, v)| v == value).count();
-        if best.is_none_or(|(_, c)| count > c) {
-            best = Some((value, count));
+    }
+    let mut best: Option<(&Value, usize)> = None;
+    for (value, n) in counts {
+        if best.is_none_or(|(_, b)| n > b) {
+            best = Some((value, n));
         }
     }
     best

@@ -4,23 +4,50 @@
 //! damaged. It is kept in step with `runs/` through the modification times of the 256 shard
 //! folders: a record added or removed by any process (an executor, a Slurm step, a user) changes
 //! its shard's time, and only changed shards are listed again.
+//!
+//! The file holds the sorted keys and the shard times in a first section, the summaries in a
+//! second, each with its own checksum: knowing which runs are stored (a no-op `mccbuild run`)
+//! does not decode the summaries; they are decoded when scoring first asks for one.
+//!
+//! ```text
+//! "MCCBIDX2" | blake3(keys section) | blake3(summaries section) | n: u64 |
+//! keys section: 256 shard times (i128, MIN = unknown), n sorted keys |
+//! summaries section: postcard, one entry per key, in key order
+//! ```
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::answers::Verdict;
-use crate::key::RunKey;
+use crate::key::{KeyMap, RunKey};
 use crate::store::{parse_record, write_atomically, CorruptRecord, RunRecord, Store, Termination};
 use crate::value::Value;
 
-const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX1";
+const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX2";
 const SHARDS: usize = 256;
+const HEADER: usize = 8 + 32 + 32 + 8;
+const BUCKETS: usize = 1 << 16;
+
+fn bucket_of(key: &RunKey) -> usize {
+    (key.0[0] as usize) << 8 | key.0[1] as usize
+}
+
+fn buckets(keys: &[RunKey]) -> Vec<u32> {
+    let mut starts = vec![0u32; BUCKETS + 1];
+    for k in keys {
+        starts[bucket_of(k) + 1] += 1;
+    }
+    for b in 0..BUCKETS {
+        starts[b + 1] += starts[b];
+    }
+    starts
+}
 
 /// What scoring needs of a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,8 +57,9 @@ pub struct Summary {
     pub cpu_time_s: f64,
     pub wall_time_s: f64,
     pub peak_memory_bytes: u64,
-    /// (value id, value), in the order of the instance's value ids.
-    pub answers: Vec<(Arc<str>, Value)>,
+    /// (position among the examination's value ids, value), sorted by position. Positions are
+    /// valid for every plan that has this run's key: the key covers the formula file.
+    pub answers: Arc<[(u16, Value)]>,
 }
 
 impl Summary {
@@ -42,33 +70,60 @@ impl Summary {
             cpu_time_s: record.cpu_time_s,
             wall_time_s: record.wall_time_s,
             peak_memory_bytes: record.peak_memory_bytes,
-            answers: record.answers.iter().map(|a| (a.id.clone(), a.value.clone())).collect(),
+            answers: record.answers.iter().map(|a| (a.position, a.value.clone())).collect(),
         }
     }
 }
 
 #[derive(Serialize, Deserialize)]
-struct IndexFile {
-    shard_mtimes: Vec<Option<i128>>,
-    strings: Vec<String>,
-    entries: Vec<IndexEntry>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct IndexEntry {
-    key: RunKey,
+struct Entry {
     verdict: Verdict,
     /// `Termination` is internally tagged for JSON, which postcard cannot decode: pairs here.
     termination: (u8, i32),
     cpu_time_s: f64,
     wall_time_s: f64,
     peak_memory_bytes: u64,
-    answers: Vec<(u32, Value)>,
+    answers: Vec<(u16, Value)>,
+}
+
+impl Entry {
+    fn of(s: &Summary) -> Entry {
+        Entry {
+            verdict: s.verdict,
+            termination: termination_code(s.termination),
+            cpu_time_s: s.cpu_time_s,
+            wall_time_s: s.wall_time_s,
+            peak_memory_bytes: s.peak_memory_bytes,
+            answers: s.answers.to_vec(),
+        }
+    }
+
+    fn summary(self) -> Option<Summary> {
+        Some(Summary {
+            verdict: self.verdict,
+            termination: termination_from_code(self.termination)?,
+            cpu_time_s: self.cpu_time_s,
+            wall_time_s: self.wall_time_s,
+            peak_memory_bytes: self.peak_memory_bytes,
+            answers: self.answers.into(),
+        })
+    }
 }
 
 /// The in-memory index of a store.
 pub struct Index {
-    entries: HashMap<RunKey, Summary>,
+    /// The index file's keys, sorted.
+    file_keys: Vec<RunKey>,
+    /// `file_keys[buckets[b]..buckets[b + 1]]` are the keys whose first two bytes are `b`: a
+    /// lookup touches one or two cache lines instead of a binary search over megabytes.
+    buckets: Vec<u32>,
+    /// The file's summaries section, decoded on first use.
+    file_body: Vec<u8>,
+    file_summaries: OnceLock<Vec<Option<Summary>>>,
+    /// Runs found or recorded since the file was written.
+    added: KeyMap<Summary>,
+    /// File keys whose records are gone.
+    removed: HashSet<RunKey>,
     shard_mtimes: Vec<Option<i128>>,
     dirty: bool,
 }
@@ -89,7 +144,7 @@ impl Index {
     pub fn load(store: &Store) -> (Index, LoadReport) {
         let mut report = LoadReport::default();
         let mut index = match fs::read(store.index_path()) {
-            Ok(bytes) => match decode(&bytes) {
+            Ok(bytes) => match decode(bytes) {
                 Ok(index) => index,
                 Err(problem) => {
                     report.index_problem = Some(format!("{}: {problem}; rebuilding it from the records", store.index_path().display()));
@@ -110,7 +165,30 @@ impl Index {
     }
 
     fn empty() -> Index {
-        Index { entries: HashMap::new(), shard_mtimes: vec![None; SHARDS], dirty: false }
+        Index {
+            file_keys: Vec::new(),
+            buckets: vec![0; BUCKETS + 1],
+            file_body: Vec::new(),
+            file_summaries: OnceLock::new(),
+            added: KeyMap::default(),
+            removed: HashSet::new(),
+            shard_mtimes: vec![None; SHARDS],
+            dirty: false,
+        }
+    }
+
+    /// The position of a key in the index file.
+    fn file_position(&self, key: &RunKey) -> Option<usize> {
+        let b = bucket_of(key);
+        let (start, end) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
+        self.file_keys[start..end].iter().position(|k| k == key).map(|p| start + p)
+    }
+
+    /// The file keys of one shard (a contiguous range: keys are sorted).
+    fn file_shard(&self, shard: usize) -> &[RunKey] {
+        let start = self.file_keys.partition_point(|k| (k.0[0] as usize) < shard);
+        let end = self.file_keys.partition_point(|k| (k.0[0] as usize) <= shard);
+        &self.file_keys[start..end]
     }
 
     /// Re-lists the shard folders whose modification time changed.
@@ -118,51 +196,50 @@ impl Index {
         let runs = store.root().join("runs");
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
-            let mtime = match fs::metadata(&dir) {
-                Ok(meta) => meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
-                Err(_) => {
-                    // No such shard: no records in it.
-                    if self.shard_mtimes[shard].is_some() || self.entries.keys().any(|k| k.0[0] as usize == shard) {
-                        self.entries.retain(|k, _| k.0[0] as usize != shard);
-                        self.shard_mtimes[shard] = None;
-                        self.dirty = true;
-                    }
-                    continue;
-                }
-            };
-            if self.shard_mtimes[shard] == Some(mtime) {
+            let mtime = fs::metadata(&dir).ok().map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128);
+            if mtime.is_some() && self.shard_mtimes[shard] == mtime {
                 continue;
             }
-            let Ok(listing) = fs::read_dir(&dir) else { continue };
-            let mut present: Vec<RunKey> = Vec::new();
-            for entry in listing.flatten() {
-                let name = entry.file_name();
-                let Some(key) = name.to_str().and_then(|n| n.strip_suffix(".json")).and_then(RunKey::from_hex) else { continue };
-                present.push(key);
+            let mut present: HashSet<RunKey> = HashSet::new();
+            if let Ok(listing) = fs::read_dir(&dir) {
+                for entry in listing.flatten() {
+                    let name = entry.file_name();
+                    if let Some(key) = name.to_str().and_then(|n| n.strip_suffix(".json")).and_then(RunKey::from_hex) {
+                        present.insert(key);
+                    }
+                }
             }
-            let before = self.entries.len();
-            self.entries.retain(|k, _| k.0[0] as usize != shard || present.contains(k));
-            if self.entries.len() != before {
+            let gone: Vec<RunKey> = self.file_shard(shard).iter().filter(|k| !present.contains(k) && !self.removed.contains(k)).copied().collect();
+            for key in gone {
+                self.removed.insert(key);
                 self.dirty = true;
             }
+            let before = self.added.len();
+            self.added.retain(|k, _| k.0[0] as usize != shard || present.contains(k));
+            self.dirty |= self.added.len() != before;
+            let mut corrupt_here = false;
             for key in present {
-                if self.entries.contains_key(&key) {
+                if self.contains(&key) {
                     continue;
                 }
                 let path = store.record_path(&key);
                 match fs::read(&path).map_err(|e| CorruptRecord { path: path.clone(), reason: format!("cannot read: {e}") }).and_then(|b| parse_record(&path, &b, &key)) {
                     Ok(record) => {
                         report.records_read += 1;
-                        self.entries.insert(key, Summary::of(&record));
+                        self.removed.remove(&key);
+                        self.added.insert(key, Summary::of(&record));
                         self.dirty = true;
                     }
-                    Err(corrupt) => report.corrupt.push(corrupt),
+                    Err(corrupt) => {
+                        corrupt_here = true;
+                        report.corrupt.push(corrupt);
+                    }
                 }
             }
             // A folder changed within the last two seconds may change again within the same
-            // clock tick: do not trust its time yet.
+            // clock tick: do not trust its time yet. Nor when a record there was damaged.
             let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0);
-            let trusted = if now - mtime < 2_000_000_000 || !report.corrupt.is_empty() { None } else { Some(mtime) };
+            let trusted = mtime.filter(|m| now - m >= 2_000_000_000 && !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
                 self.dirty = true;
@@ -170,31 +247,50 @@ impl Index {
         }
     }
 
-    pub fn get(&self, key: &RunKey) -> Option<&Summary> {
-        self.entries.get(key)
+    fn summaries(&self) -> &Vec<Option<Summary>> {
+        self.file_summaries.get_or_init(|| match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
+            Ok(entries) if entries.len() == self.file_keys.len() => entries.into_iter().map(Entry::summary).collect(),
+            // The section's checksum was verified: only a bug can get here. Nothing is
+            // claimed then; the runs look unanswered rather than wrong.
+            _ => vec![None; self.file_keys.len()],
+        })
     }
 
+    pub fn get(&self, key: &RunKey) -> Option<&Summary> {
+        if let Some(s) = self.added.get(key) {
+            return Some(s);
+        }
+        if self.removed.contains(key) {
+            return None;
+        }
+        let position = self.file_position(key)?;
+        self.summaries()[position].as_ref()
+    }
+
+    /// Whether the run is stored (without decoding any summary).
     pub fn contains(&self, key: &RunKey) -> bool {
-        self.entries.contains_key(key)
+        self.added.contains_key(key) || (self.file_position(key).is_some() && !self.removed.contains(key))
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.file_keys.len() - self.removed.len() + self.added.keys().filter(|k| self.file_position(k).is_none()).count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Records a run just stored.
     pub fn insert(&mut self, key: RunKey, summary: Summary) {
-        self.entries.insert(key, summary);
+        self.removed.remove(&key);
+        self.added.insert(key, summary);
         self.dirty = true;
     }
 
     /// Forgets a run whose record was removed.
     pub fn remove(&mut self, key: &RunKey) {
-        if self.entries.remove(key).is_some() {
+        if self.added.remove(key).is_some() || self.file_position(key).is_some() {
+            self.removed.insert(*key);
             self.dirty = true;
         }
     }
@@ -212,36 +308,32 @@ impl Index {
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut strings: Vec<String> = Vec::new();
-        let mut ids: HashMap<&str, u32> = HashMap::new();
-        let mut entries: Vec<IndexEntry> = Vec::with_capacity(self.entries.len());
-        for (key, s) in &self.entries {
-            let answers = s
-                .answers
-                .iter()
-                .map(|(id, value)| {
-                    let n = *ids.entry(id).or_insert_with(|| {
-                        strings.push(id.to_string());
-                        (strings.len() - 1) as u32
-                    });
-                    (n, value.clone())
-                })
-                .collect();
-            entries.push(IndexEntry {
-                key: *key,
-                verdict: s.verdict,
-                termination: termination_code(s.termination),
-                cpu_time_s: s.cpu_time_s,
-                wall_time_s: s.wall_time_s,
-                peak_memory_bytes: s.peak_memory_bytes,
-                answers,
-            });
+        let mut all: Vec<(RunKey, &Summary)> = Vec::with_capacity(self.file_keys.len() + self.added.len());
+        for (i, key) in self.file_keys.iter().enumerate() {
+            if self.removed.contains(key) || self.added.contains_key(key) {
+                continue;
+            }
+            if let Some(s) = &self.summaries()[i] {
+                all.push((*key, s));
+            }
         }
-        let file = IndexFile { shard_mtimes: self.shard_mtimes.clone(), strings, entries };
-        let body = postcard::to_allocvec(&file).unwrap_or_default();
-        let mut bytes = Vec::with_capacity(body.len() + 40);
+        all.extend(self.added.iter().map(|(k, s)| (*k, s)));
+        all.sort_by_key(|(k, _)| *k);
+        let mut keys_section = Vec::with_capacity(SHARDS * 16 + all.len() * 32);
+        for m in &self.shard_mtimes {
+            keys_section.extend_from_slice(&m.unwrap_or(i128::MIN).to_le_bytes());
+        }
+        for (k, _) in &all {
+            keys_section.extend_from_slice(&k.0);
+        }
+        let entries: Vec<Entry> = all.iter().map(|(_, s)| Entry::of(s)).collect();
+        let body = postcard::to_allocvec(&entries).unwrap_or_default();
+        let mut bytes = Vec::with_capacity(HEADER + keys_section.len() + body.len());
         bytes.extend_from_slice(INDEX_MAGIC);
+        bytes.extend_from_slice(blake3::hash(&keys_section).as_bytes());
         bytes.extend_from_slice(blake3::hash(&body).as_bytes());
+        bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&keys_section);
         bytes.extend_from_slice(&body);
         bytes
     }
@@ -270,39 +362,42 @@ fn termination_from_code((tag, n): (u8, i32)) -> Option<Termination> {
     })
 }
 
-fn decode(bytes: &[u8]) -> Result<Index, String> {
-    if bytes.len() < 40 || &bytes[..8] != INDEX_MAGIC {
+fn decode(bytes: Vec<u8>) -> Result<Index, String> {
+    if bytes.len() < HEADER || &bytes[..8] != INDEX_MAGIC {
         return Err("not an index of this mccbuild version".into());
     }
-    let body = &bytes[40..];
-    if blake3::hash(body).as_bytes() != &bytes[8..40] {
+    let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
+    let keys_end = HEADER.checked_add(SHARDS * 16).and_then(|x| x.checked_add(n.checked_mul(32)?)).ok_or("malformed")?;
+    if bytes.len() < keys_end {
+        return Err("truncated".into());
+    }
+    let keys_section = &bytes[HEADER..keys_end];
+    let body = &bytes[keys_end..];
+    if blake3::hash(keys_section).as_bytes() != &bytes[8..40] || blake3::hash(body).as_bytes() != &bytes[40..72] {
         return Err("checksum mismatch (damaged)".into());
     }
-    let file: IndexFile = postcard::from_bytes(body).map_err(|e| format!("undecodable ({e})"))?;
-    if file.shard_mtimes.len() != SHARDS {
-        return Err("malformed".into());
+    let shard_mtimes = keys_section[..SHARDS * 16]
+        .chunks_exact(16)
+        .map(|c| {
+            let m = i128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
+            (m != i128::MIN).then_some(m)
+        })
+        .collect();
+    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..].chunks_exact(32).map(|c| RunKey(c.try_into().unwrap_or([0; 32]))).collect();
+    if file_keys.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("malformed (unsorted keys)".into());
     }
-    let strings: Vec<Arc<str>> = file.strings.into_iter().map(Arc::from).collect();
-    let mut entries = HashMap::with_capacity(file.entries.len());
-    for e in file.entries {
-        let mut answers = Vec::with_capacity(e.answers.len());
-        for (n, value) in e.answers {
-            let id = strings.get(n as usize).ok_or("malformed")?.clone();
-            answers.push((id, value));
-        }
-        entries.insert(
-            e.key,
-            Summary {
-                verdict: e.verdict,
-                termination: termination_from_code(e.termination).ok_or("malformed")?,
-                cpu_time_s: e.cpu_time_s,
-                wall_time_s: e.wall_time_s,
-                peak_memory_bytes: e.peak_memory_bytes,
-                answers,
-            },
-        );
-    }
-    Ok(Index { entries, shard_mtimes: file.shard_mtimes, dirty: false })
+    let body = body.to_vec();
+    Ok(Index {
+        buckets: buckets(&file_keys),
+        file_keys,
+        file_body: body,
+        file_summaries: OnceLock::new(),
+        added: KeyMap::default(),
+        removed: HashSet::new(),
+        shard_mtimes,
+        dirty: false,
+    })
 }
 
 #[cfg(test)]
@@ -335,7 +430,7 @@ mod tests {
         let (index, report) = Index::load(&store);
         assert_eq!(report.records_read, 1, "only the new record is read");
         assert!(index.contains(&a) && index.contains(&b));
-        assert_eq!(index.get(&b).unwrap().answers[0].1, Value::Int(6));
+        assert_eq!(index.get(&b).unwrap().answers[0], (0, Value::Int(6)));
     }
 
     #[test]
