@@ -99,6 +99,10 @@ pub struct ExamInstanceData {
 pub struct RunData {
     #[returns(copy)]
     pub tool: u32,
+    /// The run is stored and the tool did not say DO_NOT_COMPETE: it takes part (rule E-1.8),
+    /// even when it computed nothing.
+    #[returns(copy)]
+    pub competes: bool,
     #[returns(ref)]
     pub answers: Answers,
     #[returns(copy)]
@@ -217,17 +221,18 @@ pub struct ToolExamScore {
     pub perf: Option<Perf>,
 }
 
-/// Rules E-4.2 and E-4.3 for every tool that answered this examination of this instance.
+/// Rules E-4.2 and E-4.3 for every tool that takes part in this examination of this instance
+/// (a tool that computed nothing scores 0 but takes part; one that said DO_NOT_COMPETE does not).
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<ToolExamScore> {
     let edition = ei.contest(db).edition(db);
     let trusted: Vec<Option<Value>> = trusted_values(db, ei).iter().map(|d| d.value.clone()).collect();
     let mut scores = Vec::new();
     for run in ei.runs(db).iter() {
-        let answers = run.answers(db);
-        if answers.is_empty() {
+        if !run.competes(db) {
             continue;
         }
+        let answers = run.answers(db);
         let score = scoring::examination_score(answers.iter().map(|(i, v)| (*i as usize, v)), &trusted, &edition.scoring);
         let perf = score.complete.then(|| run.perf(db));
         scores.push(ToolExamScore { tool: run.tool(db), score, perf });
@@ -270,6 +275,8 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<f64> {
 pub struct CategoryScores {
     /// `[category][tool]`
     pub scores: Vec<Vec<f64>>,
+    /// `[category][tool]`: the tool took part in some examination of the category.
+    pub participating: Vec<Vec<bool>>,
     /// `[category][tool]`
     pub performance: Vec<Vec<Performance>>,
 }
@@ -281,16 +288,18 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let weights = weights(db, contest);
     let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
     let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
+    let mut participating = vec![vec![false; tools]; edition.categories.len()];
     for (ei, weight) in contest.exam_instances(db).iter().zip(weights) {
         let category = edition.examinations[ei.exam(db) as usize].category;
         for s in exam_scores(db, *ei) {
+            participating[category][s.tool as usize] = true;
             scores[category][s.tool as usize] += s.score.points * weight;
             if let Some(p) = s.perf {
                 performance[category][s.tool as usize].add(p.cpu_s, p.peak_memory_mb);
             }
         }
     }
-    CategoryScores { scores, performance }
+    CategoryScores { scores, participating, performance }
 }
 
 /// One category's podium and awards.
@@ -301,19 +310,20 @@ pub struct Podium {
     pub awards: Awards,
 }
 
-/// Rules E-4.5 and E-4.6.
+/// Rules E-4.5 and E-4.6: in each category, the tools that took part in it.
 #[salsa::tracked(returns(ref))]
 pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
     let edition = contest.edition(db);
     let tools = contest.tools(db);
     let totals = category_scores(db, contest);
-    let entrants: Vec<Entrant<'_>> = tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Entrant { tool: i as ToolIdx, name: &t.name, family: &t.family, competing: t.competing })
-        .collect();
     (0..edition.categories.len())
         .map(|category| {
+            let entrants: Vec<Entrant<'_>> = tools
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| totals.participating[category][*i])
+                .map(|(i, t)| Entrant { tool: i as ToolIdx, name: &t.name, family: &t.family, competing: t.competing })
+                .collect();
             let standings = scoring::podium(&entrants, &totals.scores[category]);
             let awards = scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate);
             Podium { category, standings, awards }
@@ -370,13 +380,22 @@ pub struct ContestShape<'a> {
     pub exam_instances: Vec<EiShape<'a>>,
 }
 
+/// One run, for [`ScoringDb::build`].
+#[derive(Clone, Debug)]
+pub struct RunShape {
+    pub tool: u32,
+    pub competes: bool,
+    pub answers: Answers,
+    pub perf: Perf,
+}
+
 pub struct EiShape<'a> {
     pub instance: u32,
     pub model: u32,
     pub exam: u32,
     pub ids: Arc<[Arc<str>]>,
-    /// (tool, answers, perf) of each planned run.
-    pub runs: Vec<(u32, Answers, Perf)>,
+    /// Each planned run: tool, whether it takes part (stored, not DO_NOT_COMPETE), answers, perf.
+    pub runs: Vec<RunShape>,
     pub truth: Option<Arc<[Option<Value>]>>,
     pub _marker: std::marker::PhantomData<&'a ()>,
 }
@@ -401,7 +420,7 @@ impl ScoringDb {
         let mut eis = Vec::with_capacity(shape.exam_instances.len());
         let mut runs = Vec::with_capacity(shape.exam_instances.len());
         for e in shape.exam_instances {
-            let run_data: Vec<RunData> = e.runs.into_iter().map(|(tool, answers, perf)| RunData::new(self, tool, answers, perf)).collect();
+            let run_data: Vec<RunData> = e.runs.into_iter().map(|r| RunData::new(self, r.tool, r.competes, r.answers, r.perf)).collect();
             let ei = ExamInstanceData::builder(contest, e.instance, e.model, e.exam, e.ids, run_data.clone().into(), e.truth)
                 .durability(Durability::HIGH)
                 .new(self);
@@ -417,6 +436,13 @@ impl ScoringDb {
     pub fn set_answers(&mut self, run: RunData, answers: Answers) {
         if run.answers(self) != &answers {
             run.set_answers(self).to(answers);
+        }
+    }
+
+    /// Sets whether a run takes part, only if it changed.
+    pub fn set_competes(&mut self, run: RunData, competes: bool) {
+        if run.competes(self) != competes {
+            run.set_competes(self).to(competes);
         }
     }
 

@@ -209,8 +209,8 @@ pub fn podium_text(plan: &Plan, report: &ScoresReport) -> String {
     let _ = writeln!(out, "{} ({})", report.contest, report.edition);
     for category in &plan.contest.edition.categories {
         let Some(rows) = report.standings.get(&category.name) else { continue };
-        if rows.iter().all(|r| r.score == 0.0) {
-            let _ = writeln!(out, "\n{}: no points scored", category.title);
+        if rows.is_empty() {
+            let _ = writeln!(out, "\n{}: no tool took part", category.title);
             continue;
         }
         let _ = writeln!(out, "\n{}", category.title);

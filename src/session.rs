@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::answers::{resolve, Expected};
-use crate::db::{ContestShape, EiShape, Handles, ModelInfo, Perf, ScoringDb, ToolInfo};
+use crate::db::{ContestShape, EiShape, Handles, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo};
 use crate::diag::{Problem, Problems};
 use crate::digest::DigestCache;
 use crate::exec::local::{LocalExecutor, LocalSettings};
@@ -348,13 +348,18 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
         .map(|t| ToolInfo { name: t.name.clone(), family: t.family.clone(), competing: t.kind == ToolKind::Competing })
         .collect();
     let models: Vec<ModelInfo> = plan.models.iter().map(|m| ModelInfo { name: m.name.clone(), kind: m.kind, instances: m.instances.len() }).collect();
-    let mut runs_by_ei: Vec<Vec<(u32, crate::db::Answers, Perf)>> = vec![Vec::new(); plan.exam_instances.len()];
+    let mut runs_by_ei: Vec<Vec<RunShape>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
-        let (answers, perf) = match summary(&run.key) {
-            Some(s) => (s.answers.clone(), Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 }),
-            None => (Arc::from(Vec::new()), Perf::default()),
+        let shape = match summary(&run.key) {
+            Some(s) => RunShape {
+                tool: run.tool as u32,
+                competes: s.verdict != crate::answers::Verdict::DoNotCompete,
+                answers: s.answers.clone(),
+                perf: Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 },
+            },
+            None => RunShape { tool: run.tool as u32, competes: false, answers: Arc::from(Vec::new()), perf: Perf::default() },
         };
-        runs_by_ei[run.exam_instance].push((run.tool as u32, answers, perf));
+        runs_by_ei[run.exam_instance].push(shape);
     }
     let exam_instances = plan
         .exam_instances

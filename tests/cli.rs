@@ -114,7 +114,10 @@ fn scores_json_has_confidence_scores_podiums_and_values() {
     assert_eq!(scores["scores"]["StateSpace"]["a"], 32.0);
     // ReachabilityDeadlock: only `a` answered, Confidence 1 >= 0.997: trusted; 16 points.
     assert_eq!(scores["scores"]["GlobalProperties"]["a"], 16.0);
-    assert_eq!(scores["podiums"]["GlobalProperties"], serde_json::json!(["a", "b", "c"]));
+    // b and c said DO_NOT_COMPETE there: they do not take part, they are not on that podium.
+    assert_eq!(scores["podiums"]["GlobalProperties"], serde_json::json!(["a"]));
+    assert_eq!(scores["podiums"]["StateSpace"].as_array().unwrap().len(), 3);
+    assert_eq!(scores["standings"]["GlobalProperties"].as_array().unwrap().len(), 1);
     let values = scores["values"].as_array().unwrap();
     let states = values.iter().find(|v| v["instance"] == "Philosophers-PT-000002" && v["id"] == "STATES").unwrap();
     assert_eq!(states["trusted"], "9");
@@ -376,4 +379,34 @@ fn setup_runs_once_per_tool_identity_and_products_live_in_the_store() {
     let counts: Vec<_> = glob::glob(&format!("{}/cache/tools/*/count", c.path().display())).unwrap().flatten().collect();
     assert_eq!(counts.len(), 1);
     assert_eq!(fs::read_to_string(&counts[0]).unwrap(), "x\n");
+}
+
+#[test]
+fn two_processes_running_the_same_key_at_once_keep_their_measures_apart() {
+    // Same tool, instance and examination in two contest folders: the same run key, executed by
+    // two mccbuild processes at the same time (regression: their cgroups had the same name).
+    let make = || {
+        let mut c = TestContest::new();
+        c.copy_demo_instance("Philosophers-PT-000002");
+        c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+        c.script_tool("burn", "#!/bin/sh\ni=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\necho 'STATE_SPACE STATES 9'\n", "examinations = [\"StateSpace\"]");
+        c.write("time_s = 20");
+        c
+    };
+    let (a, b) = (make(), make());
+    let spawn = |c: &TestContest| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild")).args(["run", "--json"]).current_dir(c.path()).output().unwrap()
+    };
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(|| spawn(&a));
+        let hb = s.spawn(|| spawn(&b));
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    assert_eq!(json(&ra)["executed"], 1, "{}", stderr(&ra));
+    assert_eq!(json(&rb)["executed"], 1, "{}", stderr(&rb));
+    let (ka, kb) = (a.record("burn", "Philosophers-PT-000002", "StateSpace"), b.record("burn", "Philosophers-PT-000002", "StateSpace"));
+    assert_eq!(ka["key"], kb["key"]);
+    let (ca, cb) = (ka["cpu_time_s"].as_f64().unwrap(), kb["cpu_time_s"].as_f64().unwrap());
+    // Each run measured its own tree: the same work, within a factor of 2 (not 0, not double).
+    assert!(ca > 0.05 && cb > 0.05 && ca / cb < 2.0 && cb / ca < 2.0, "{ca} vs {cb}");
 }

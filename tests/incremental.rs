@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use mccbuild::db::{podiums, ContestShape, EiShape, ModelInfo, Perf, ScoringDb, ToolInfo};
+use mccbuild::db::{podiums, ContestShape, EiShape, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo};
 use mccbuild::rules::edition::Edition;
 use mccbuild::value::Value;
 
@@ -41,7 +41,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
                     (1, 3) => (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 2 } else { 1 }))).collect(),
                     _ => all_ones.clone(),
                 };
-                (tool, answers, Perf { cpu_s: 1.0 + tool as f64, peak_memory_mb: 10.0 })
+                RunShape { tool, competes: true, answers, perf: Perf { cpu_s: 1.0 + tool as f64, peak_memory_mb: 10.0 } }
             })
             .collect();
         exam_instances.push(EiShape { instance, model: 0, exam: ss, ids: ids.clone(), runs, truth: None, _marker: std::marker::PhantomData });

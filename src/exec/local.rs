@@ -125,7 +125,8 @@ impl LocalExecutor {
             ("BK_LOG_FILE".to_string(), dir.join("BenchKit.log").to_string_lossy().into_owned()),
             ("BK_RESULT_DIR".to_string(), dir.join("result").to_string_lossy().into_owned()),
         ];
-        let run_name = format!("{}-{}", &spec.key.hex()[..16], self.counter.fetch_add(1, Ordering::Relaxed));
+        // Unique across processes: two mccbuild processes may run the same key at once.
+        let run_name = format!("{}-{}-{}", &spec.key.hex()[..16], std::process::id(), self.counter.fetch_add(1, Ordering::Relaxed));
         let cgroup = match &self.cgroups {
             Some(support) => Some(support.create(&run_name).map_err(|e| InfraError(format!("cannot create the run's cgroups: {e}")))?),
             None => None,
