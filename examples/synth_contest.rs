@@ -28,7 +28,7 @@ fn main() {
     eprintln!("contest written in {:.1?}", t.elapsed());
 
     let t = Instant::now();
-    let session = Session::open(&dir.join("contest.toml")).unwrap_or_else(|p| panic!("{p}"));
+    let session = Session::open(&dir.join("contest.toml")).unwrap_or_else(|e| panic!("{e:?}"));
     eprintln!("planned {} runs in {:.1?}", session.plan.runs.len(), t.elapsed());
 
     let t = Instant::now();

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::diag::Problems;
 use crate::results::{podium_text, scores_report};
-use crate::session::{Filter, Progress, Session};
+use crate::session::{Filter, OpenError, Progress, Session};
 
 /// Exit codes (docs/cli.md).
 pub mod exit {
@@ -123,8 +123,18 @@ fn report_problems(problems: &Problems) -> i32 {
     exit::INVALID_INPUT
 }
 
+fn open_error(e: OpenError) -> i32 {
+    match e {
+        OpenError::Input(problems) => report_problems(&problems),
+        OpenError::Store(message) => {
+            eprintln!("error: {message}");
+            exit::STORE_ERROR
+        }
+    }
+}
+
 fn open(manifest: &std::path::Path) -> Result<Session, i32> {
-    let session = Session::open(manifest).map_err(|p| report_problems(&p))?;
+    let session = Session::open(manifest).map_err(open_error)?;
     for w in &session.warnings {
         eprintln!("warning: {w}");
     }
@@ -140,7 +150,7 @@ fn warn_instance_problems(session: &Session) {
 fn check(manifest: &std::path::Path) -> i32 {
     let session = match Session::open(manifest) {
         Ok(s) => s,
-        Err(p) => return report_problems(&p),
+        Err(e) => return open_error(e),
     };
     if !session.plan.problems.is_empty() {
         return report_problems(&session.plan.problems);

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::answers::{resolve, Expected};
 use crate::db::{ContestShape, EiShape, Handles, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo};
-use crate::diag::{Problem, Problems};
+use crate::diag::Problems;
 use crate::digest::DigestCache;
 use crate::exec::local::{LocalExecutor, LocalSettings};
 use crate::exec::pool::{available_cores, run_all, PoolEvent};
@@ -71,6 +71,21 @@ pub struct ExecSummary {
     pub failed: usize,
 }
 
+/// Why a contest cannot be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The manifest, the rules or a tool folder are invalid.
+    Input(Problems),
+    /// The store cannot be used.
+    Store(String),
+}
+
+impl From<Problems> for OpenError {
+    fn from(p: Problems) -> Self {
+        OpenError::Input(p)
+    }
+}
+
 /// Progress reporting (the CLI draws it with indicatif).
 pub trait Progress {
     fn setup_started(&mut self, _tool: &str) {}
@@ -88,14 +103,14 @@ impl Progress for Quiet {}
 impl Session {
     /// Loads the contest, plans it, opens the store. Problems with the manifest or rules stop
     /// here; problems with single instances become warnings.
-    pub fn open(manifest: &Path) -> Result<Session, Problems> {
+    pub fn open(manifest: &Path) -> Result<Session, OpenError> {
         let t = crate::timing::phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
             ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
         };
-        let store = Store::open(&contest.store).map_err(|e| Problems::from(Problem::new(&contest.manifest_path, e)))?;
+        let store = Store::open(&contest.store).map_err(OpenError::Store)?;
         let t = crate::timing::phase("digest cache load");
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);

@@ -410,3 +410,13 @@ fn two_processes_running_the_same_key_at_once_keep_their_measures_apart() {
     // Each run measured its own tree: the same work, within a factor of 2 (not 0, not double).
     assert!(ca > 0.05 && cb > 0.05 && ca / cb < 2.0 && cb / ca < 2.0, "{ca} vs {cb}");
 }
+
+#[test]
+fn a_store_of_another_format_is_exit_code_3() {
+    let c = three_tools();
+    std::fs::create_dir_all(c.path().join("cache")).unwrap();
+    std::fs::write(c.path().join("cache/STORE"), "mccbuild store 99\n").unwrap();
+    let out = c.mccbuild(&["plan"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("another format"), "{}", stderr(&out));
+}
