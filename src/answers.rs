@@ -54,6 +54,8 @@ pub struct ParsedOutput {
     pub do_not_compete: bool,
     pub cannot_compute: bool,
     pub lines: Vec<AnswerLine>,
+    /// `SAFE`, `UNSAFE`, `UNKNOWN` lines, with their line numbers.
+    pub verdicts: Vec<(usize, String)>,
     /// Lines that start like an answer but are malformed (`FORMULA x` with no value, ...).
     pub malformed: Vec<(usize, String)>,
 }
@@ -126,6 +128,7 @@ fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
         [] => {}
         ["DO_NOT_COMPETE"] | ["DO", "NOT", "COMPETE"] => out.do_not_compete = true,
         ["CANNOT_COMPUTE"] => out.cannot_compute = true,
+        [word @ ("SAFE" | "UNSAFE" | "UNKNOWN")] => out.verdicts.push((line_no, word.to_string())),
         ["FORMULA", rest @ ..] | ["STATE_SPACE", rest @ ..] => {
             let is_formula = words[0] == "FORMULA";
             let (key, value_word, tail) = match rest {
@@ -190,6 +193,9 @@ pub enum AnswerForm {
     Global,
     /// `FORMULA <id> <value>` lines keyed by the ids of the instance's formula file.
     Formulas,
+    /// One verdict line, `SAFE`, `UNSAFE` or `UNKNOWN` (SV-COMP): SAFE is TRUE (the property
+    /// holds), UNSAFE is FALSE, UNKNOWN is no answer.
+    Verdict,
 }
 
 /// What the examination of one instance expects.
@@ -251,6 +257,22 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     }
     let mut chosen: BTreeMap<usize, (Value, Vec<String>, usize)> = BTreeMap::new();
     let mut not_computed: BTreeMap<usize, usize> = BTreeMap::new();
+    if expected.form == AnswerForm::Verdict && !expected.ids.is_empty() {
+        let mut last: Option<(usize, &str)> = None;
+        for (line, word) in &parsed.verdicts {
+            if let Some((previous_line, previous)) = last {
+                if previous != word {
+                    diagnostics.push(format!("lines {previous_line} and {line}: two different verdicts ({previous} then {word}); the last one counts"));
+                }
+            }
+            last = Some((*line, word));
+        }
+        match last {
+            Some((line, "SAFE")) => drop(chosen.insert(0, (Value::Bool(true), Vec::new(), line))),
+            Some((line, "UNSAFE")) => drop(chosen.insert(0, (Value::Bool(false), Vec::new(), line))),
+            _ => {}
+        }
+    }
     for answer in &parsed.lines {
         let Some(index) = match_key(&answer.key, expected, answer.line, &mut diagnostics) else {
             continue;
@@ -350,6 +372,10 @@ fn match_key(key: &LineKey, expected: Expected<'_>, line: usize, diagnostics: &m
         }
         (_, LineKey::StateSpace(what)) => {
             diagnostics.push(format!("line {line}: STATE_SPACE {what} ignored in a {} run", expected.examination));
+            None
+        }
+        (AnswerForm::Verdict, LineKey::Formula(id)) => {
+            diagnostics.push(format!("line {line}: FORMULA {id} ignored: a verdict run answers SAFE, UNSAFE or UNKNOWN"));
             None
         }
         (AnswerForm::StateSpace, LineKey::Formula(id)) => {
@@ -466,6 +492,26 @@ mod tests {
         let answers = resolve(&parse_output("FORMULA OneSafe TRUE TECHNIQUES X"), expected);
         assert_eq!(answers.verdict, Verdict::CannotCompute);
         assert_eq!(answers.diagnostics.len(), 1);
+    }
+
+    #[test]
+    fn verdicts_of_verification_tasks() {
+        let ids = ids(&["ReachSafety"]);
+        let expected = Expected { examination: "ReachSafety", instance: "loop1", form: AnswerForm::Verdict, kind: ValueKind::Boolean, ids: &ids };
+        assert_eq!(value_of(&resolve(&parse_output("checking...\nSAFE\n"), expected), "ReachSafety").as_deref(), Some("TRUE"));
+        assert_eq!(value_of(&resolve(&parse_output("UNSAFE\n"), expected), "ReachSafety").as_deref(), Some("FALSE"));
+        let unknown = resolve(&parse_output("UNKNOWN\n"), expected);
+        assert_eq!(unknown.verdict, Verdict::CannotCompute);
+        let two = resolve(&parse_output("SAFE\nUNSAFE\n"), expected);
+        assert_eq!(value_of(&two, "ReachSafety").as_deref(), Some("FALSE"));
+        assert_eq!(two.diagnostics.len(), 1);
+        // Verdict words are noise in an MCC run.
+        let ss = ids_of_state_space();
+        assert_eq!(resolve(&parse_output("SAFE\n"), state_space(&ss)).verdict, Verdict::CannotCompute);
+    }
+
+    fn ids_of_state_space() -> Vec<Arc<str>> {
+        ids(&SS)
     }
 
     #[test]

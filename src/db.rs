@@ -324,7 +324,9 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                 .filter(|(i, _)| totals.participating[category][*i])
                 .map(|(i, t)| Entrant { tool: i as ToolIdx, name: &t.name, family: &t.family, competing: t.competing })
                 .collect();
-            let standings = scoring::podium(&entrants, &totals.scores[category]);
+            let success_cpu: Vec<f64> = totals.performance[category].iter().map(|p| p.cpu_s).collect();
+            let tie_break = (edition.ranking.tie_break == crate::rules::edition::TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
+            let standings = scoring::podium(&entrants, &totals.scores[category], tie_break);
             let awards = scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate);
             Podium { category, standings, awards }
         })

@@ -52,7 +52,7 @@ impl Stamp {
     }
 }
 
-const CACHE_FORMAT: u32 = 1;
+const CACHE_FORMAT: u32 = 2;
 
 #[derive(Default, Serialize, Deserialize)]
 struct CacheFile {

@@ -59,6 +59,9 @@ pub struct InstanceFacts {
     pub net: Result<NetInfo, String>,
     /// The empty `NewModel` marker: the instance belongs to a new (surprise) model.
     pub new_model: bool,
+    /// Small top-level text files (at most 256 bytes: `iscolored`, `instance`, an expected
+    /// verdict...), by name.
+    pub texts: BTreeMap<String, String>,
 }
 
 impl InstanceFacts {
@@ -121,25 +124,25 @@ fn walk_folder(root: &Path, dir: &Path, out: &mut Vec<(String, fs::Metadata)>) -
 }
 
 fn folder_facts(root: &Path, files: &[(String, fs::Metadata)], cache: &mut DigestCache) -> Result<InstanceFacts, String> {
-    let mut facts = InstanceFacts { files: Vec::new(), formulas: BTreeMap::new(), net: Err("model.pnml is missing".into()), new_model: false };
+    let mut facts = InstanceFacts { files: Vec::new(), formulas: BTreeMap::new(), net: Err("model.pnml is missing".into()), new_model: false, texts: BTreeMap::new() };
     for (rel, meta) in files {
         let path = root.join(rel);
         let digest = cache.file_digest(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         facts.files.push(FileEntry { path: rel.clone(), size: meta.len(), digest, executable: meta.permissions().mode() & 0o111 != 0 });
-        inspect(&mut facts, rel, || File::open(&path).map(BufReader::new));
+        inspect(&mut facts, rel, meta.len(), || File::open(&path).map(BufReader::new));
     }
     Ok(facts)
 }
 
 fn archive_facts(path: &Path, name: &str, limits: ArchiveLimits) -> Result<InstanceFacts, String> {
-    let mut facts = InstanceFacts { files: Vec::new(), formulas: BTreeMap::new(), net: Err("model.pnml is missing".into()), new_model: false };
+    let mut facts = InstanceFacts { files: Vec::new(), formulas: BTreeMap::new(), net: Err("model.pnml is missing".into()), new_model: false, texts: BTreeMap::new() };
     for_each_archive_file(path, name, limits, |rel, size, executable, reader| {
         // Read the entry once: inspect what needs parsing from memory, hash everything.
         let mut content = Vec::with_capacity(size.min(1 << 26) as usize);
         reader.read_to_end(&mut content).map_err(|e| format!("{}: entry {rel}: {e}", path.display()))?;
         let digest = *blake3::hash(&content).as_bytes();
         facts.files.push(FileEntry { path: rel.to_string(), size: content.len() as u64, digest, executable });
-        inspect(&mut facts, rel, || Ok::<_, io::Error>(&content[..]));
+        inspect(&mut facts, rel, content.len() as u64, || Ok::<_, io::Error>(&content[..]));
         Ok(())
     })?;
     facts.files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -147,8 +150,18 @@ fn archive_facts(path: &Path, name: &str, limits: ArchiveLimits) -> Result<Insta
 }
 
 /// Records what mccbuild needs from the instance's special files.
-fn inspect<R: io::BufRead>(facts: &mut InstanceFacts, rel: &str, open: impl FnOnce() -> io::Result<R>) {
-    if rel == "NewModel" {
+fn inspect<R: io::BufRead>(facts: &mut InstanceFacts, rel: &str, size: u64, open: impl FnOnce() -> io::Result<R>) {
+    if size <= 256 && !rel.contains('/') && !rel.ends_with(".xml") && rel != "model.pnml" {
+        if let Ok(mut reader) = open() {
+            let mut text = String::new();
+            if reader.read_to_string(&mut text).is_ok() {
+                facts.texts.insert(rel.to_string(), text);
+            }
+        }
+        if rel == "NewModel" {
+            facts.new_model = true;
+        }
+    } else if rel == "NewModel" {
         facts.new_model = true;
     } else if rel == "model.pnml" {
         facts.net = open().map_err(|e| format!("cannot read model.pnml: {e}")).and_then(pnml_info);

@@ -158,6 +158,9 @@ pub struct KeyInputs<'a> {
     pub instance_content: &'a Digest,
     /// BK_EXAMINATION.
     pub examination: &'a str,
+    /// How the run's answers are read (form, kind, value ids of the rules): records hold parsed
+    /// answers, so reading them differently must redo the run.
+    pub reading: &'a str,
     /// BK_TIME_CONFINEMENT and BK_MEMORY_CONFINEMENT, enforced.
     pub limits: Limits,
     /// The executor and whatever of it can change a result (kind, how runs are isolated and
@@ -171,7 +174,7 @@ pub struct KeyInputs<'a> {
 pub fn run_key(inputs: &KeyInputs<'_>) -> RunKey {
     combine(
         &tool_part(inputs.tool),
-        &task_part(inputs.instance, inputs.instance_content, inputs.examination, inputs.limits),
+        &task_part(inputs.instance, inputs.instance_content, inputs.examination, inputs.reading, inputs.limits),
         &executor_part(inputs.executor),
     )
 }
@@ -203,11 +206,12 @@ fn tool_part(tool: &ToolIdentity) -> Digest {
     w.finish()
 }
 
-fn task_part(instance: &str, content: &Digest, examination: &str, limits: Limits) -> Digest {
+fn task_part(instance: &str, content: &Digest, examination: &str, reading: &str, limits: Limits) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: task");
     w.str("instance.name", instance);
     w.digest("instance.content", content);
     w.str("examination", examination);
+    w.str("reading", reading);
     w.u64("limits.time_s", limits.time_s);
     w.u64("limits.memory_mb", limits.memory_mb);
     w.finish()
@@ -237,8 +241,8 @@ impl KeyBuilder {
     }
 
     /// The digest of one examination of one instance, shared by its runs.
-    pub fn task(&self, instance: &str, content: &Digest, examination: &str, limits: Limits) -> Digest {
-        task_part(instance, content, examination, limits)
+    pub fn task(&self, instance: &str, content: &Digest, examination: &str, reading: &str, limits: Limits) -> Digest {
+        task_part(instance, content, examination, reading, limits)
     }
 
     pub fn key(&self, tool: usize, task: &Digest) -> RunKey {
@@ -310,6 +314,13 @@ mod tests {
     }
 
     fn key_with(change: impl FnOnce(&mut ToolIdentity, &mut String, &mut Digest, &mut String, &mut Limits, &mut Vec<(String, String)>)) -> RunKey {
+        key_reading("state-space;integer;STATES", change)
+    }
+
+    fn key_reading(
+        reading: &str,
+        change: impl FnOnce(&mut ToolIdentity, &mut String, &mut Digest, &mut String, &mut Limits, &mut Vec<(String, String)>),
+    ) -> RunKey {
         let mut t = tool();
         let mut instance = "Philosophers-PT-000002".to_string();
         let mut content = [1u8; 32];
@@ -317,7 +328,12 @@ mod tests {
         let mut limits = Limits { time_s: 3600, memory_mb: 16384 };
         let mut exec = executor();
         change(&mut t, &mut instance, &mut content, &mut exam, &mut limits, &mut exec);
-        run_key(&KeyInputs { tool: &t, instance: &instance, instance_content: &content, examination: &exam, limits, executor: &exec })
+        run_key(&KeyInputs { tool: &t, instance: &instance, instance_content: &content, examination: &exam, reading, limits, executor: &exec })
+    }
+
+    #[test]
+    fn how_answers_are_read_changes_the_key() {
+        assert_ne!(base(), key_reading("state-space;integer;STATES,TRANSITIONS", |_, _, _, _, _, _| {}));
     }
 
     fn base() -> RunKey {
@@ -416,9 +432,9 @@ mod tests {
         let builder = KeyBuilder::new(&[t.clone(), other.clone()], &exec);
         let limits = Limits { time_s: 1800, memory_mb: 16384 };
         let content = [9u8; 32];
-        let task = builder.task("M-PT-1", &content, "OneSafe", limits);
+        let task = builder.task("M-PT-1", &content, "OneSafe", "global;boolean", limits);
         for (i, tool) in [t, other].iter().enumerate() {
-            let direct = run_key(&KeyInputs { tool, instance: "M-PT-1", instance_content: &content, examination: "OneSafe", limits, executor: &exec });
+            let direct = run_key(&KeyInputs { tool, instance: "M-PT-1", instance_content: &content, examination: "OneSafe", reading: "global;boolean", limits, executor: &exec });
             assert_eq!(builder.key(i, &task), direct);
         }
     }

@@ -35,8 +35,12 @@ pub struct PlannedModel {
 pub struct ExamInstance {
     pub instance: usize,
     pub exam: ExamId,
-    /// The value ids, in the order of the formula file (or of the rules).
+    /// The scored value ids, in the order of the formula file (or of the rules).
     pub ids: Arc<[Arc<str>]>,
+    /// The ids answers are matched to: `ids`, then the edition's optional values.
+    pub answer_ids: Arc<[Arc<str>]>,
+    /// Ground-truth contests: the expected value of each id (from the instance's truth file).
+    pub truth: Option<Arc<[Option<crate::value::Value>]>>,
 }
 
 /// One run of the plan.
@@ -61,6 +65,16 @@ pub struct Plan {
     /// Problems with instances (a malformed model.pnml or formula file): errors for `check`,
     /// warnings for `run` (the runs that can be made are made).
     pub problems: Problems,
+}
+
+/// The expected answer of a verification task's truth file: SAFE (the property holds) is TRUE,
+/// UNSAFE is FALSE; other words are values as tools write them.
+pub fn parse_truth(text: &str) -> Result<crate::value::Value, String> {
+    match text.trim() {
+        "SAFE" => Ok(crate::value::Value::Bool(true)),
+        "UNSAFE" => Ok(crate::value::Value::Bool(false)),
+        other => crate::value::Value::parse(other).map_err(|e| e.to_string()),
+    }
 }
 
 impl Plan {
@@ -138,8 +152,30 @@ impl Plan {
                         Some(Ok(ids)) => ids.iter().map(|id| Arc::from(id.as_str())).collect(),
                     },
                 };
+                let truth = match &exam.truth_file {
+                    None => None,
+                    Some(file) => match instance.facts.texts.get(file).map(|t| parse_truth(t)) {
+                        Some(Ok(value)) if value.kind() == exam.value => Some(Arc::from(vec![Some(value)])),
+                        Some(Ok(value)) => {
+                            problems.push(Problem::new(instance.source.path(), format!("{file}: `{value}` is not a {:?} answer", exam.value)));
+                            None
+                        }
+                        Some(Err(e)) => {
+                            problems.push(Problem::new(instance.source.path(), format!("{file}: {e}")).help("write SAFE, UNSAFE, TRUE, FALSE or an integer"));
+                            None
+                        }
+                        None => {
+                            problems.push(
+                                Problem::new(instance.source.path(), format!("the expected answer file `{file}` is missing"))
+                                    .help(format!("{} takes its trusted values from it (ground truth)", contest.edition.info.name)),
+                            );
+                            None
+                        }
+                    },
+                };
+                let answer_ids: Arc<[Arc<str>]> = if exam.formula_file.is_some() { ids.clone() } else { exam.answer_ids().into() };
                 let ei = exam_instances.len();
-                exam_instances.push(ExamInstance { instance: i, exam: exam_id, ids });
+                exam_instances.push(ExamInstance { instance: i, exam: exam_id, ids, answer_ids, truth });
                 let verdict_file = edition.verdict_files.file.as_str();
                 let hidden: Vec<String> = if !edition.shows_verdict_file(exam_id, kind) && instance.facts.has_file(verdict_file) {
                     vec![verdict_file.to_string()]
@@ -149,7 +185,7 @@ impl Plan {
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
                 let content = instance.facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);
-                let task = keys.task(&instance.name, &content, &exam.name, limits);
+                let task = keys.task(&instance.name, &content, &exam.name, &exam.parse_spec(), limits);
                 let hidden: Arc<[String]> = hidden.into();
                 for (t, tool) in contest.tools.iter().enumerate() {
                     if !tool.examinations.contains(&exam_id) {

@@ -325,7 +325,7 @@ pub fn make_record(plan: &Plan, run: &Run, executor: Vec<(String, String)>, exec
     let instance = &plan.instances[ei.instance];
     let resolved = resolve(
         &execution.parsed,
-        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.ids },
+        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.answer_ids },
     );
     RunRecord {
         format: RECORD_FORMAT,
@@ -386,7 +386,7 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
             exam: ei.exam as u32,
             ids: ei.ids.clone(),
             runs,
-            truth: None,
+            truth: ei.truth.clone(),
             _marker: std::marker::PhantomData,
         })
         .collect();

@@ -39,6 +39,8 @@ struct EditionFile {
     #[serde(default)]
     awards: AwardRules,
     #[serde(default)]
+    ranking: RankingRules,
+    #[serde(default)]
     verdict_files: VerdictFileRules,
     #[serde(default, rename = "model_kind")]
     model_kinds: Vec<Spanned<ModelKindFile>>,
@@ -148,6 +150,20 @@ pub struct ScoringRules {
     /// E-4.4: the largest model weighs at most this many times a one-instance model.
     #[serde(default = "default_max_model_ratio")]
     pub max_model_ratio: f64,
+    /// A score table instead of ScoreValue/PenaltyValue: the points of each answer, right and
+    /// wrong (SV-COMP 2012: SAFE +2 / -4, UNSAFE +1 / -2; UNKNOWN, no answer, 0).
+    #[serde(default)]
+    pub table: Vec<ScoreRow>,
+}
+
+/// One row of a score table.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreRow {
+    /// The answer, as tools write it (`TRUE` = SAFE, `FALSE` = UNSAFE for verdicts).
+    pub answer: crate::value::Value,
+    pub correct: f64,
+    pub wrong: f64,
 }
 
 fn default_max_model_ratio() -> f64 {
@@ -178,6 +194,25 @@ pub enum ModelWeight {
     Linear,
     /// No normalisation: every instance weighs 1.
     None,
+}
+
+/// `[ranking]`: how tools with equal scores are ordered.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RankingRules {
+    #[serde(default)]
+    pub tie_break: TieBreak,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TieBreak {
+    /// Equal scores share a rank (the MCC rules say nothing more).
+    #[default]
+    None,
+    /// SV-COMP 2012: "sub-ranked according to success-runtime", the total CPU time of the runs
+    /// with a correct result; less is better.
+    SuccessCpuTime,
 }
 
 /// `[awards]`: rule E-4.5's fastest-tool and least-memory awards.
@@ -256,7 +291,11 @@ struct ExaminationFile {
     #[serde(default)]
     values: Option<Vec<String>>,
     #[serde(default)]
+    optional_values: Vec<String>,
+    #[serde(default)]
     formula_file: Option<String>,
+    #[serde(default)]
+    truth_file: Option<String>,
     #[serde(default)]
     abbrev: Option<String>,
     #[serde(default)]
@@ -306,12 +345,33 @@ pub struct Examination {
     pub value: ValueKind,
     /// Fixed value ids (StateSpace's four, a global property's own name).
     pub values: Vec<Arc<str>>,
+    /// Values tools may give that this edition does not score (2023: StateSpace requires STATES
+    /// only; "some additional information can be provided"). They follow `values` in the
+    /// protocol's order, so that records keep the same positions under every edition.
+    pub optional_values: Vec<Arc<str>>,
     /// The formula file whose `<id>`s are the value ids (formula examinations).
     pub formula_file: Option<String>,
+    /// Ground-truth contests: the instance file holding the expected answer.
+    pub truth_file: Option<String>,
     /// E-5.7: CPU-time limit of this examination (the edition's default otherwise).
     pub time_s: u64,
     /// M-9: whether runs of this examination see the verdict file.
     pub verdict_file: bool,
+}
+
+impl Examination {
+    /// The ids a run's answers are matched to: the scored ones first, then the optional ones.
+    /// (Formula examinations take theirs from the instance's formula file.)
+    pub fn answer_ids(&self) -> Vec<Arc<str>> {
+        self.values.iter().chain(&self.optional_values).cloned().collect()
+    }
+
+    /// What reading this examination's answers depends on (part of the run key: records hold
+    /// parsed answers, so a change in how they are read must redo the runs).
+    pub fn parse_spec(&self) -> String {
+        let ids: Vec<&str> = self.values.iter().chain(&self.optional_values).map(|v| &**v).collect();
+        format!("{:?};{:?};{}", self.answers, self.value, ids.join(","))
+    }
 }
 
 /// An edition's rules, validated.
@@ -323,6 +383,7 @@ pub struct Edition {
     pub trusted: TrustedRules,
     pub scoring: ScoringRules,
     pub awards: AwardRules,
+    pub ranking: RankingRules,
     pub verdict_files: VerdictFileRules,
     pub model_kinds: Vec<ModelKind>,
     pub categories: Vec<Category>,
@@ -408,7 +469,7 @@ impl Edition {
                     ));
                     continue;
                 }
-                (AnswerForm::Global, None, None) => vec![Arc::from(e.name.as_str())],
+                (AnswerForm::Global | AnswerForm::Verdict, None, None) => vec![Arc::from(e.name.as_str())],
                 (AnswerForm::StateSpace, Some(values), None) if !values.is_empty() => {
                     values.iter().map(|v| Arc::from(v.as_str())).collect()
                 }
@@ -424,11 +485,24 @@ impl Edition {
                 }
             };
             let mut seen = HashSet::new();
-            if let Some(dup) = values.iter().find(|v| !seen.insert(v.to_string())) {
+            if let Some(dup) = values.iter().map(|v| v.to_string()).chain(e.optional_values.iter().cloned()).find(|v| !seen.insert(v.clone())) {
                 problems.push(source.problem_at(here.clone(), format!("examination `{}` lists value `{dup}` twice", e.name)));
             }
             if e.time_s == Some(0) {
                 problems.push(source.problem_at(here.clone(), format!("examination `{}`: time_s must be positive", e.name)));
+            }
+            if !e.optional_values.is_empty() && e.answers != AnswerForm::StateSpace {
+                problems.push(source.problem_at(here.clone(), format!("examination `{}`: optional_values are for answers = \"state-space\"", e.name)));
+            }
+            if e.answers == AnswerForm::Verdict && e.value != ValueKind::Boolean {
+                problems.push(source.problem_at(here.clone(), format!("examination `{}`: answers = \"verdict\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name)));
+            }
+            if file.edition.trust == TrustKind::GroundTruth && e.truth_file.is_none() {
+                problems.push(
+                    source
+                        .problem_at(here.clone(), format!("examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)", e.name))
+                        .help(RULES_HELP),
+                );
             }
             categories[category].examinations.push(examinations.len());
             examinations.push(Examination {
@@ -438,7 +512,9 @@ impl Edition {
                 answers: e.answers,
                 value: e.value,
                 values,
+                optional_values: e.optional_values.iter().map(|v| Arc::from(v.as_str())).collect(),
                 formula_file: e.formula_file.clone(),
+                truth_file: e.truth_file.clone(),
                 time_s: e.time_s.unwrap_or(file.limits.time_s),
                 verdict_file: e.verdict_file,
             });
@@ -493,6 +569,12 @@ impl Edition {
             }
         }
 
+        for row in &file.scoring.table {
+            if !examinations.iter().any(|e| e.value == row.answer.kind()) {
+                problems.push(Problem::new(path, format!("[scoring] table: answer `{}` is not a value any examination asks for", row.answer)).help(RULES_HELP));
+            }
+        }
+
         problems.into_result(())?;
         Ok(Edition {
             info: file.edition,
@@ -501,6 +583,7 @@ impl Edition {
             trusted: file.trusted,
             scoring: file.scoring,
             awards: file.awards,
+            ranking: file.ranking,
             verdict_files: file.verdict_files,
             model_kinds,
             categories,

@@ -40,6 +40,7 @@ pub struct ExamScore {
 /// (`None`: unknown). A right value earns ScoreValue, a wrong one costs PenaltyValue, values not
 /// computed or without trusted value count 0; the examination's score is the sum. Under
 /// `wrong_value = "lose-examination"` (MCC 2015) one wrong value makes the whole examination 0.
+/// With a score table (SV-COMP 2012), each answer earns its row's points, right or wrong.
 pub fn examination_score<'a>(
     answers: impl IntoIterator<Item = (usize, &'a Value)>,
     trusted: &[Option<Value>],
@@ -47,19 +48,31 @@ pub fn examination_score<'a>(
 ) -> ExamScore {
     let value_points = score_value(rules, trusted.len());
     let mut score = ExamScore::default();
+    let mut table_points = 0.0;
     for (index, value) in answers {
+        let row = rules.table.iter().find(|r| &r.answer == value);
         match trusted.get(index) {
-            Some(Some(reference)) if reference == value => score.right += 1,
-            Some(Some(_)) => score.wrong += 1,
+            Some(Some(reference)) if reference == value => {
+                score.right += 1;
+                table_points += row.map_or(0.0, |r| r.correct);
+            }
+            Some(Some(_)) => {
+                score.wrong += 1;
+                table_points += row.map_or(0.0, |r| r.wrong);
+            }
             _ => {}
         }
     }
-    score.points = match rules.wrong_value {
+    score.points = if !rules.table.is_empty() {
+        table_points
+    } else {
+        match rules.wrong_value {
         WrongValue::Penalty => {
             score.right as f64 * value_points - score.wrong as f64 * penalty_value(rules, value_points)
         }
-        WrongValue::LoseExamination if score.wrong > 0 => 0.0,
-        WrongValue::LoseExamination => score.right as f64 * value_points,
+            WrongValue::LoseExamination if score.wrong > 0 => 0.0,
+            WrongValue::LoseExamination => score.right as f64 * value_points,
+        }
     };
     let known = trusted.iter().filter(|t| t.is_some()).count() as u32;
     score.complete = known > 0 && score.right == known;
@@ -145,15 +158,19 @@ pub struct Standing {
 /// the category; of several variants of one tool (a family) only the best one is ranked, the
 /// others are displayed for information; reference tools are displayed but never ranked. Medals go
 /// to the first three ranks, to tools with a positive score (a tool that earned nothing is not
-/// a medallist). Ties share a rank and its medal.
-pub fn podium(entrants: &[Entrant<'_>], scores: &[f64]) -> Vec<Standing> {
+/// a medallist). Ties share a rank and its medal, unless `tie_break` (lower is better: SV-COMP's
+/// success CPU time) orders them.
+pub fn podium(entrants: &[Entrant<'_>], scores: &[f64], tie_break: Option<&[f64]>) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
     let score = |i: usize| scores.get(entrants[i].tool as usize).copied().unwrap_or(0.0);
-    order.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then_with(|| entrants[a].name.cmp(entrants[b].name)));
+    let secondary = |i: usize| tie_break.and_then(|t| t.get(entrants[i].tool as usize).copied()).unwrap_or(0.0);
+    order.sort_by(|&a, &b| {
+        score(b).total_cmp(&score(a)).then_with(|| secondary(a).total_cmp(&secondary(b))).then_with(|| entrants[a].name.cmp(entrants[b].name))
+    });
     let mut seen_families: Vec<&str> = Vec::new();
     let mut standings = Vec::with_capacity(order.len());
     let mut ranked = 0u32;
-    let mut last: Option<(f64, u32)> = None;
+    let mut last: Option<((f64, f64), u32)> = None;
     for i in order {
         let e = &entrants[i];
         let best_of_family = e.competing && !seen_families.contains(&e.family);
@@ -161,12 +178,13 @@ pub fn podium(entrants: &[Entrant<'_>], scores: &[f64]) -> Vec<Standing> {
             seen_families.push(e.family);
         }
         let s = score(i);
+        let key = (s, secondary(i));
         let rank = best_of_family.then(|| {
             ranked += 1;
             match last {
-                Some((previous, rank)) if previous == s => rank,
+                Some((previous, rank)) if previous == key => rank,
                 _ => {
-                    last = Some((s, ranked));
+                    last = Some((key, ranked));
                     ranked
                 }
             }
@@ -249,7 +267,49 @@ mod tests {
             wrong_value: WrongValue::Penalty,
             model_weight: ModelWeight::Linear,
             max_model_ratio: 2.0,
+            table: Vec::new(),
         }
+    }
+
+    #[test]
+    fn score_table_of_svcomp_2012() {
+        // SV-COMP 2012: SAFE correct +2, SAFE incorrect -4, UNSAFE correct +1, UNSAFE incorrect
+        // -2, UNKNOWN 0. One task per run (one value).
+        let table = ScoringRules {
+            table: vec![
+                crate::rules::edition::ScoreRow { answer: b(true), correct: 2.0, wrong: -4.0 },
+                crate::rules::edition::ScoreRow { answer: b(false), correct: 1.0, wrong: -2.0 },
+            ],
+            model_weight: ModelWeight::None,
+            ..rules()
+        };
+        let safe = [Some(b(true))];
+        let unsafe_ = [Some(b(false))];
+        let score = |answer: Option<bool>, truth: &[Option<Value>]| {
+            let a: Vec<(usize, Value)> = answer.map(|v| (0, b(v))).into_iter().collect();
+            examination_score(a.iter().map(|(i, v)| (*i, v)), truth, &table).points
+        };
+        assert_eq!(score(Some(true), &safe), 2.0);
+        assert_eq!(score(Some(true), &unsafe_), -4.0);
+        assert_eq!(score(Some(false), &unsafe_), 1.0);
+        assert_eq!(score(Some(false), &safe), -2.0);
+        assert_eq!(score(None, &safe), 0.0);
+    }
+
+    #[test]
+    fn ties_broken_by_success_cpu_time() {
+        // SV-COMP: equal sums of points are sub-ranked by success CPU time, lower first.
+        let e = vec![
+            Entrant { tool: 0, name: "a", family: "a", competing: true },
+            Entrant { tool: 1, name: "b", family: "b", competing: true },
+            Entrant { tool: 2, name: "c", family: "c", competing: true },
+        ];
+        let scores = [10.0, 10.0, 3.0];
+        let cpu = [50.0, 20.0, 1.0];
+        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu)).iter().map(|s| (s.tool, s.rank)).collect();
+        assert_eq!(ranks, vec![(1, Some(1)), (0, Some(2)), (2, Some(3))]);
+        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None).iter().map(|s| (s.tool, s.rank)).collect();
+        assert_eq!(shared, vec![(0, Some(1)), (1, Some(1)), (2, Some(3))]);
     }
 
     fn b(v: bool) -> Value {
@@ -347,7 +407,7 @@ mod tests {
         // name), zero 4 (no medal: rank 4 and no points). tapaal-seq is the family's second
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
         let scores = [300.0, 350.0, 400.0, 500.0, 300.0, 0.0];
-        let p = podium(&entrants(), &scores);
+        let p = podium(&entrants(), &scores, None);
         let summary: Vec<(u32, Option<u32>, Option<u8>)> = p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
         assert_eq!(
             summary,
@@ -358,7 +418,7 @@ mod tests {
     #[test]
     fn awards_among_ranked_tools_on_completed_examinations() {
         let scores = [300.0, 350.0, 400.0, 500.0, 300.0, 0.0];
-        let standings = podium(&entrants(), &scores);
+        let standings = podium(&entrants(), &scores, None);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(10.0, 100.0); // lola: mean 10 s, 100 MB
         perf[0].add(30.0, 300.0); //       -> mean 20 s, 200 MB
