@@ -98,6 +98,8 @@ pub struct ToolIdentity {
     pub setup: Option<String>,
     /// Digest of every file under the tool's folder: relative path, executable bit, content.
     pub files: Digest,
+    /// Digest of the files the setup reads (`setup_inputs`), or of all of them (`files`).
+    pub setup_files: Digest,
 }
 
 impl ToolIdentity {
@@ -106,7 +108,7 @@ impl ToolIdentity {
     pub fn setup_digest(&self) -> Digest {
         let mut w = KeyWriter::new("mccbuild tool setup");
         w.u32("schema", STORE_SCHEMA);
-        w.digest("tool.files", &self.files);
+        w.digest("tool.setup_files", &self.setup_files);
         w.opt_str("tool.setup", self.setup.as_deref());
         w.finish()
     }
@@ -115,8 +117,17 @@ impl ToolIdentity {
 /// Digest of a tool folder: every regular file below it (sorted relative path, executable bit,
 /// content); symbolic links are recorded by their target.
 pub fn tool_files_digest(dir: &Path, cache: &mut DigestCache) -> std::io::Result<Digest> {
+    files_digest(dir, None, cache)
+}
+
+/// Like [`tool_files_digest`], over the files matching one of `only` (globs relative to `dir`)
+/// when given.
+pub fn files_digest(dir: &Path, only: Option<&[glob::Pattern]>, cache: &mut DigestCache) -> std::io::Result<Digest> {
     let mut files = Vec::new();
     collect_files(dir, dir, &mut files)?;
+    if let Some(patterns) = only {
+        files.retain(|f| patterns.iter().any(|p| p.matches(f)));
+    }
     files.sort();
     let mut w = KeyWriter::new("mccbuild tool files");
     for rel in files {
@@ -306,7 +317,7 @@ mod tests {
     use super::*;
 
     fn tool() -> ToolIdentity {
-        ToolIdentity { name: "explorer".into(), cores: 1, entry: "BenchKit_head.sh".into(), setup: None, files: [7; 32] }
+        ToolIdentity { name: "explorer".into(), cores: 1, entry: "BenchKit_head.sh".into(), setup: None, files: [7; 32], setup_files: [7; 32] }
     }
 
     fn executor() -> Vec<(String, String)> {
@@ -444,6 +455,17 @@ mod tests {
         // The same parts combined under another schema version give another key.
         let (tool, task, executor) = ([1u8; 32], [2u8; 32], [3u8; 32]);
         assert_ne!(combine_with_schema(STORE_SCHEMA + 1, &tool, &task, &executor), combine(&tool, &task, &executor));
+    }
+
+    #[test]
+    fn setup_products_depend_on_the_setup_inputs_only() {
+        let t = ToolIdentity { setup: Some("./setup.sh".into()), ..tool() };
+        // Another file of the tool (its code): new runs, same setup products.
+        let code_changed = ToolIdentity { files: [8; 32], ..t.clone() };
+        assert_eq!(t.setup_digest(), code_changed.setup_digest());
+        // What the setup reads, or the setup command: new setup products.
+        assert_ne!(t.setup_digest(), ToolIdentity { setup_files: [9; 32], ..t.clone() }.setup_digest());
+        assert_ne!(t.setup_digest(), ToolIdentity { setup: Some("make".into()), ..t.clone() }.setup_digest());
     }
 
     #[test]

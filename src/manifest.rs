@@ -129,6 +129,8 @@ struct ToolSection {
     entry: String,
     #[serde(default)]
     setup: Option<String>,
+    #[serde(default)]
+    setup_inputs: Option<Spanned<Vec<String>>>,
     #[serde(default = "all")]
     examinations: Spanned<Vec<String>>,
 }
@@ -207,6 +209,9 @@ pub struct Tool {
     /// The entry script, relative to `dir`.
     pub entry: String,
     pub setup: Option<String>,
+    /// The files the setup reads (globs relative to `dir`); its products are shared by the
+    /// versions of the tool that agree on them. None: every file.
+    pub setup_inputs: Option<Vec<glob::Pattern>>,
     /// The examinations the tool takes part in (indices into the edition).
     pub examinations: Vec<ExamId>,
 }
@@ -432,6 +437,22 @@ impl Contest {
             }
             examinations.sort_unstable();
             examinations.dedup();
+            let setup_inputs = match &t.setup_inputs {
+                None => None,
+                Some(list) => {
+                    let mut patterns = Vec::new();
+                    for p in list.get_ref() {
+                        match glob::Pattern::new(p) {
+                            Ok(p) => patterns.push(p),
+                            Err(e) => problems.push(source.problem_at(Some(list.span()), format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name))),
+                        }
+                    }
+                    if t.setup.is_none() {
+                        problems.push(source.problem_at(Some(list.span()), format!("tool `{}`: setup_inputs without setup", t.name)));
+                    }
+                    Some(patterns)
+                }
+            };
             tools.push(Tool {
                 name: t.name.clone(),
                 kind: t.kind,
@@ -440,6 +461,7 @@ impl Contest {
                 dir,
                 entry: t.entry.clone(),
                 setup: t.setup.clone(),
+                setup_inputs,
                 examinations,
             });
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::diag::{Problem, Problems};
 use crate::digest::DigestCache;
 use crate::instance::{instance_facts, ArchiveLimits, InstanceFacts};
-use crate::key::{tool_files_digest, KeyBuilder, RunKey, ToolIdentity};
+use crate::key::{files_digest, tool_files_digest, KeyBuilder, RunKey, ToolIdentity};
 use crate::manifest::{Contest, InstanceSource, ModelKindDecl};
 use crate::rules::edition::{ExamId, Limits};
 
@@ -85,13 +85,21 @@ impl Plan {
 
         let mut tools = Vec::with_capacity(contest.tools.len());
         for tool in &contest.tools {
-            match tool_files_digest(&tool.dir, cache) {
-                Ok(files) => tools.push(ToolIdentity {
+            let digests = tool_files_digest(&tool.dir, cache).and_then(|files| {
+                let setup_files = match &tool.setup_inputs {
+                    Some(patterns) => files_digest(&tool.dir, Some(patterns), cache)?,
+                    None => files,
+                };
+                Ok((files, setup_files))
+            });
+            match digests {
+                Ok((files, setup_files)) => tools.push(ToolIdentity {
                     name: tool.name.clone(),
                     cores: tool.cores,
                     entry: tool.entry.clone(),
                     setup: tool.setup.clone(),
                     files,
+                    setup_files,
                 }),
                 Err(e) => problems.push(Problem::new(&contest.manifest_path, format!("tool `{}`: cannot read {}: {e}", tool.name, tool.dir.display()))),
             }
@@ -137,6 +145,10 @@ impl Plan {
         for (i, instance) in instances.iter().enumerate() {
             let kind = models[instance.model].kind;
             for (exam_id, exam) in edition.examinations.iter().enumerate() {
+                // An examination no tool takes part in is not part of the contest.
+                if !contest.tools.iter().any(|t| t.examinations.contains(&exam_id)) {
+                    continue;
+                }
                 let ids: Arc<[Arc<str>]> = match &exam.formula_file {
                     None => exam.values.iter().cloned().collect(),
                     Some(file) => match instance.facts.formulas.get(file) {
