@@ -308,10 +308,10 @@ impl Contest {
             };
             let mut instances = Vec::new();
             for pattern in &m.instances {
-                match expand_instances(&root, pattern.get_ref()) {
+                match expand_instances(&root, pattern.get_ref(), &edition.instances.model_file) {
                     Ok(found) => instances.extend(found),
                     Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
-                        "instances are folders in the MCC layout (holding model.pnml) or BenchKit .tgz archives, relative to the manifest; globs are allowed",
+                        format!("instances are folders holding {} or BenchKit .tgz archives, relative to the manifest; globs are allowed", edition.instances.model_file),
                     )),
                 }
             }
@@ -323,7 +323,7 @@ impl Contest {
         if let Some(inputs) = &file.contest.inputs {
             let mut by_model: BTreeMap<String, Vec<InstanceDecl>> = BTreeMap::new();
             for pattern in inputs.get_ref().items() {
-                match expand_instances(&root, pattern) {
+                match expand_instances(&root, pattern, &edition.instances.model_file) {
                     Ok(found) => {
                         for instance in found {
                             match mcc_model_name(&instance.name) {
@@ -504,7 +504,7 @@ pub fn mcc_model_name(instance: &str) -> Option<&str> {
 }
 
 /// Expands one `instances` entry (a path or a glob) into instance declarations.
-fn expand_instances(root: &Path, pattern: &str) -> Result<Vec<InstanceDecl>, String> {
+fn expand_instances(root: &Path, pattern: &str, model_file: &str) -> Result<Vec<InstanceDecl>, String> {
     let full = root.join(pattern);
     let full_text = full.to_string_lossy().into_owned();
     let is_glob = pattern.contains(['*', '?', '[']);
@@ -519,10 +519,10 @@ fn expand_instances(root: &Path, pattern: &str) -> Result<Vec<InstanceDecl>, Str
     };
     let mut found = Vec::new();
     for path in paths {
-        if let Some(decl) = instance_decl(&path) {
+        if let Some(decl) = instance_decl(&path, model_file) {
             found.push(decl);
         } else if !is_glob {
-            return Err(format!("{} is neither an instance folder (with model.pnml) nor a .tgz archive", path.display()));
+            return Err(format!("{} is neither an instance folder (with {model_file}) nor a .tgz archive", path.display()));
         }
     }
     if found.is_empty() {
@@ -531,10 +531,10 @@ fn expand_instances(root: &Path, pattern: &str) -> Result<Vec<InstanceDecl>, Str
     Ok(found)
 }
 
-fn instance_decl(path: &Path) -> Option<InstanceDecl> {
+fn instance_decl(path: &Path, model_file: &str) -> Option<InstanceDecl> {
     let file_name = path.file_name()?.to_str()?;
     if path.is_dir() {
-        path.join("model.pnml").exists().then(|| InstanceDecl { name: file_name.to_string(), source: InstanceSource::Folder(path.to_path_buf()) })
+        path.join(model_file).exists().then(|| InstanceDecl { name: file_name.to_string(), source: InstanceSource::Folder(path.to_path_buf()) })
     } else {
         let name = file_name.strip_suffix(".tgz").or_else(|| file_name.strip_suffix(".tar.gz"))?;
         Some(InstanceDecl { name: name.to_string(), source: InstanceSource::Archive(path.to_path_buf()) })

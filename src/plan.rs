@@ -119,7 +119,12 @@ impl Plan {
             for decl in &model.instances {
                 match instance_facts(&decl.name, &decl.source, cache, archive_limits) {
                     Ok(facts) => {
-                        if let Err(e) = &facts.net {
+                        if !facts.has_file(&edition.instances.model_file) {
+                            problems.push(
+                                Problem::new(decl.source.path(), format!("the instance has no {}", edition.instances.model_file))
+                                    .help("tools will be run on it anyway; fix or remove the instance"),
+                            );
+                        } else if let (Err(e), true) = (&facts.net, edition.instances.model_file.ends_with(".pnml")) {
                             problems.push(Problem::new(decl.source.path(), e.clone()).help("tools will be run on it anyway; fix or remove the instance"));
                         }
                         any_new |= facts.new_model;

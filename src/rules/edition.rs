@@ -41,6 +41,8 @@ struct EditionFile {
     #[serde(default)]
     ranking: RankingRules,
     #[serde(default)]
+    instances: InstanceRules,
+    #[serde(default)]
     verdict_files: VerdictFileRules,
     #[serde(default, rename = "model_kind")]
     model_kinds: Vec<Spanned<ModelKindFile>>,
@@ -234,6 +236,26 @@ pub enum AwardAggregate {
     Sum,
 }
 
+/// `[instances]`: what an instance is.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceRules {
+    /// The file that makes a folder an instance (`model.pnml` for the MCC; a verification task's
+    /// program for SV-COMP). A `.pnml` model is checked to be well-formed PNML.
+    #[serde(default = "default_model_file")]
+    pub model_file: String,
+}
+
+fn default_model_file() -> String {
+    "model.pnml".to_string()
+}
+
+impl Default for InstanceRules {
+    fn default() -> Self {
+        InstanceRules { model_file: default_model_file() }
+    }
+}
+
 /// `[verdict_files]`: rule M-9.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -384,6 +406,7 @@ pub struct Edition {
     pub scoring: ScoringRules,
     pub awards: AwardRules,
     pub ranking: RankingRules,
+    pub instances: InstanceRules,
     pub verdict_files: VerdictFileRules,
     pub model_kinds: Vec<ModelKind>,
     pub categories: Vec<Category>,
@@ -584,6 +607,7 @@ impl Edition {
             scoring: file.scoring,
             awards: file.awards,
             ranking: file.ranking,
+            instances: file.instances,
             verdict_files: file.verdict_files,
             model_kinds,
             categories,
