@@ -91,6 +91,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read a results file (the layout of the MCC's raw-result-analysis.csv) into the store.
+    Import {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// A file named in `results` of [contest].
+        file: PathBuf,
+        /// Print JSON counts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
     Scores {
         #[command(flatten)]
@@ -113,6 +123,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Plan { manifest, filter, json } => plan(&manifest.manifest, &filter.filter(), json),
         Command::Run { manifest, filter, jobs, json } => run(&manifest.manifest, &filter.filter(), jobs, json),
         Command::Scores { manifest, json } => scores(&manifest.manifest, json),
+        Command::Import { manifest, file, json } => import(&manifest.manifest, &file, json),
     }
 }
 
@@ -246,6 +257,28 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
         exit::RUNS_FAILED
     } else {
         exit::OK
+    }
+}
+
+fn import(manifest: &std::path::Path, file: &std::path::Path, json: bool) -> i32 {
+    let mut session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    warn_instance_problems(&session);
+    match session.import(file) {
+        Ok(summary) => {
+            if json {
+                println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+            } else {
+                println!("{}: {} runs, {} imported, {} already in the store", file.display(), summary.runs, summary.imported, summary.cached);
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::INVALID_INPUT
+        }
     }
 }
 

@@ -4,11 +4,11 @@
 //! pure rule functions of [`crate::rules`] together:
 //!
 //! ```text
-//! RunData.answers ─> value_groups(ei) ─> agreement(ei) ─> confidence_tally ─> tool_confidence(t)
+//! ei.answers ─────> value_groups(ei) ─> agreement(ei) ─> confidence_tally ─> tool_confidence(t)
 //!                          │                                                        │
 //!                          └──────────────> trusted_values(ei) <────────────────────┘ (only where tools disagree)
 //!                                                 │
-//! RunData.perf ─────────────────────────> exam_scores(ei) ─> category_scores ─> podiums
+//! ei.perf, competes ─────────────────────> exam_scores(ei) ─> category_scores ─> podiums
 //!                                 weights (E-4.4, from the plan's shape) ───┘
 //! ```
 //!
@@ -75,7 +75,10 @@ pub struct ToolData {
     pub index: u32,
 }
 
-/// One examination of one instance, with the runs of the tools that take part in it.
+/// One examination of one instance, with the runs planned for it. The runs' answers, whether
+/// they take part, and their time and memory are three separate fields (a run's time does not
+/// invalidate the values); they are per examination instance rather than per run so that the
+/// dependency graph salsa verifies after a change stays small (docs/BENCHMARKS.md).
 #[salsa::input(debug)]
 pub struct ExamInstanceData {
     #[returns(copy)]
@@ -88,25 +91,31 @@ pub struct ExamInstanceData {
     pub exam: u32,
     #[returns(ref)]
     pub ids: Arc<[Arc<str>]>,
-    #[returns(ref)]
-    pub runs: Arc<[RunData]>,
+    /// The first `scored` values earn points (E-4.1); all count for E-2.2, E-3.1 and E-4.3.
+    #[returns(copy)]
+    pub scored: u32,
     /// Ground-truth contests: the expected value of each value id.
     #[returns(ref)]
     pub truth: Option<Arc<[Option<Value>]>>,
+    /// The tool of each planned run.
+    #[returns(ref)]
+    pub tools: Arc<[u32]>,
+    /// Each run's answers (empty until it is stored).
+    #[returns(ref)]
+    pub answers: Arc<[Answers]>,
+    /// Each run is stored and its tool did not say DO_NOT_COMPETE: it takes part (E-1.8), even
+    /// when it computed nothing.
+    #[returns(ref)]
+    pub competes: Arc<[bool]>,
+    #[returns(ref)]
+    pub perf: Arc<[Perf]>,
 }
 
-#[salsa::input(debug)]
-pub struct RunData {
-    #[returns(copy)]
-    pub tool: u32,
-    /// The run is stored and the tool did not say DO_NOT_COMPETE: it takes part (rule E-1.8),
-    /// even when it computed nothing.
-    #[returns(copy)]
-    pub competes: bool,
-    #[returns(ref)]
-    pub answers: Answers,
-    #[returns(copy)]
-    pub perf: Perf,
+/// A planned run: its examination instance and its position there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RunRef {
+    pub ei: ExamInstanceData,
+    pub position: usize,
 }
 
 /// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at
@@ -139,11 +148,12 @@ impl ValueGroups {
 #[salsa::tracked(returns(ref))]
 pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> ValueGroups {
     let values = ei.ids(db).len();
-    let runs = ei.runs(db);
+    let tools = ei.tools(db);
+    let runs = ei.answers(db);
     let mut counts = vec![0u32; values + 1];
     let mut total = 0;
-    for run in runs.iter() {
-        for (index, _) in run.answers(db).iter() {
+    for answers in runs.iter() {
+        for (index, _) in answers.iter() {
             if (*index as usize) < values {
                 counts[*index as usize + 1] += 1;
                 total += 1;
@@ -155,9 +165,8 @@ pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> ValueGrou
     }
     let mut fill = counts.clone();
     let mut answers: Vec<(ToolIdx, Value)> = vec![(0, Value::Bool(false)); total];
-    for run in runs.iter() {
-        let tool = run.tool(db);
-        for (index, value) in run.answers(db).iter() {
+    for (run_answers, &tool) in runs.iter().zip(tools.iter()) {
+        for (index, value) in run_answers.iter() {
             let i = *index as usize;
             if i < values {
                 answers[fill[i] as usize] = (tool, value.clone());
@@ -228,22 +237,23 @@ pub fn exam_scores(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<ToolEx
     let edition = ei.contest(db).edition(db);
     let trusted: Vec<Option<Value>> = trusted_values(db, ei).iter().map(|d| d.value.clone()).collect();
     let mut scores = Vec::new();
-    for run in ei.runs(db).iter() {
-        if !run.competes(db) {
+    let (tools, runs, competes) = (ei.tools(db), ei.answers(db), ei.competes(db));
+    for position in 0..tools.len() {
+        if !competes[position] {
             continue;
         }
-        let answers = run.answers(db);
-        let score = scoring::examination_score(answers.iter().map(|(i, v)| (*i as usize, v)), &trusted, &edition.scoring);
-        let perf = score.complete.then(|| run.perf(db));
-        scores.push(ToolExamScore { tool: run.tool(db), score, perf });
+        let answers = &runs[position];
+        let score = scoring::examination_score(answers.iter().map(|(i, v)| (*i as usize, v)), &trusted, ei.scored(db) as usize, &edition.scoring);
+        let perf = score.complete.then(|| ei.perf(db)[position]);
+        scores.push(ToolExamScore { tool: tools[position], score, perf });
     }
     scores
 }
 
 /// Rule E-4.4's factor of each examination instance: the instance's weight within its model
-/// times its model kind's multiplier in the examination's category.
+/// times its model kind's multiplier in the examination's category; with that category.
 #[salsa::tracked(returns(ref))]
-pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<f64> {
+pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<(f64, CategoryId)> {
     let edition = contest.edition(db);
     let models = contest.models(db);
     let eis = contest.exam_instances(db);
@@ -264,7 +274,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<f64> {
         .map(|ei| {
             let category = edition.examinations[ei.exam(db) as usize].category;
             let kind = models[ei.model(db) as usize].kind;
-            instance_weight(ei.model(db)) * multipliers[category][kind]
+            (instance_weight(ei.model(db)) * multipliers[category][kind], category)
         })
         .collect()
 }
@@ -289,8 +299,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
     let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
     let mut participating = vec![vec![false; tools]; edition.categories.len()];
-    for (ei, weight) in contest.exam_instances(db).iter().zip(weights) {
-        let category = edition.examinations[ei.exam(db) as usize].category;
+    for (ei, &(weight, category)) in contest.exam_instances(db).iter().zip(weights) {
         for s in exam_scores(db, *ei) {
             participating[category][s.tool as usize] = true;
             scores[category][s.tool as usize] += s.score.points * weight;
@@ -327,7 +336,11 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             let success_cpu: Vec<f64> = totals.performance[category].iter().map(|p| p.cpu_s).collect();
             let tie_break = (edition.ranking.tie_break == crate::rules::edition::TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
             let standings = scoring::podium(&entrants, &totals.scores[category], tie_break);
-            let awards = scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate);
+            let awards = if edition.awards.enabled {
+                scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate)
+            } else {
+                Awards::default()
+            };
             Podium { category, standings, awards }
         })
         .collect()
@@ -346,7 +359,16 @@ pub struct ScoringDb {
 impl salsa::Database for ScoringDb {}
 
 impl Default for ScoringDb {
+    /// A database without event log (salsa builds an event for every validated memo when a
+    /// callback is installed: it costs time at contest scale).
     fn default() -> Self {
+        ScoringDb { storage: salsa::Storage::new(None), log: Arc::default() }
+    }
+}
+
+impl ScoringDb {
+    /// A database that records which queries execute (see [`ScoringDb::start_logging`]).
+    pub fn with_log() -> Self {
         let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
@@ -358,10 +380,8 @@ impl Default for ScoringDb {
         })));
         ScoringDb { storage, log }
     }
-}
 
-impl ScoringDb {
-    /// Starts recording which queries execute.
+    /// Starts recording which queries execute (a database made by [`ScoringDb::with_log`]).
     pub fn start_logging(&self) {
         *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
     }
@@ -396,6 +416,8 @@ pub struct EiShape<'a> {
     pub model: u32,
     pub exam: u32,
     pub ids: Arc<[Arc<str>]>,
+    /// How many of `ids` (the first ones) earn points.
+    pub scored: u32,
     /// Each planned run: tool, whether it takes part (stored, not DO_NOT_COMPETE), answers, perf.
     pub runs: Vec<RunShape>,
     pub truth: Option<Arc<[Option<Value>]>>,
@@ -406,8 +428,13 @@ pub struct EiShape<'a> {
 pub struct Handles {
     pub contest: ContestData,
     pub exam_instances: Vec<ExamInstanceData>,
-    /// `[exam instance][position in its runs]`
-    pub runs: Vec<Vec<RunData>>,
+}
+
+impl Handles {
+    /// The `position`-th planned run of examination instance `ei`.
+    pub fn run(&self, ei: usize, position: usize) -> RunRef {
+        RunRef { ei: self.exam_instances[ei], position }
+    }
 }
 
 impl ScoringDb {
@@ -420,38 +447,60 @@ impl ScoringDb {
         let tool_count = contest.tools(self).len();
         let tool_data: Vec<ToolData> = (0..tool_count as u32).map(|i| ToolData::builder(contest, i).durability(Durability::HIGH).new(self)).collect();
         let mut eis = Vec::with_capacity(shape.exam_instances.len());
-        let mut runs = Vec::with_capacity(shape.exam_instances.len());
         for e in shape.exam_instances {
-            let run_data: Vec<RunData> = e.runs.into_iter().map(|r| RunData::new(self, r.tool, r.competes, r.answers, r.perf)).collect();
-            let ei = ExamInstanceData::builder(contest, e.instance, e.model, e.exam, e.ids, run_data.clone().into(), e.truth)
-                .durability(Durability::HIGH)
+            let tools: Arc<[u32]> = e.runs.iter().map(|r| r.tool).collect();
+            let competes: Arc<[bool]> = e.runs.iter().map(|r| r.competes).collect();
+            let perf: Arc<[Perf]> = e.runs.iter().map(|r| r.perf).collect();
+            let answers: Arc<[Answers]> = e.runs.into_iter().map(|r| r.answers).collect();
+            let ei = ExamInstanceData::builder(contest, e.instance, e.model, e.exam, e.ids, e.scored, e.truth, tools, answers, competes, perf)
+                .contest_durability(Durability::HIGH)
+                .instance_durability(Durability::HIGH)
+                .model_durability(Durability::HIGH)
+                .exam_durability(Durability::HIGH)
+                .ids_durability(Durability::HIGH)
+                .scored_durability(Durability::HIGH)
+                .truth_durability(Durability::HIGH)
+                .tools_durability(Durability::HIGH)
                 .new(self);
             eis.push(ei);
-            runs.push(run_data);
         }
         contest.set_tool_data(self).with_durability(Durability::HIGH).to(tool_data.into());
         contest.set_exam_instances(self).with_durability(Durability::HIGH).to(eis.clone().into());
-        Handles { contest, exam_instances: eis, runs }
+        Handles { contest, exam_instances: eis }
     }
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
-    pub fn set_answers(&mut self, run: RunData, answers: Answers) {
-        if run.answers(self) != &answers {
-            run.set_answers(self).to(answers);
+    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
+        let all = run.ei.answers(self);
+        if all[run.position] != answers {
+            let mut new: Vec<Answers> = all.to_vec();
+            new[run.position] = answers;
+            run.ei.set_answers(self).to(new.into());
         }
     }
 
     /// Sets whether a run takes part, only if it changed.
-    pub fn set_competes(&mut self, run: RunData, competes: bool) {
-        if run.competes(self) != competes {
-            run.set_competes(self).to(competes);
+    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
+        let all = run.ei.competes(self);
+        if all[run.position] != competes {
+            let mut new: Vec<bool> = all.to_vec();
+            new[run.position] = competes;
+            run.ei.set_competes(self).to(new.into());
         }
     }
 
     /// Sets a run's time and memory, only if they changed.
-    pub fn set_perf(&mut self, run: RunData, perf: Perf) {
-        if run.perf(self) != perf {
-            run.set_perf(self).to(perf);
+    pub fn set_perf(&mut self, run: RunRef, perf: Perf) {
+        let all = run.ei.perf(self);
+        if all[run.position] != perf {
+            let mut new: Vec<Perf> = all.to_vec();
+            new[run.position] = perf;
+            run.ei.set_perf(self).to(new.into());
         }
+    }
+
+    /// A run's tool and answers.
+    pub fn run_answers(&self, run: RunRef) -> (u32, Answers) {
+        (run.ei.tools(self)[run.position], run.ei.answers(self)[run.position].clone())
     }
 }

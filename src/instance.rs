@@ -64,6 +64,13 @@ pub struct InstanceFacts {
     pub texts: BTreeMap<String, String>,
 }
 
+impl Default for InstanceFacts {
+    /// An instance known by name only (from a results file).
+    fn default() -> Self {
+        InstanceFacts { files: Vec::new(), formulas: BTreeMap::new(), net: Err("no model file".into()), new_model: false, texts: BTreeMap::new() }
+    }
+}
+
 impl InstanceFacts {
     pub fn has_file(&self, name: &str) -> bool {
         self.files.iter().any(|f| f.path == name)
@@ -86,6 +93,7 @@ impl InstanceFacts {
 /// Lists, digests and inspects an instance (cached in `cache`).
 pub fn instance_facts(name: &str, source: &InstanceSource, cache: &mut DigestCache, limits: ArchiveLimits) -> Result<std::sync::Arc<InstanceFacts>, String> {
     match source {
+        InstanceSource::Imported(_) => Ok(std::sync::Arc::new(InstanceFacts::default())),
         InstanceSource::Archive(path) => {
             let meta = fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let stamps = [(String::new(), Stamp::of(&meta))];
@@ -390,6 +398,7 @@ impl<R: Read> Read for CountingReader<R> {
 pub fn materialize(name: &str, source: &InstanceSource, dest: &Path, hidden: &[&str], limits: ArchiveLimits) -> Result<(), String> {
     fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
     match source {
+        InstanceSource::Imported(path) => Err(format!("{} is known from the results file {} only: its runs cannot be executed", name, path.display())),
         InstanceSource::Folder(root) => {
             let mut files = Vec::new();
             walk_folder(root, root, &mut files)?;

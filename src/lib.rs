@@ -20,3 +20,4 @@ pub mod session;
 pub mod results;
 pub mod cli;
 pub mod timing;
+pub mod import;

@@ -43,6 +43,8 @@ struct ContestSection {
     store: Option<String>,
     #[serde(default)]
     inputs: Option<Spanned<OneOrMany>>,
+    #[serde(default)]
+    results: Option<Spanned<OneOrMany>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,7 +109,9 @@ struct ModelSection {
     name: String,
     #[serde(default = "known")]
     kind: Spanned<String>,
-    instances: Vec<Spanned<String>>,
+    /// Absent: the model's instances come from `inputs` or `results` (this entry gives its kind).
+    #[serde(default)]
+    instances: Option<Vec<Spanned<String>>>,
 }
 
 fn known() -> Spanned<String> {
@@ -124,7 +128,9 @@ struct ToolSection {
     family: Option<String>,
     #[serde(default = "one")]
     cores: Spanned<u32>,
-    dir: Spanned<String>,
+    /// Absent: a tool whose runs come from `results` files (this entry gives its kind, family).
+    #[serde(default)]
+    dir: Option<Spanned<String>>,
     #[serde(default = "benchkit_head")]
     entry: String,
     #[serde(default)]
@@ -164,12 +170,14 @@ pub enum ToolKind {
 pub enum InstanceSource {
     Folder(PathBuf),
     Archive(PathBuf),
+    /// Known from a results file only (its runs are imported, never executed).
+    Imported(PathBuf),
 }
 
 impl InstanceSource {
     pub fn path(&self) -> &Path {
         match self {
-            InstanceSource::Folder(p) | InstanceSource::Archive(p) => p,
+            InstanceSource::Folder(p) | InstanceSource::Archive(p) | InstanceSource::Imported(p) => p,
         }
     }
 }
@@ -204,8 +212,9 @@ pub struct Tool {
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
     pub cores: u32,
-    /// Absolute path of the tool's folder; every file below it is part of its identity.
-    pub dir: PathBuf,
+    /// Absolute path of the tool's folder; every file below it is part of its identity. None:
+    /// the tool's runs are imported from results files, never executed.
+    pub dir: Option<PathBuf>,
     /// The entry script, relative to `dir`.
     pub entry: String,
     pub setup: Option<String>,
@@ -239,6 +248,10 @@ pub struct Contest {
     pub memory_mb: Option<u64>,
     pub models: Vec<Model>,
     pub tools: Vec<Tool>,
+    /// Results files (raw-result-analysis.csv layout) whose rows are runs of this contest.
+    pub results: Vec<PathBuf>,
+    /// Kinds given to models that get their instances from `inputs` or `results`.
+    pub model_kinds: BTreeMap<String, usize>,
 }
 
 impl Contest {
@@ -287,10 +300,11 @@ impl Contest {
 
         // Models and their instances.
         let mut models: Vec<Model> = Vec::new();
+        let mut model_kinds: BTreeMap<String, usize> = BTreeMap::new();
         let mut instance_names: BTreeMap<String, String> = BTreeMap::new();
         for spanned in &file.models {
             let m = spanned.get_ref();
-            if models.iter().any(|known| known.name == m.name) {
+            if models.iter().any(|known| known.name == m.name) || model_kinds.contains_key(&m.name) {
                 problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` is declared twice", m.name)));
                 continue;
             }
@@ -306,8 +320,12 @@ impl Contest {
                     0
                 }
             };
+            let Some(patterns) = &m.instances else {
+                model_kinds.insert(m.name.clone(), kind);
+                continue;
+            };
             let mut instances = Vec::new();
-            for pattern in &m.instances {
+            for pattern in patterns {
                 match expand_instances(&root, pattern.get_ref(), &edition.instances.model_file) {
                     Ok(found) => instances.extend(found),
                     Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
@@ -315,7 +333,7 @@ impl Contest {
                     )),
                 }
             }
-            if m.instances.is_empty() {
+            if patterns.is_empty() {
                 problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` lists no instances", m.name)));
             }
             models.push(Model { name: m.name.clone(), kind: ModelKindDecl::Given(kind), instances });
@@ -348,7 +366,20 @@ impl Contest {
                     );
                     continue;
                 }
-                models.push(Model { name, kind: ModelKindDecl::FromMarker, instances });
+                let kind = model_kinds.remove(&name).map_or(ModelKindDecl::FromMarker, ModelKindDecl::Given);
+                models.push(Model { name, kind, instances });
+            }
+        }
+        let mut results = Vec::new();
+        if let Some(files) = &file.contest.results {
+            for f in files.get_ref().items() {
+                let path = root.join(f);
+                if !path.is_file() {
+                    problems.push(source.problem_at(Some(files.span()), format!("results file {} does not exist", path.display())).help(
+                        "`results` names files in the layout of the MCC's raw-result-analysis.csv, relative to the manifest",
+                    ));
+                }
+                results.push(path);
             }
         }
         for model in &mut models {
@@ -363,8 +394,8 @@ impl Contest {
                 }
             }
         }
-        if models.is_empty() {
-            problems.push(Problem::new(manifest_path, "the contest has no models").help("add a [[model]] or set `inputs` in [contest]"));
+        if models.is_empty() && results.is_empty() {
+            problems.push(Problem::new(manifest_path, "the contest has no models").help("add a [[model]], or set `inputs` or `results` in [contest]"));
         }
 
         // Tools.
@@ -392,15 +423,25 @@ impl Contest {
                         .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
                 );
             }
-            let dir = root.join(t.dir.get_ref());
-            let dir = std::path::absolute(&dir).unwrap_or(dir);
-            if !dir.is_dir() {
-                problems.push(
+            let dir = t.dir.as_ref().map(|d| {
+                let dir = root.join(d.get_ref());
+                std::path::absolute(&dir).unwrap_or(dir)
+            });
+            match (&t.dir, &dir) {
+                (None, _) if results.is_empty() => problems.push(
                     source
-                        .problem_at(Some(t.dir.span()), format!("tool `{}`: folder {} does not exist", t.name, dir.display()))
+                        .problem_at(here.clone(), format!("tool `{}` has no `dir`", t.name))
+                        .help("a tool is a folder (`dir`), unless its runs come from `results` files"),
+                ),
+                (None, _) if t.setup.is_some() => {
+                    problems.push(source.problem_at(here.clone(), format!("tool `{}`: setup without dir", t.name)));
+                }
+                (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
+                    source
+                        .problem_at(Some(spanned.span()), format!("tool `{}`: folder {} does not exist", t.name, dir.display()))
                         .help("`dir` is relative to the manifest"),
-                );
-            } else {
+                ),
+                (Some(_), Some(dir)) => {
                 let entry = dir.join(&t.entry);
                 match std::fs::metadata(&entry) {
                     Err(_) => problems.push(
@@ -418,6 +459,8 @@ impl Contest {
                 if Path::new(&t.entry).is_absolute() || Path::new(&t.entry).components().any(|c| c == std::path::Component::ParentDir) {
                     problems.push(source.problem_at(here.clone(), format!("tool `{}`: entry must be a path inside the tool's dir", t.name)));
                 }
+                }
+                _ => {}
             }
             let mut examinations = Vec::new();
             for name in t.examinations.get_ref() {
@@ -483,6 +526,8 @@ impl Contest {
             memory_mb: file.limits.memory_mb,
             models,
             tools,
+            results,
+            model_kinds,
         })
     }
 

@@ -135,7 +135,12 @@ pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values
     let tools = &plan.contest.tools;
     let contest = handles.contest;
     let tool_data = contest.tool_data(db);
-    let confidence = tools.iter().zip(tool_data.iter()).map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d)))).collect();
+    // Confidence means nothing where the truth is given (ground-truth contests): not shown.
+    let confidence = if edition.info.trust == crate::rules::edition::TrustKind::GroundTruth {
+        BTreeMap::new()
+    } else {
+        tools.iter().zip(tool_data.iter()).map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d)))).collect()
+    };
     let totals = category_scores(db, contest);
     let mut scores = BTreeMap::new();
     let mut podium_lists = BTreeMap::new();

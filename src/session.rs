@@ -69,6 +69,13 @@ pub struct ExecSummary {
     pub executed: usize,
     pub cached: usize,
     pub failed: usize,
+    /// Runs of results files not in the store yet: `mccbuild import` reads them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub to_import: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Why a contest cannot be opened.
@@ -205,9 +212,17 @@ impl Session {
         for &i in selection {
             if self.is_stored(i) {
                 outcome.cached += 1;
+            } else if self.plan.runs[i].origin != crate::plan::RunOrigin::Executed {
+                outcome.to_import += 1;
             } else {
                 todo.push(i);
             }
+        }
+        if outcome.to_import > 0 {
+            progress.message(&format!(
+                "{} runs come from results files and are not in the store: run `mccbuild import FILE` for each file of `results`",
+                outcome.to_import
+            ));
         }
         if todo.is_empty() {
             return outcome;
@@ -280,7 +295,7 @@ impl Session {
         RunSpec {
             key: run.key,
             tool: tool.name.clone(),
-            tool_dir: tool.dir.clone(),
+            tool_dir: tool.dir.clone().unwrap_or_default(),
             entry: tool.entry.clone(),
             bin_path: bin_path.to_path_buf(),
             cores: tool.cores,
@@ -313,6 +328,116 @@ impl Session {
     }
 }
 
+/// What `import` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ImportSummary {
+    /// Rows of the file that are runs of the contest.
+    pub runs: usize,
+    pub imported: usize,
+    pub cached: usize,
+}
+
+impl Session {
+    /// Reads the runs of one results file of `[contest] results` into the store.
+    pub fn import(&mut self, file: &Path) -> Result<ImportSummary, String> {
+        let wanted = std::fs::canonicalize(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let Some(f) = self.plan.contest.results.iter().position(|r| std::fs::canonicalize(r).ok().as_ref() == Some(&wanted)) else {
+            return Err(format!(
+                "{} is not a results file of {}: add it to `results` in [contest] (paths relative to the manifest)",
+                file.display(),
+                self.plan.contest.manifest_path.display()
+            ));
+        };
+        let mut summary = ImportSummary::default();
+        let mut records = Vec::new();
+        let mut newly = Vec::new();
+        for (i, run) in self.plan.runs.iter().enumerate() {
+            let crate::plan::RunOrigin::Imported { file, row } = run.origin else { continue };
+            if file != f {
+                continue;
+            }
+            summary.runs += 1;
+            if self.stored[i] {
+                summary.cached += 1;
+                continue;
+            }
+            records.push(imported_record(&self.plan, run, &self.plan.imported[file][row]));
+            newly.push(i);
+        }
+        self.store.put_many(&records).map_err(|e| format!("cannot write into the store {}: {e}", self.store.root().display()))?;
+        for (record, i) in records.iter().zip(newly) {
+            self.index.insert(record.key, Summary::of(record));
+            self.stored[i] = true;
+        }
+        summary.imported = records.len();
+        self.index.save(&self.store).map_err(|e| format!("cannot save the store index: {e}"))?;
+        Ok(summary)
+    }
+}
+
+/// The record of a run read from a results file: its answers by position (the file's vectors
+/// follow the examination's values), its time and memory, the row itself as its output.
+pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -> RunRecord {
+    use crate::import::{parse_results, RowResults};
+    let ei = &plan.exam_instances[run.exam_instance];
+    let exam = &plan.contest.edition.examinations[ei.exam];
+    let mut diagnostics = Vec::new();
+    let mut answers = Vec::new();
+    let techniques: Vec<String> = row.techniques.split_whitespace().map(String::from).collect();
+    let (verdict, termination) = match parse_results(&row.results, exam.value) {
+        Ok(RowResults::DoNotCompete) => (crate::answers::Verdict::DoNotCompete, crate::store::Termination::Exit { code: 0 }),
+        Ok(RowResults::DidNotFinish) => (crate::answers::Verdict::CannotCompute, crate::store::Termination::CpuLimit),
+        Ok(RowResults::CannotCompute) => (crate::answers::Verdict::CannotCompute, crate::store::Termination::Exit { code: 0 }),
+        Ok(RowResults::Values(values)) => {
+            for (position, value) in values.into_iter().enumerate() {
+                let Some(value) = value else { continue };
+                match ei.ids.get(position) {
+                    Some(id) => answers.push(crate::answers::Answer { id: id.clone(), position: position as u16, value, techniques: techniques.clone() }),
+                    None => diagnostics.push(format!("value {position} is beyond the {} values of {}", ei.ids.len(), exam.name)),
+                }
+            }
+            let verdict = if answers.is_empty() { crate::answers::Verdict::CannotCompute } else { crate::answers::Verdict::Answered };
+            (verdict, crate::store::Termination::Exit { code: 0 })
+        }
+        Err(e) => {
+            diagnostics.push(format!("unreadable results `{}`: {e}", row.results));
+            (crate::answers::Verdict::CannotCompute, crate::store::Termination::Exit { code: 0 })
+        }
+    };
+    let source = match run.origin {
+        crate::plan::RunOrigin::Imported { file, .. } => plan.contest.results[file].display().to_string(),
+        crate::plan::RunOrigin::Executed => String::new(),
+    };
+    RunRecord {
+        format: RECORD_FORMAT,
+        key: run.key,
+        mccbuild_version: env!("CARGO_PKG_VERSION").to_string(),
+        tool: row.tool.clone(),
+        instance: row.instance.clone(),
+        examination: row.examination.clone(),
+        executor: [("kind".to_string(), "import".to_string())].into(),
+        limits: run.limits,
+        started_at: String::new(),
+        finished_at: String::new(),
+        termination,
+        cpu_time_s: row.cpu_ms / 1000.0,
+        wall_time_s: row.time_ms / 1000.0,
+        peak_memory_bytes: (row.memory_mb * (1u64 << 20) as f64) as u64,
+        measurement: "imported".to_string(),
+        cores: Vec::new(),
+        host: String::new(),
+        verdict,
+        answers,
+        diagnostics,
+        stdout: crate::store::CapturedOutput {
+            text: format!("imported from {source}, line {}: results `{}`, status `{}`\n", row.line, row.results, row.status),
+            bytes: 0,
+            truncated: false,
+        },
+        stderr: crate::store::CapturedOutput::default(),
+    }
+}
+
 /// `tool/instance/examination`, for progress lines.
 pub fn label(plan: &Plan, run: &Run) -> String {
     format!("{} {} {}", plan.contest.tools[run.tool].name, plan.instance_of(run).name, plan.exam_name(run))
@@ -325,7 +450,7 @@ pub fn make_record(plan: &Plan, run: &Run, executor: Vec<(String, String)>, exec
     let instance = &plan.instances[ei.instance];
     let resolved = resolve(
         &execution.parsed,
-        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.answer_ids },
+        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.ids },
     );
     RunRecord {
         format: RECORD_FORMAT,
@@ -385,6 +510,7 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
             model: plan.instances[ei.instance].model as u32,
             exam: ei.exam as u32,
             ids: ei.ids.clone(),
+            scored: ei.scored as u32,
             runs,
             truth: ei.truth.clone(),
             _marker: std::marker::PhantomData,

@@ -420,3 +420,34 @@ fn a_store_of_another_format_is_exit_code_3() {
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("another format"), "{}", stderr(&out));
 }
+
+/// A verification task (SV-COMP edition): a folder with program.c and expected_verdict.
+fn svcomp_task(c: &TestContest, name: &str, verdict: &str) {
+    let dir = c.path().join("tasks").join(name);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("program.c"), "int main(void) { return 0; }\n").unwrap();
+    fs::write(dir.join("expected_verdict"), verdict).unwrap();
+}
+
+#[test]
+fn the_expected_answer_of_a_ground_truth_contest_is_hidden_and_not_in_the_key() {
+    let mut c = TestContest::new();
+    svcomp_task(&c, "t1", "SAFE\n");
+    c.model("Tasks", "known", &["tasks/t1"]);
+    // A cheater prints the expected verdict if it can see it.
+    c.script_tool("cheater", "#!/bin/sh\nif [ -e expected_verdict ]; then cat expected_verdict; else echo UNKNOWN; fi\n", "");
+    c.write("time_s = 10");
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap().replace("rules/mcc-2026.toml", "rules/svcomp-2012.toml");
+    fs::write(&manifest, text).unwrap();
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
+    assert_eq!(c.record("cheater", "t1", "ReachSafety")["verdict"], "cannot_compute");
+    // Correcting the expected verdict changes the scores, not the runs.
+    fs::write(c.path().join("tasks/t1/expected_verdict"), "UNSAFE\n").unwrap();
+    assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 0);
+    let scores = json(&c.mccbuild(&["scores", "--json"]));
+    assert_eq!(scores["values"][0]["trusted"], "FALSE");
+    assert_eq!(scores["values"][0]["case"], "ground-truth");
+    assert_eq!(scores["confidence"], serde_json::json!({}));
+}

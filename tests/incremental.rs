@@ -44,7 +44,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
                 RunShape { tool, competes: true, answers, perf: Perf { cpu_s: 1.0 + tool as f64, peak_memory_mb: 10.0 } }
             })
             .collect();
-        exam_instances.push(EiShape { instance, model: 0, exam: ss, ids: ids.clone(), runs, truth: None, _marker: std::marker::PhantomData });
+        exam_instances.push(EiShape { instance, model: 0, exam: ss, ids: ids.clone(), scored: 4, runs, truth: None, _marker: std::marker::PhantomData });
     }
     let models = vec![ModelInfo { name: "M".into(), kind: 0, instances: 5 }];
     db.build(ContestShape { edition, tools, models, exam_instances })
@@ -52,7 +52,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
 
 #[test]
 fn one_changed_run_reexecutes_only_what_depends_on_it() {
-    let mut db = ScoringDb::default();
+    let mut db = ScoringDb::with_log();
     let handles = contest(&mut db);
     let before = podiums(&db, handles.contest).clone();
     db.start_logging();
@@ -60,7 +60,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
     // Tool A now says 5 for instance 0's STATES: three tools still agree on 1 (in V), so A is
     // wrong once: its Confidence drops from 1 to 18/19.
     let changed: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 }))).collect();
-    db.set_answers(handles.runs[0][0], changed);
+    db.set_answers(handles.run(0, 0), changed);
     let after = podiums(&db, handles.contest).clone();
 
     let executed = counts(db.take_executed());
@@ -95,24 +95,24 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
 
 #[test]
 fn an_unchanged_input_reexecutes_nothing() {
-    let mut db = ScoringDb::default();
+    let mut db = ScoringDb::with_log();
     let handles = contest(&mut db);
     let _ = podiums(&db, handles.contest);
     db.start_logging();
     // Setting the same answers again is not a change (setters compare first).
     let same: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
-    db.set_answers(handles.runs[2][1], same);
+    db.set_answers(handles.run(2, 1), same);
     let _ = podiums(&db, handles.contest);
     assert_eq!(db.take_executed(), Vec::<String>::new());
 }
 
 #[test]
 fn time_and_memory_do_not_touch_values() {
-    let mut db = ScoringDb::default();
+    let mut db = ScoringDb::with_log();
     let handles = contest(&mut db);
     let _ = podiums(&db, handles.contest);
     db.start_logging();
-    db.set_perf(handles.runs[3][1], Perf { cpu_s: 0.5, peak_memory_mb: 3.0 });
+    db.set_perf(handles.run(3, 1), Perf { cpu_s: 0.5, peak_memory_mb: 3.0 });
     let _ = podiums(&db, handles.contest);
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
     // above it: no value group, no Confidence, no trusted value.

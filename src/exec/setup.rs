@@ -29,7 +29,10 @@ struct SetupRecord {
 /// The folder a tool's runs get as BK_BIN_PATH, after running its setup if needed.
 /// `on_start` is called before a setup command actually runs (for progress output).
 pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_start: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
-    let Some(command) = &tool.setup else { return Ok(tool.dir.clone()) };
+    let Some(dir_of_tool) = &tool.dir else {
+        return Err(format!("tool `{}` has no folder: its runs come from results files (`mccbuild import`)", tool.name));
+    };
+    let Some(command) = &tool.setup else { return Ok(dir_of_tool.clone()) };
     let dir = store.tools_dir().join(hex(&identity.setup_digest()));
     let bin = dir.join("bin");
     let marker = dir.join("setup.json");
@@ -55,9 +58,9 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
     let status = Command::new("/bin/sh")
         .arg("-c")
         .arg(command)
-        .current_dir(&tool.dir)
+        .current_dir(dir_of_tool)
         .env("BK_BIN_PATH", &bin_env)
-        .env("MCC_TOOL_DIR", &tool.dir)
+        .env("MCC_TOOL_DIR", dir_of_tool)
         .env("BK_TOOL", &tool.name)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
@@ -68,7 +71,7 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
     let record = SetupRecord {
         status: if status.success() { "ok".into() } else { format!("failed ({status})") },
         command: command.clone(),
-        tool_dir: tool.dir.to_string_lossy().into_owned(),
+        tool_dir: dir_of_tool.to_string_lossy().into_owned(),
         seconds,
         finished_at: crate::exec::now_rfc3339(),
         mccbuild_version: env!("CARGO_PKG_VERSION").into(),

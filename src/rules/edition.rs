@@ -218,14 +218,23 @@ pub enum TieBreak {
 }
 
 /// `[awards]`: rule E-4.5's fastest-tool and least-memory awards.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct AwardRules {
+    /// Whether the edition has E-4.5's fastest-tool and least-memory awards (SV-COMP has none).
+    #[serde(default = "yes")]
+    pub enabled: bool,
     /// "computed, for each tool, based on the examinations for which all the values have been
     /// provided": each tool's mean CPU time (and mean peak memory) over those examinations; the
     /// text does not say sum or mean, and a sum would favour tools that solve less.
     #[serde(default)]
     pub aggregate: AwardAggregate,
+}
+
+impl Default for AwardRules {
+    fn default() -> Self {
+        AwardRules { enabled: true, aggregate: AwardAggregate::default() }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -37,27 +37,34 @@ pub struct ExamScore {
 /// Rules E-4.2 and E-4.3: the score of one tool on one examination of one instance.
 ///
 /// `answers` are the tool's values by value index; `trusted` the trusted value of each index
-/// (`None`: unknown). A right value earns ScoreValue, a wrong one costs PenaltyValue, values not
-/// computed or without trusted value count 0; the examination's score is the sum. Under
-/// `wrong_value = "lose-examination"` (MCC 2015) one wrong value makes the whole examination 0.
-/// With a score table (SV-COMP 2012), each answer earns its row's points, right or wrong.
+/// (`None`: unknown); the first `scored` values earn points (the others, 2023's extra
+/// StateSpace values, only count for completeness). A right value earns ScoreValue, a wrong one
+/// costs PenaltyValue, values not computed or without trusted value count 0; the examination's
+/// score is the sum. Under `wrong_value = "lose-examination"` (MCC 2015) one wrong value makes
+/// the whole examination 0. With a score table (SV-COMP 2012), each answer earns its row's
+/// points, right or wrong. `right`, `wrong` and `complete` are over all values (E-4.3: "the 4
+/// values for StateSpace").
 pub fn examination_score<'a>(
     answers: impl IntoIterator<Item = (usize, &'a Value)>,
     trusted: &[Option<Value>],
+    scored: usize,
     rules: &ScoringRules,
 ) -> ExamScore {
-    let value_points = score_value(rules, trusted.len());
+    let value_points = score_value(rules, scored);
     let mut score = ExamScore::default();
+    let (mut scored_right, mut scored_wrong) = (0u32, 0u32);
     let mut table_points = 0.0;
     for (index, value) in answers {
-        let row = rules.table.iter().find(|r| &r.answer == value);
+        let row = rules.table.iter().find(|r| &r.answer == value).filter(|_| index < scored);
         match trusted.get(index) {
             Some(Some(reference)) if reference == value => {
                 score.right += 1;
+                scored_right += (index < scored) as u32;
                 table_points += row.map_or(0.0, |r| r.correct);
             }
             Some(Some(_)) => {
                 score.wrong += 1;
+                scored_wrong += (index < scored) as u32;
                 table_points += row.map_or(0.0, |r| r.wrong);
             }
             _ => {}
@@ -67,11 +74,9 @@ pub fn examination_score<'a>(
         table_points
     } else {
         match rules.wrong_value {
-        WrongValue::Penalty => {
-            score.right as f64 * value_points - score.wrong as f64 * penalty_value(rules, value_points)
-        }
-            WrongValue::LoseExamination if score.wrong > 0 => 0.0,
-            WrongValue::LoseExamination => score.right as f64 * value_points,
+            WrongValue::Penalty => scored_right as f64 * value_points - scored_wrong as f64 * penalty_value(rules, value_points),
+            WrongValue::LoseExamination if scored_wrong > 0 => 0.0,
+            WrongValue::LoseExamination => scored_right as f64 * value_points,
         }
     };
     let known = trusted.iter().filter(|t| t.is_some()).count() as u32;
@@ -287,7 +292,7 @@ mod tests {
         let unsafe_ = [Some(b(false))];
         let score = |answer: Option<bool>, truth: &[Option<Value>]| {
             let a: Vec<(usize, Value)> = answer.map(|v| (0, b(v))).into_iter().collect();
-            examination_score(a.iter().map(|(i, v)| (*i, v)), truth, &table).points
+            examination_score(a.iter().map(|(i, v)| (*i, v)), truth, 1, &table).points
         };
         assert_eq!(score(Some(true), &safe), 2.0);
         assert_eq!(score(Some(true), &unsafe_), -4.0);
@@ -336,11 +341,25 @@ mod tests {
             .map(|i| (i, b(i % 2 == 0)))
             .chain([(10, b(false)), (11, b(true)), (14, b(true))])
             .collect();
-        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, &rules());
+        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
         assert_eq!(s, ExamScore { points: 6.0, right: 10, wrong: 2, complete: false });
         // 2015: one wrong value loses the examination on this instance.
         let r2015 = ScoringRules { wrong_value: WrongValue::LoseExamination, ..rules() };
-        assert_eq!(examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, &r2015).points, 0.0);
+        assert_eq!(examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &r2015).points, 0.0);
+    }
+
+    #[test]
+    fn unscored_values_count_for_completeness_not_points() {
+        // 2023 StateSpace: 4 values, only STATES (the first) scored: ScoreValue 16 / 1 = 16.
+        // Right STATES, wrong TRANSITIONS: 16 points, no penalty; not complete (E-4.3 needs the
+        // 4 values).
+        let trusted = vec![Some(Value::Int(6)), Some(Value::Int(8)), Some(Value::Int(1)), Some(Value::Int(4))];
+        let answers = [(0, Value::Int(6)), (1, Value::Int(9)), (2, Value::Int(1)), (3, Value::Int(4))];
+        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, 1, &rules());
+        assert_eq!(s, ExamScore { points: 16.0, right: 3, wrong: 1, complete: false });
+        // STATES only: 16 points, not complete either.
+        let s = examination_score(std::iter::once((0, &Value::Int(6))), &trusted, 1, &rules());
+        assert_eq!(s, ExamScore { points: 16.0, right: 1, wrong: 0, complete: false });
     }
 
     #[test]
@@ -349,11 +368,11 @@ mod tests {
         // 3 x 4 = 12 points.
         let trusted = vec![Some(Value::Int(6)), None, Some(Value::Int(1)), Some(Value::Int(4))];
         let answers = [(0, Value::Int(6)), (2, Value::Int(1)), (3, Value::Int(4))];
-        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, &rules());
+        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
         assert_eq!(s, ExamScore { points: 12.0, right: 3, wrong: 0, complete: true });
         // Nothing trusted: never complete.
         let none = vec![None; 4];
-        assert!(!examination_score(answers.iter().map(|(i, v)| (*i, v)), &none, &rules()).complete);
+        assert!(!examination_score(answers.iter().map(|(i, v)| (*i, v)), &none, 4, &rules()).complete);
     }
 
     #[test]

@@ -1,0 +1,148 @@
+//! Scoring at real scale (docs/BENCHMARKS.md): the salsa database of a contest, built from its
+//! store, fully scored, then re-scored after changes, in one process.
+//!
+//!   cargo run --release --example bench_scoring -- MANIFEST [TOOL EXAMINATION]
+//!
+//! Prints: the time to open the contest (plan + index), to build the salsa inputs, to compute
+//! every trusted value and the podiums; the process's peak memory; then, 20 times, the time to
+//! re-score after one tool's answers for one examination change (the first run of that tool in
+//! that examination: its booleans negated, its integers + 1), and after all of that tool's runs
+//! in that examination change; medians.
+
+use std::time::Instant;
+
+use mccbuild::db::{podiums, trusted_values};
+use mccbuild::session::Session;
+use mccbuild::value::Value;
+
+fn max_rss_mb() -> f64 {
+    // SAFETY: getrusage fills a struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn changed(answers: &[(u16, Value)]) -> std::sync::Arc<[(u16, Value)]> {
+    answers
+        .iter()
+        .map(|(i, v)| {
+            let v = match v {
+                Value::Bool(b) => Value::Bool(!b),
+                Value::Int(n) => Value::Int(n + 1),
+                other => other.clone(),
+            };
+            (*i, v)
+        })
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let manifest = std::path::PathBuf::from(args.get(1).expect("usage: bench_scoring MANIFEST [TOOL EXAMINATION]"));
+    let t = Instant::now();
+    let session = Session::open(&manifest).unwrap_or_else(|e| panic!("{e:?}"));
+    println!("open (plan + store index): {:.0} ms, {} runs", t.elapsed().as_secs_f64() * 1e3, session.plan.runs.len());
+
+    let t = Instant::now();
+    let (mut db, handles) = session.scoring();
+    let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let mut values = 0usize;
+    for ei in &handles.exam_instances {
+        values += trusted_values(&db, *ei).len();
+    }
+    let podium = podiums(&db, handles.contest).clone();
+    let queries_ms = t.elapsed().as_secs_f64() * 1e3;
+    let answers: usize = handles.exam_instances.iter().map(|ei| ei.answers(&db).iter().map(|a| a.len()).sum::<usize>()).sum();
+    println!(
+        "full scoring: {:.0} ms (salsa inputs {inputs_ms:.0} ms + queries {queries_ms:.0} ms) for {values} values, {answers} answers; peak memory {:.0} MB",
+        inputs_ms + queries_ms,
+        max_rss_mb()
+    );
+    let _ = podium;
+
+    // The tool and examination to change: given, or the tool with the most runs and its first examination.
+    let tools = &session.plan.contest.tools;
+    let edition = &session.plan.contest.edition;
+    let (tool, exam) = match (args.get(2), args.get(3)) {
+        (Some(t), Some(e)) => (session.plan.contest.tool(t).expect("tool"), edition.examination(e).expect("examination")),
+        _ => {
+            let mut count = vec![0usize; tools.len()];
+            for r in &session.plan.runs {
+                count[r.tool] += 1;
+            }
+            let tool = (0..tools.len()).max_by_key(|&t| count[t]).unwrap_or(0);
+            let exam = session.plan.runs.iter().find(|r| r.tool == tool).map(|r| session.plan.exam_instances[r.exam_instance].exam).unwrap_or(0);
+            (tool, exam)
+        }
+    };
+    // The salsa handles of that tool's runs in that examination.
+    let mut targets = Vec::new();
+    for (e, ei) in session.plan.exam_instances.iter().enumerate() {
+        if ei.exam != exam {
+            continue;
+        }
+        for position in 0..handles.exam_instances[e].tools(&db).len() {
+            let run = handles.run(e, position);
+            let (t, answers) = db.run_answers(run);
+            if t == tool as u32 && !answers.is_empty() {
+                targets.push(run);
+            }
+        }
+    }
+    println!("changing {} ({} runs answered in {})", tools[tool].name, targets.len(), edition.examinations[exam].name);
+    if std::env::var_os("BENCH_LOG").is_some() {
+        // Which queries one change re-executes (salsa's event log; needs ScoringDb::with_log).
+        let run = targets[0];
+        let before = db.run_answers(run).1;
+        db.start_logging();
+        db.set_answers(run, changed(&before));
+        let _ = podiums(&db, handles.contest);
+        let mut counts = std::collections::BTreeMap::new();
+        for q in db.take_executed() {
+            *counts.entry(q).or_insert(0) += 1;
+        }
+        println!("queries re-executed after one run changes: {counts:?}");
+        db.set_answers(run, before);
+        let _ = podiums(&db, handles.contest);
+        let _ = db.take_executed();
+    }
+    let mut one = Vec::new();
+    let mut all = Vec::new();
+    for round in 0..20 {
+        let run = targets[round % targets.len()];
+        let before = db.run_answers(run).1;
+        let t = Instant::now();
+        db.set_answers(run, changed(&before));
+        let _ = podiums(&db, handles.contest);
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        db.set_answers(run, before);
+        let _ = podiums(&db, handles.contest);
+
+        let saved: Vec<_> = targets.iter().map(|r| db.run_answers(*r).1).collect();
+        let t = Instant::now();
+        for (r, a) in targets.iter().zip(&saved) {
+            db.set_answers(*r, changed(a));
+        }
+        let _ = podiums(&db, handles.contest);
+        all.push(t.elapsed().as_secs_f64() * 1e3);
+        for (r, a) in targets.iter().zip(saved) {
+            db.set_answers(*r, a);
+        }
+        let _ = podiums(&db, handles.contest);
+    }
+    println!("re-score after one run of {} changes: median {:.1} ms (min {:.1}, max {:.1})", tools[tool].name, median(one.clone()), one.iter().cloned().fold(f64::MAX, f64::min), one.iter().cloned().fold(0.0, f64::max));
+    println!(
+        "re-score after all {} runs of {} in {} change: median {:.1} ms",
+        targets.len(),
+        tools[tool].name,
+        edition.examinations[exam].name,
+        median(all)
+    );
+    println!("peak memory {:.0} MB", max_rss_mb());
+}
