@@ -91,6 +91,36 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Explain a value (every answer, Confidence, the case of E-3.1 that decided it) or a tool's
+    /// score in a category (points per model, instance and examination, penalties, weights).
+    Explain {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// The value's instance (with --examination and --id).
+        #[arg(long)]
+        instance: Option<String>,
+        #[arg(long)]
+        examination: Option<String>,
+        /// A formula id; the examination's name for a global property; STATES, TRANSITIONS,
+        /// MAX_TOKEN_IN_PLACE or MAX_TOKEN_PER_MARKING for StateSpace.
+        #[arg(long)]
+        id: Option<String>,
+        /// The tool (with --category).
+        #[arg(long)]
+        tool: Option<String>,
+        #[arg(long)]
+        category: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The reliability table: each tool's Confidence, values correct and selected, examinations
+    /// entered (the MCC 2015 report's Table 3).
+    Confidence {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read a results file (the layout of the MCC's raw-result-analysis.csv) into the store.
     Import {
         #[command(flatten)]
@@ -124,6 +154,10 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run { manifest, filter, jobs, json } => run(&manifest.manifest, &filter.filter(), jobs, json),
         Command::Scores { manifest, json } => scores(&manifest.manifest, json),
         Command::Import { manifest, file, json } => import(&manifest.manifest, &file, json),
+        Command::Explain { manifest, instance, examination, id, tool, category, json } => {
+            explain(&manifest.manifest, ExplainWhat { instance, examination, id, tool, category }, json)
+        }
+        Command::Confidence { manifest, json } => confidence(&manifest.manifest, json),
     }
 }
 
@@ -258,6 +292,69 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
     } else {
         exit::OK
     }
+}
+
+struct ExplainWhat {
+    instance: Option<String>,
+    examination: Option<String>,
+    id: Option<String>,
+    tool: Option<String>,
+    category: Option<String>,
+}
+
+fn explain(manifest: &std::path::Path, what: ExplainWhat, json: bool) -> i32 {
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (db, handles) = session.scoring();
+    let out = match what {
+        ExplainWhat { instance: Some(i), examination: Some(e), id: Some(v), tool: None, category: None } => {
+            crate::explain::explain_value(&session.plan, &db, &handles, &i, &e, &v).map(|x| {
+                if json {
+                    serde_json::to_string(&x).unwrap_or_default() + "\n"
+                } else {
+                    crate::explain::value_text(&x)
+                }
+            })
+        }
+        ExplainWhat { instance: None, examination: None, id: None, tool: Some(t), category: Some(c) } => {
+            crate::explain::explain_tool(&session.plan, &db, &handles, &t, &c).map(|x| {
+                if json {
+                    serde_json::to_string(&x).unwrap_or_default() + "\n"
+                } else {
+                    crate::explain::tool_text(&x)
+                }
+            })
+        }
+        _ => Err("explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C".to_string()),
+    };
+    match out {
+        Ok(text) => {
+            print!("{text}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::INVALID_INPUT
+        }
+    }
+}
+
+fn confidence(manifest: &std::path::Path, json: bool) -> i32 {
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (db, handles) = session.scoring();
+    let rows = crate::explain::confidence_table(&session.plan, &db, &handles);
+    if json {
+        println!("{}", serde_json::to_string(&rows).unwrap_or_default());
+    } else {
+        let agreed = crate::db::confidence_tally(&db, handles.contest).agreed_values;
+        print!("{}", crate::explain::confidence_text(&rows, agreed));
+    }
+    exit::OK
 }
 
 fn import(manifest: &std::path::Path, file: &std::path::Path, json: bool) -> i32 {

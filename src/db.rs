@@ -250,10 +250,26 @@ pub fn exam_scores(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<ToolEx
     scores
 }
 
-/// Rule E-4.4's factor of each examination instance: the instance's weight within its model
-/// times its model kind's multiplier in the examination's category; with that category.
+/// Rule E-4.4's factors of one examination instance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weight {
+    /// Normalisation: the instance's share of its model's weight.
+    pub instance: f64,
+    /// The multiplier of its model's kind in its category.
+    pub kind: f64,
+    pub category: CategoryId,
+}
+
+impl Weight {
+    pub fn factor(&self) -> f64 {
+        self.instance * self.kind
+    }
+}
+
+/// Rule E-4.4's factors of each examination instance: the instance's weight within its model
+/// and its model kind's multiplier in the examination's category.
 #[salsa::tracked(returns(ref))]
-pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<(f64, CategoryId)> {
+pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Weight> {
     let edition = contest.edition(db);
     let models = contest.models(db);
     let eis = contest.exam_instances(db);
@@ -274,7 +290,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<(f64, Cate
         .map(|ei| {
             let category = edition.examinations[ei.exam(db) as usize].category;
             let kind = models[ei.model(db) as usize].kind;
-            (instance_weight(ei.model(db)) * multipliers[category][kind], category)
+            Weight { instance: instance_weight(ei.model(db)), kind: multipliers[category][kind], category }
         })
         .collect()
 }
@@ -299,7 +315,8 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
     let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
     let mut participating = vec![vec![false; tools]; edition.categories.len()];
-    for (ei, &(weight, category)) in contest.exam_instances(db).iter().zip(weights) {
+    for (ei, w) in contest.exam_instances(db).iter().zip(weights) {
+        let (weight, category) = (w.factor(), w.category);
         for s in exam_scores(db, *ei) {
             participating[category][s.tool as usize] = true;
             scores[category][s.tool as usize] += s.score.points * weight;

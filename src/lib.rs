@@ -21,3 +21,4 @@ pub mod results;
 pub mod cli;
 pub mod timing;
 pub mod import;
+pub mod explain;

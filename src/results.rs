@@ -224,8 +224,8 @@ pub fn podium_text(plan: &Plan, report: &ScoresReport) -> String {
             let place = match (row.rank, &row.medal) {
                 (Some(r), Some(m)) => format!("{r:>2} {m:<6}"),
                 (Some(r), None) => format!("{r:>2}       "),
-                (None, _) if !row.competing => "   (ref.) ".to_string(),
-                (None, _) => "   (var.) ".to_string(),
+                (None, _) if !row.competing => "  (ref.) ".to_string(),
+                (None, _) => "  (var.) ".to_string(),
             };
             let _ = writeln!(out, "  {place} {:<width$}  {:>10.2}", row.tool, row.score);
         }

@@ -121,3 +121,69 @@ fn time_and_memory_do_not_touch_values() {
         [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     assert_eq!(executed, expected);
 }
+
+/// A contest of some size: 4 tools, 60 examination instances of 16 boolean values (40
+/// ReachabilityCardinality instances, 20 CTLCardinality). All tools agree everywhere, except
+/// that tool 3 disagrees on value 0 of the CTL instances (so those 20 instances read its
+/// Confidence: 3 against 1, decided by weighted majority).
+fn medium(db: &mut ScoringDb) -> (mccbuild::db::Handles, Vec<usize>, Vec<usize>) {
+    let edition = edition();
+    let rc = edition.examination("ReachabilityCardinality").unwrap() as u32;
+    let ctl = edition.examination("CTLCardinality").unwrap() as u32;
+    let ids: Arc<[Arc<str>]> = (0..16).map(|i| Arc::from(format!("f{i:02}"))).collect();
+    let tools = (0..4).map(|n| ToolInfo { name: format!("t{n}"), family: format!("t{n}"), competing: true }).collect();
+    let truth = |i: u16| Value::Bool(i % 3 == 0);
+    let mut exam_instances = Vec::new();
+    let (mut rc_eis, mut ctl_eis) = (Vec::new(), Vec::new());
+    for instance in 0..60u32 {
+        let exam = if instance < 40 { rc } else { ctl };
+        let runs = (0..4u32)
+            .map(|tool| {
+                let answers: Arc<[(u16, Value)]> = (0..16u16)
+                    .map(|i| (i, if exam == ctl && tool == 3 && i == 0 { Value::Bool(!(i % 3 == 0)) } else { truth(i) }))
+                    .collect();
+                RunShape { tool, competes: true, answers, perf: Perf { cpu_s: 1.0, peak_memory_mb: 1.0 } }
+            })
+            .collect();
+        if exam == rc { rc_eis.push(instance as usize) } else { ctl_eis.push(instance as usize) }
+        exam_instances.push(EiShape { instance, model: instance / 10, exam, ids: ids.clone(), scored: 16, runs, truth: None, _marker: std::marker::PhantomData });
+    }
+    let models = (0..6).map(|m| ModelInfo { name: format!("M{m}"), kind: 0, instances: 10 }).collect();
+    (db.build(ContestShape { edition, tools, models, exam_instances }), rc_eis, ctl_eis)
+}
+
+#[test]
+fn one_tools_runs_of_one_examination_change_at_contest_scale() {
+    let mut db = ScoringDb::with_log();
+    let (handles, rc_eis, ctl_eis) = medium(&mut db);
+    let before = podiums(&db, handles.contest).clone();
+    db.start_logging();
+    // Tool 0 now gets value 1 wrong on all 40 ReachabilityCardinality instances: those 40 value
+    // groups change; each value 1 still has 3 agreeing tools of 4 (in V), tool 0 is wrong 40
+    // times: its Confidence changes. Trusted values: the 40 changed instances (their groups
+    // changed) and the 20 CTL instances (where tools disagree, they read Confidence): 60. On
+    // the CTL instances nothing changes (3 against 1 still wins): the wave stops there, their
+    // scores are not recomputed. Scores: the 40 changed instances only.
+    for &e in &rc_eis {
+        let (_, answers) = db.run_answers(handles.run(e, 0));
+        let changed: Arc<[(u16, Value)]> = answers.iter().map(|(i, v)| (*i, if *i == 1 { Value::Bool(!matches!(v, Value::Bool(true))) } else { v.clone() })).collect();
+        db.set_answers(handles.run(e, 0), changed);
+    }
+    let after = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("value_groups", 40),
+        ("agreement", 40),
+        ("confidence_tally", 1),
+        ("tool_confidence", 4),
+        ("trusted_values", 40 + ctl_eis.len()),
+        ("exam_scores", 40),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    assert_ne!(before, after, "tool 0 lost points in Reachability");
+}

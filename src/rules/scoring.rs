@@ -24,7 +24,13 @@ pub fn penalty_value(rules: &ScoringRules, score_value: f64) -> f64 {
 /// A tool's result on one examination of one instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ExamScore {
+    /// `earned - penalty`.
     pub points: f64,
+    /// Points of the right values (ScoreValue each, or the score table's `correct`).
+    pub earned: f64,
+    /// Points lost: PenaltyValue per wrong value (or the table's `wrong`, negated), or, under
+    /// 2015's rule, everything earned when one value is wrong.
+    pub penalty: f64,
     /// Values answered with the trusted value.
     pub right: u32,
     /// Values answered with another value than the trusted one.
@@ -53,32 +59,34 @@ pub fn examination_score<'a>(
     let value_points = score_value(rules, scored);
     let mut score = ExamScore::default();
     let (mut scored_right, mut scored_wrong) = (0u32, 0u32);
-    let mut table_points = 0.0;
+    let (mut table_earned, mut table_lost) = (0.0, 0.0);
     for (index, value) in answers {
         let row = rules.table.iter().find(|r| &r.answer == value).filter(|_| index < scored);
         match trusted.get(index) {
             Some(Some(reference)) if reference == value => {
                 score.right += 1;
                 scored_right += (index < scored) as u32;
-                table_points += row.map_or(0.0, |r| r.correct);
+                table_earned += row.map_or(0.0, |r| r.correct);
             }
             Some(Some(_)) => {
                 score.wrong += 1;
                 scored_wrong += (index < scored) as u32;
-                table_points += row.map_or(0.0, |r| r.wrong);
+                table_lost -= row.map_or(0.0, |r| r.wrong);
             }
             _ => {}
         }
     }
-    score.points = if !rules.table.is_empty() {
-        table_points
+    (score.earned, score.penalty) = if !rules.table.is_empty() {
+        (table_earned, table_lost)
     } else {
+        let earned = scored_right as f64 * value_points;
         match rules.wrong_value {
-            WrongValue::Penalty => scored_right as f64 * value_points - scored_wrong as f64 * penalty_value(rules, value_points),
-            WrongValue::LoseExamination if scored_wrong > 0 => 0.0,
-            WrongValue::LoseExamination => scored_right as f64 * value_points,
+            WrongValue::Penalty => (earned, scored_wrong as f64 * penalty_value(rules, value_points)),
+            WrongValue::LoseExamination if scored_wrong > 0 => (earned, earned),
+            WrongValue::LoseExamination => (earned, 0.0),
         }
     };
+    score.points = score.earned - score.penalty;
     let known = trusted.iter().filter(|t| t.is_some()).count() as u32;
     score.complete = known > 0 && score.right == known;
     score
@@ -342,7 +350,7 @@ mod tests {
             .chain([(10, b(false)), (11, b(true)), (14, b(true))])
             .collect();
         let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
-        assert_eq!(s, ExamScore { points: 6.0, right: 10, wrong: 2, complete: false });
+        assert_eq!(s, ExamScore { points: 6.0, earned: 10.0, penalty: 4.0, right: 10, wrong: 2, complete: false });
         // 2015: one wrong value loses the examination on this instance.
         let r2015 = ScoringRules { wrong_value: WrongValue::LoseExamination, ..rules() };
         assert_eq!(examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &r2015).points, 0.0);
@@ -356,10 +364,10 @@ mod tests {
         let trusted = vec![Some(Value::Int(6)), Some(Value::Int(8)), Some(Value::Int(1)), Some(Value::Int(4))];
         let answers = [(0, Value::Int(6)), (1, Value::Int(9)), (2, Value::Int(1)), (3, Value::Int(4))];
         let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, 1, &rules());
-        assert_eq!(s, ExamScore { points: 16.0, right: 3, wrong: 1, complete: false });
+        assert_eq!(s, ExamScore { points: 16.0, earned: 16.0, penalty: 0.0, right: 3, wrong: 1, complete: false });
         // STATES only: 16 points, not complete either.
         let s = examination_score(std::iter::once((0, &Value::Int(6))), &trusted, 1, &rules());
-        assert_eq!(s, ExamScore { points: 16.0, right: 1, wrong: 0, complete: false });
+        assert_eq!(s, ExamScore { points: 16.0, earned: 16.0, penalty: 0.0, right: 1, wrong: 0, complete: false });
     }
 
     #[test]
@@ -369,7 +377,7 @@ mod tests {
         let trusted = vec![Some(Value::Int(6)), None, Some(Value::Int(1)), Some(Value::Int(4))];
         let answers = [(0, Value::Int(6)), (2, Value::Int(1)), (3, Value::Int(4))];
         let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
-        assert_eq!(s, ExamScore { points: 12.0, right: 3, wrong: 0, complete: true });
+        assert_eq!(s, ExamScore { points: 12.0, earned: 12.0, penalty: 0.0, right: 3, wrong: 0, complete: true });
         // Nothing trusted: never complete.
         let none = vec![None; 4];
         assert!(!examination_score(answers.iter().map(|(i, v)| (*i, v)), &none, 4, &rules()).complete);
