@@ -4,10 +4,10 @@
 //!   cargo run --release --example bench_scoring -- MANIFEST [TOOL EXAMINATION]
 //!
 //! Prints: the time to open the contest (plan + index), to build the salsa inputs, to compute
-//! every trusted value and the podiums; the process's peak memory; then, 20 times, the time to
-//! re-score after one tool's answers for one examination change (the first run of that tool in
-//! that examination: its booleans negated, its integers + 1), and after all of that tool's runs
-//! in that examination change; medians.
+//! every trusted value and the podiums; the process's peak memory; then the medians of two series
+//! of 20: the time to re-score after one run of a tool changes (its booleans negated, its integers
+//! + 1; a different run each round, put back after it), then after all of that tool's runs in
+//! that examination change.
 
 use std::time::Instant;
 
@@ -43,22 +43,46 @@ fn changed(answers: &[(u16, Value)]) -> std::sync::Arc<[(u16, Value)]> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let manifest = std::path::PathBuf::from(args.get(1).expect("usage: bench_scoring MANIFEST [TOOL EXAMINATION]"));
+    let manifest = std::path::PathBuf::from(
+        args.get(1)
+            .expect("usage: bench_scoring MANIFEST [TOOL EXAMINATION]"),
+    );
     let t = Instant::now();
     let session = Session::open(&manifest).unwrap_or_else(|e| panic!("{e:?}"));
-    println!("open (plan + store index): {:.0} ms, {} runs", t.elapsed().as_secs_f64() * 1e3, session.plan.runs.len());
+    println!(
+        "open (plan + store index): {:.0} ms, {} runs",
+        t.elapsed().as_secs_f64() * 1e3,
+        session.plan.runs.len()
+    );
 
     let t = Instant::now();
-    let (mut db, handles) = session.scoring();
+    let (mut db, handles) = if std::env::var_os("BENCH_LOG").is_some() {
+        session.scoring_logged()
+    } else {
+        session.scoring()
+    };
     let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let mut values = 0usize;
-    for ei in &handles.exam_instances {
-        values += trusted_values(&db, *ei).len();
+    for instance in &handles.instances {
+        values += trusted_values(&db, *instance)
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>();
     }
     let podium = podiums(&db, handles.contest).clone();
     let queries_ms = t.elapsed().as_secs_f64() * 1e3;
-    let answers: usize = handles.exam_instances.iter().map(|ei| ei.answers(&db).iter().map(|a| a.len()).sum::<usize>()).sum();
+    let answers: usize = handles
+        .instances
+        .iter()
+        .map(|i| {
+            i.answers(&db)
+                .iter()
+                .flat_map(|s| s.iter())
+                .map(|a| a.len())
+                .sum::<usize>()
+        })
+        .sum();
     println!(
         "full scoring: {:.0} ms (salsa inputs {inputs_ms:.0} ms + queries {queries_ms:.0} ms) for {values} values, {answers} answers; peak memory {:.0} MB",
         inputs_ms + queries_ms,
@@ -70,14 +94,23 @@ fn main() {
     let tools = &session.plan.contest.tools;
     let edition = &session.plan.contest.edition;
     let (tool, exam) = match (args.get(2), args.get(3)) {
-        (Some(t), Some(e)) => (session.plan.contest.tool(t).expect("tool"), edition.examination(e).expect("examination")),
+        (Some(t), Some(e)) => (
+            session.plan.contest.tool(t).expect("tool"),
+            edition.examination(e).expect("examination"),
+        ),
         _ => {
             let mut count = vec![0usize; tools.len()];
             for r in &session.plan.runs {
                 count[r.tool] += 1;
             }
             let tool = (0..tools.len()).max_by_key(|&t| count[t]).unwrap_or(0);
-            let exam = session.plan.runs.iter().find(|r| r.tool == tool).map(|r| session.plan.exam_instances[r.exam_instance].exam).unwrap_or(0);
+            let exam = session
+                .plan
+                .runs
+                .iter()
+                .find(|r| r.tool == tool)
+                .map(|r| session.plan.exam_instances[r.exam_instance].exam)
+                .unwrap_or(0);
             (tool, exam)
         }
     };
@@ -87,7 +120,7 @@ fn main() {
         if ei.exam != exam {
             continue;
         }
-        for position in 0..handles.exam_instances[e].tools(&db).len() {
+        for position in 0..handles.run_tools(&db, e).len() {
             let run = handles.run(e, position);
             let (t, answers) = db.run_answers(run);
             if t == tool as u32 && !answers.is_empty() {
@@ -95,7 +128,12 @@ fn main() {
             }
         }
     }
-    println!("changing {} ({} runs answered in {})", tools[tool].name, targets.len(), edition.examinations[exam].name);
+    println!(
+        "changing {} ({} runs answered in {})",
+        tools[tool].name,
+        targets.len(),
+        edition.examinations[exam].name
+    );
     if std::env::var_os("BENCH_LOG").is_some() {
         // Which queries one change re-executes (salsa's event log; needs ScoringDb::with_log).
         let run = targets[0];
@@ -112,9 +150,14 @@ fn main() {
         let _ = podiums(&db, handles.contest);
         let _ = db.take_executed();
     }
+    // Two series, one after the other: one run changes (and is put back), 20 times; then all the
+    // tool's runs in the examination change (and are put back), 20 times.
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
     let mut one = Vec::new();
-    let mut all = Vec::new();
-    for round in 0..20 {
+    for round in 0..rounds {
         let run = targets[round % targets.len()];
         let before = db.run_answers(run).1;
         let t = Instant::now();
@@ -123,7 +166,13 @@ fn main() {
         one.push(t.elapsed().as_secs_f64() * 1e3);
         db.set_answers(run, before);
         let _ = podiums(&db, handles.contest);
-
+    }
+    let mut all = Vec::new();
+    for _ in 0..if std::env::var_os("BENCH_ONE_ONLY").is_some() {
+        0
+    } else {
+        rounds
+    } {
         let saved: Vec<_> = targets.iter().map(|r| db.run_answers(*r).1).collect();
         let t = Instant::now();
         for (r, a) in targets.iter().zip(&saved) {
@@ -136,13 +185,23 @@ fn main() {
         }
         let _ = podiums(&db, handles.contest);
     }
-    println!("re-score after one run of {} changes: median {:.1} ms (min {:.1}, max {:.1})", tools[tool].name, median(one.clone()), one.iter().cloned().fold(f64::MAX, f64::min), one.iter().cloned().fold(0.0, f64::max));
+    println!(
+        "re-score after one run of {} changes: median {:.1} ms (min {:.1}, max {:.1})",
+        tools[tool].name,
+        median(one.clone()),
+        one.iter().cloned().fold(f64::MAX, f64::min),
+        one.iter().cloned().fold(0.0, f64::max)
+    );
     println!(
         "re-score after all {} runs of {} in {} change: median {:.1} ms",
         targets.len(),
         tools[tool].name,
         edition.examinations[exam].name,
-        median(all)
+        if all.is_empty() {
+            f64::NAN
+        } else {
+            median(all)
+        }
     );
     println!("peak memory {:.0} MB", max_rss_mb());
 }

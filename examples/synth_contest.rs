@@ -15,12 +15,22 @@ use mccbuild::session::Session;
 use mccbuild::store::{CapturedOutput, Index, RunRecord, Summary, Termination, RECORD_FORMAT};
 use mccbuild::value::Value;
 
-const FORMULA_FILES: [&str; 7] =
-    ["UpperBounds", "ReachabilityCardinality", "ReachabilityFireability", "CTLCardinality", "CTLFireability", "LTLCardinality", "LTLFireability"];
+const FORMULA_FILES: [&str; 7] = [
+    "UpperBounds",
+    "ReachabilityCardinality",
+    "ReachabilityFireability",
+    "CTLCardinality",
+    "CTLFireability",
+    "LTLCardinality",
+    "LTLFireability",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let dir = PathBuf::from(args.get(1).expect("usage: synth_contest DIR [instances] [tools]"));
+    let dir = PathBuf::from(
+        args.get(1)
+            .expect("usage: synth_contest DIR [instances] [tools]"),
+    );
     let instances: usize = args.get(2).map_or(1923, |s| s.parse().expect("instances"));
     let tools: usize = args.get(3).map_or(12, |s| s.parse().expect("tools"));
     let t = Instant::now();
@@ -29,7 +39,11 @@ fn main() {
 
     let t = Instant::now();
     let session = Session::open(&dir.join("contest.toml")).unwrap_or_else(|e| panic!("{e:?}"));
-    eprintln!("planned {} runs in {:.1?}", session.plan.runs.len(), t.elapsed());
+    eprintln!(
+        "planned {} runs in {:.1?}",
+        session.plan.runs.len(),
+        t.elapsed()
+    );
 
     let t = Instant::now();
     let plan = &session.plan;
@@ -54,9 +68,16 @@ fn main() {
                     let wrong = run.tool == 3 && (seed + i as u64) % 11 == 0;
                     let value = match exam.value {
                         mccbuild::value::ValueKind::Boolean => Value::Bool(truth != wrong),
-                        mccbuild::value::ValueKind::Integer => Value::Int(((ei.instance * 31 + i) % 1000) as u64 + wrong as u64),
+                        mccbuild::value::ValueKind::Integer => {
+                            Value::Int(((ei.instance * 31 + i) % 1000) as u64 + wrong as u64)
+                        }
                     };
-                    Answer { id: id.clone(), position: i as u16, value, techniques: vec!["EXPLICIT".into()] }
+                    Answer {
+                        id: id.clone(),
+                        position: i as u16,
+                        value,
+                        techniques: vec!["EXPLICIT".into()],
+                    }
                 })
                 .collect();
             (Verdict::Answered, answers)
@@ -82,7 +103,11 @@ fn main() {
             verdict,
             answers,
             diagnostics: Vec::new(),
-            stdout: CapturedOutput { text: "synthetic record\n".into(), bytes: 17, truncated: false },
+            stdout: CapturedOutput {
+                text: "synthetic record\n".into(),
+                bytes: 17,
+                truncated: false,
+            },
             stderr: CapturedOutput::default(),
         });
     }
@@ -92,7 +117,10 @@ fn main() {
         index.insert(r.key, Summary::of(r));
     }
     index.save(&session.store).expect("save index");
-    eprintln!("{written} records and the index written in {:.1?}", t.elapsed());
+    eprintln!(
+        "{written} records and the index written in {:.1?}",
+        t.elapsed()
+    );
 }
 
 fn write_contest(dir: &Path, instances: usize, tools: usize) {
@@ -105,10 +133,19 @@ fn write_contest(dir: &Path, instances: usize, tools: usize) {
         let tool_dir = dir.join("tools").join(format!("tool{t:02}"));
         fs::create_dir_all(&tool_dir).unwrap();
         let entry = tool_dir.join("BenchKit_head.sh");
-        fs::write(&entry, format!("#!/bin/sh\n# synthetic tool {t}\necho DO_NOT_COMPETE\n")).unwrap();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut fs::metadata(&entry).unwrap().permissions(), 0o755);
+        fs::write(
+            &entry,
+            format!("#!/bin/sh\n# synthetic tool {t}\necho DO_NOT_COMPETE\n"),
+        )
+        .unwrap();
+        std::os::unix::fs::PermissionsExt::set_mode(
+            &mut fs::metadata(&entry).unwrap().permissions(),
+            0o755,
+        );
         fs::set_permissions(&entry, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        toml.push_str(&format!("[[tool]]\nname = \"tool{t:02}\"\ndir = \"tools/tool{t:02}\"\n\n"));
+        toml.push_str(&format!(
+            "[[tool]]\nname = \"tool{t:02}\"\ndir = \"tools/tool{t:02}\"\n\n"
+        ));
     }
     fs::write(dir.join("contest.toml"), toml).unwrap();
     // Models of 1 to 20 instances.
@@ -129,13 +166,18 @@ fn write_contest(dir: &Path, instances: usize, tools: usize) {
 }
 
 fn write_instance(path: &Path, name: &str) {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
     let mut add = |file: &str, content: String| {
         let mut header = tar::Header::new_gnu();
         header.set_size(content.len() as u64);
         header.set_mode(0o644);
         header.set_cksum();
-        builder.append_data(&mut header, format!("{name}/{file}"), content.as_bytes()).unwrap();
+        builder
+            .append_data(&mut header, format!("{name}/{file}"), content.as_bytes())
+            .unwrap();
     };
     add(
         "model.pnml",
@@ -144,14 +186,18 @@ fn write_instance(path: &Path, name: &str) {
         ),
     );
     for exam in FORMULA_FILES {
-        let mut xml = String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");
+        let mut xml =
+            String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");
         for i in 0..16 {
             xml.push_str(&format!("  <property><id>{name}-{exam}-2026-{i:02}</id><description>synthetic</description><formula><place-bound><place>p0</place></place-bound></formula></property>\n"));
         }
         xml.push_str("</property-set>\n");
         add(&format!("{exam}.xml"), xml);
     }
-    add("GenericPropertiesVerdict.xml", "<toolspecific tool=\"propertiesverdict\" version=\"2.0\"/>\n".into());
+    add(
+        "GenericPropertiesVerdict.xml",
+        "<toolspecific tool=\"propertiesverdict\" version=\"2.0\"/>\n".into(),
+    );
     add("iscolored", "FALSE\n".into());
     let bytes = builder.into_inner().unwrap().finish().unwrap();
     fs::File::create(path).unwrap().write_all(&bytes).unwrap();

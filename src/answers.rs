@@ -140,7 +140,9 @@ fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
             };
             let techniques = match tail {
                 [] => Vec::new(),
-                ["TECHNIQUES", techniques @ ..] => techniques.iter().map(|t| t.to_string()).collect(),
+                ["TECHNIQUES", techniques @ ..] => {
+                    techniques.iter().map(|t| t.to_string()).collect()
+                }
                 _ => {
                     out.malformed.push((line_no, truncate(line)));
                     return;
@@ -163,7 +165,12 @@ fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
             } else {
                 LineKey::StateSpace(key.to_string())
             };
-            out.lines.push(AnswerLine { line: line_no, key, value, techniques });
+            out.lines.push(AnswerLine {
+                line: line_no,
+                key,
+                value,
+                techniques,
+            });
         }
         _ => {} // noise: banners, logs, timings
     }
@@ -253,7 +260,9 @@ pub struct RunAnswers {
 pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     let mut diagnostics = Vec::new();
     for (line, text) in &parsed.malformed {
-        diagnostics.push(format!("line {line}: malformed answer line `{text}` ignored"));
+        diagnostics.push(format!(
+            "line {line}: malformed answer line `{text}` ignored"
+        ));
     }
     let mut chosen: BTreeMap<usize, (Value, Vec<String>, usize)> = BTreeMap::new();
     let mut not_computed: BTreeMap<usize, usize> = BTreeMap::new();
@@ -269,7 +278,9 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
         }
         match last {
             Some((line, "SAFE")) => drop(chosen.insert(0, (Value::Bool(true), Vec::new(), line))),
-            Some((line, "UNSAFE")) => drop(chosen.insert(0, (Value::Bool(false), Vec::new(), line))),
+            Some((line, "UNSAFE")) => {
+                drop(chosen.insert(0, (Value::Bool(false), Vec::new(), line)))
+            }
             _ => {}
         }
     }
@@ -300,7 +311,10 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
                         ));
                     }
                 }
-                chosen.insert(index, (value.clone(), answer.techniques.clone(), answer.line));
+                chosen.insert(
+                    index,
+                    (value.clone(), answer.techniques.clone(), answer.line),
+                );
             }
         }
     }
@@ -314,11 +328,18 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     }
     let answers: Vec<Answer> = chosen
         .into_iter()
-        .map(|(index, (value, techniques, _))| Answer { id: expected.ids[index].clone(), position: index as u16, value, techniques })
+        .map(|(index, (value, techniques, _))| Answer {
+            id: expected.ids[index].clone(),
+            position: index as u16,
+            value,
+            techniques,
+        })
         .collect();
     let verdict = if parsed.do_not_compete {
         if !answers.is_empty() {
-            diagnostics.push("the tool printed DO_NOT_COMPETE and answers; DO_NOT_COMPETE wins".to_string());
+            diagnostics.push(
+                "the tool printed DO_NOT_COMPETE and answers; DO_NOT_COMPETE wins".to_string(),
+            );
         }
         Verdict::DoNotCompete
     } else if answers.is_empty() {
@@ -326,8 +347,16 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     } else {
         Verdict::Answered
     };
-    let answers = if verdict == Verdict::DoNotCompete { Vec::new() } else { answers };
-    RunAnswers { verdict, answers, diagnostics }
+    let answers = if verdict == Verdict::DoNotCompete {
+        Vec::new()
+    } else {
+        answers
+    };
+    RunAnswers {
+        verdict,
+        answers,
+        diagnostics,
+    }
 }
 
 fn kind_name(kind: ValueKind) -> &'static str {
@@ -337,18 +366,28 @@ fn kind_name(kind: ValueKind) -> &'static str {
     }
 }
 
-fn match_key(key: &LineKey, expected: Expected<'_>, line: usize, diagnostics: &mut Vec<String>) -> Option<usize> {
+fn match_key(
+    key: &LineKey,
+    expected: Expected<'_>,
+    line: usize,
+    diagnostics: &mut Vec<String>,
+) -> Option<usize> {
     let position = |id: &str| expected.ids.iter().position(|known| &**known == id);
     match (expected.form, key) {
         (AnswerForm::StateSpace, LineKey::StateSpace(what)) => {
             let found = position(what);
             if found.is_none() {
-                diagnostics.push(format!("line {line}: unknown STATE_SPACE value `{what}` ignored"));
+                diagnostics.push(format!(
+                    "line {line}: unknown STATE_SPACE value `{what}` ignored"
+                ));
             }
             found
         }
         (AnswerForm::Global, LineKey::Formula(id)) => {
-            let bare = id.strip_prefix(expected.instance).and_then(|rest| rest.strip_prefix('-')).unwrap_or(id);
+            let bare = id
+                .strip_prefix(expected.instance)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .unwrap_or(id);
             let bare = bare.strip_suffix("-0").unwrap_or(bare);
             if bare == expected.examination && !expected.ids.is_empty() {
                 Some(0)
@@ -371,15 +410,22 @@ fn match_key(key: &LineKey, expected: Expected<'_>, line: usize, diagnostics: &m
             found
         }
         (_, LineKey::StateSpace(what)) => {
-            diagnostics.push(format!("line {line}: STATE_SPACE {what} ignored in a {} run", expected.examination));
+            diagnostics.push(format!(
+                "line {line}: STATE_SPACE {what} ignored in a {} run",
+                expected.examination
+            ));
             None
         }
         (AnswerForm::Verdict, LineKey::Formula(id)) => {
-            diagnostics.push(format!("line {line}: FORMULA {id} ignored: a verdict run answers SAFE, UNSAFE or UNKNOWN"));
+            diagnostics.push(format!(
+                "line {line}: FORMULA {id} ignored: a verdict run answers SAFE, UNSAFE or UNKNOWN"
+            ));
             None
         }
         (AnswerForm::StateSpace, LineKey::Formula(id)) => {
-            diagnostics.push(format!("line {line}: FORMULA {id} ignored in a StateSpace run"));
+            diagnostics.push(format!(
+                "line {line}: FORMULA {id} ignored in a StateSpace run"
+            ));
             None
         }
     }
@@ -393,14 +439,29 @@ mod tests {
         names.iter().map(|n| Arc::from(*n)).collect()
     }
 
-    const SS: [&str; 4] = ["STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING"];
+    const SS: [&str; 4] = [
+        "STATES",
+        "TRANSITIONS",
+        "MAX_TOKEN_IN_PLACE",
+        "MAX_TOKEN_PER_MARKING",
+    ];
 
     fn state_space(ids: &[Arc<str>]) -> Expected<'_> {
-        Expected { examination: "StateSpace", instance: "Philosophers-PT-000005", form: AnswerForm::StateSpace, kind: ValueKind::Integer, ids }
+        Expected {
+            examination: "StateSpace",
+            instance: "Philosophers-PT-000005",
+            form: AnswerForm::StateSpace,
+            kind: ValueKind::Integer,
+            ids,
+        }
     }
 
     fn value_of(answers: &RunAnswers, id: &str) -> Option<String> {
-        answers.answers.iter().find(|a| &*a.id == id).map(|a| a.value.to_string())
+        answers
+            .answers
+            .iter()
+            .find(|a| &*a.id == id)
+            .map(|a| a.value.to_string())
     }
 
     #[test]
@@ -417,9 +478,18 @@ mod tests {
         assert_eq!(answers.verdict, Verdict::Answered);
         assert_eq!(value_of(&answers, "STATES").as_deref(), Some("243"));
         assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("945"));
-        assert_eq!(value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(), Some("1"));
-        assert_eq!(value_of(&answers, "MAX_TOKEN_PER_MARKING").as_deref(), Some("10"));
-        assert_eq!(answers.answers[0].techniques, vec!["DECISION_DIAGRAMS", "TOPOLOGICAL"]);
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_PER_MARKING").as_deref(),
+            Some("10")
+        );
+        assert_eq!(
+            answers.answers[0].techniques,
+            vec!["DECISION_DIAGRAMS", "TOPOLOGICAL"]
+        );
         assert!(answers.diagnostics.is_empty(), "{:?}", answers.diagnostics);
     }
 
@@ -442,14 +512,27 @@ mod tests {
         let answers = resolve(&parse_output(&out), state_space(&ids));
         assert_eq!(value_of(&answers, "STATES"), Some(big));
         assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("+inf"));
-        assert_eq!(value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(), Some("+inf"));
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(),
+            Some("+inf")
+        );
     }
 
     #[test]
     fn formulas_keyed_by_the_ids_of_the_file() {
-        let names = ["M-PT-1-ReachabilityCardinality-2025-00", "M-PT-1-ReachabilityCardinality-2025-01", "M-PT-1-ReachabilityCardinality-2023-02"];
+        let names = [
+            "M-PT-1-ReachabilityCardinality-2025-00",
+            "M-PT-1-ReachabilityCardinality-2025-01",
+            "M-PT-1-ReachabilityCardinality-2023-02",
+        ];
         let ids = ids(&names);
-        let expected = Expected { examination: "ReachabilityCardinality", instance: "M-PT-1", form: AnswerForm::Formulas, kind: ValueKind::Boolean, ids: &ids };
+        let expected = Expected {
+            examination: "ReachabilityCardinality",
+            instance: "M-PT-1",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
         let out = "FORMULA M-PT-1-ReachabilityCardinality-2023-02 TRUE TECHNIQUES SAT_SMT\n\
                    FORMULA M-PT-1-ReachabilityCardinality-2025-00 FALSE TECHNIQUES EXPLICIT STUBBORN_SETS\n\
                    FORMULA M-PT-1-ReachabilityCardinality-2025-01 CANNOT_COMPUTE\n\
@@ -457,16 +540,33 @@ mod tests {
         let answers = resolve(&parse_output(out), expected);
         assert_eq!(answers.verdict, Verdict::Answered);
         // Kept in the order of the file, not of the output.
-        let got: Vec<_> = answers.answers.iter().map(|a| (a.id.to_string(), a.value.to_string())).collect();
-        assert_eq!(got, vec![(names[0].to_string(), "FALSE".to_string()), (names[2].to_string(), "TRUE".to_string())]);
+        let got: Vec<_> = answers
+            .answers
+            .iter()
+            .map(|a| (a.id.to_string(), a.value.to_string()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (names[0].to_string(), "FALSE".to_string()),
+                (names[2].to_string(), "TRUE".to_string())
+            ]
+        );
         assert_eq!(answers.diagnostics.len(), 1, "{:?}", answers.diagnostics);
-        assert!(answers.diagnostics[0].contains("unknown formula id `M-PT-1-ReachabilityCardinality-2025-02`"));
+        assert!(answers.diagnostics[0]
+            .contains("unknown formula id `M-PT-1-ReachabilityCardinality-2025-02`"));
     }
 
     #[test]
     fn upper_bounds_integers_and_inf() {
         let ids = ids(&["U-00", "U-01", "U-02"]);
-        let expected = Expected { examination: "UpperBounds", instance: "U", form: AnswerForm::Formulas, kind: ValueKind::Integer, ids: &ids };
+        let expected = Expected {
+            examination: "UpperBounds",
+            instance: "U",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Integer,
+            ids: &ids,
+        };
         let out = "FORMULA U-00 5 TECHNIQUES TOPOLOGICAL\nFORMULA U-01 +inf TECHNIQUES CPN_APPROX\nFORMULA U-02 TRUE TECHNIQUES X\n";
         let answers = resolve(&parse_output(out), expected);
         assert_eq!(value_of(&answers, "U-00").as_deref(), Some("5"));
@@ -478,7 +578,13 @@ mod tests {
     #[test]
     fn global_property_ids_old_and_new() {
         let ids = ids(&["ReachabilityDeadlock"]);
-        let expected = Expected { examination: "ReachabilityDeadlock", instance: "Dekker-PT-010", form: AnswerForm::Global, kind: ValueKind::Boolean, ids: &ids };
+        let expected = Expected {
+            examination: "ReachabilityDeadlock",
+            instance: "Dekker-PT-010",
+            form: AnswerForm::Global,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
         for line in [
             "FORMULA ReachabilityDeadlock TRUE TECHNIQUES EXPLICIT",
             "FORMULA Dekker-PT-010-ReachabilityDeadlock-0 TRUE TECHNIQUES EXPLICIT",
@@ -486,8 +592,16 @@ mod tests {
             "FORMULA ReachabilityDeadlock TRUE",
         ] {
             let answers = resolve(&parse_output(line), expected);
-            assert_eq!(value_of(&answers, "ReachabilityDeadlock").as_deref(), Some("TRUE"), "{line}");
-            assert!(answers.diagnostics.is_empty(), "{line}: {:?}", answers.diagnostics);
+            assert_eq!(
+                value_of(&answers, "ReachabilityDeadlock").as_deref(),
+                Some("TRUE"),
+                "{line}"
+            );
+            assert!(
+                answers.diagnostics.is_empty(),
+                "{line}: {:?}",
+                answers.diagnostics
+            );
         }
         let answers = resolve(&parse_output("FORMULA OneSafe TRUE TECHNIQUES X"), expected);
         assert_eq!(answers.verdict, Verdict::CannotCompute);
@@ -497,9 +611,25 @@ mod tests {
     #[test]
     fn verdicts_of_verification_tasks() {
         let ids = ids(&["ReachSafety"]);
-        let expected = Expected { examination: "ReachSafety", instance: "loop1", form: AnswerForm::Verdict, kind: ValueKind::Boolean, ids: &ids };
-        assert_eq!(value_of(&resolve(&parse_output("checking...\nSAFE\n"), expected), "ReachSafety").as_deref(), Some("TRUE"));
-        assert_eq!(value_of(&resolve(&parse_output("UNSAFE\n"), expected), "ReachSafety").as_deref(), Some("FALSE"));
+        let expected = Expected {
+            examination: "ReachSafety",
+            instance: "loop1",
+            form: AnswerForm::Verdict,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        assert_eq!(
+            value_of(
+                &resolve(&parse_output("checking...\nSAFE\n"), expected),
+                "ReachSafety"
+            )
+            .as_deref(),
+            Some("TRUE")
+        );
+        assert_eq!(
+            value_of(&resolve(&parse_output("UNSAFE\n"), expected), "ReachSafety").as_deref(),
+            Some("FALSE")
+        );
         let unknown = resolve(&parse_output("UNKNOWN\n"), expected);
         assert_eq!(unknown.verdict, Verdict::CannotCompute);
         let two = resolve(&parse_output("SAFE\nUNSAFE\n"), expected);
@@ -507,7 +637,10 @@ mod tests {
         assert_eq!(two.diagnostics.len(), 1);
         // Verdict words are noise in an MCC run.
         let ss = ids_of_state_space();
-        assert_eq!(resolve(&parse_output("SAFE\n"), state_space(&ss)).verdict, Verdict::CannotCompute);
+        assert_eq!(
+            resolve(&parse_output("SAFE\n"), state_space(&ss)).verdict,
+            Verdict::CannotCompute
+        );
     }
 
     fn ids_of_state_space() -> Vec<Arc<str>> {
@@ -520,14 +653,29 @@ mod tests {
         let answers = resolve(&parse_output("banner\nDO_NOT_COMPETE\n"), state_space(&ids));
         assert_eq!(answers.verdict, Verdict::DoNotCompete);
         // LoLA's wrapper once printed it with spaces.
-        assert_eq!(resolve(&parse_output("DO NOT COMPETE"), state_space(&ids)).verdict, Verdict::DoNotCompete);
-        assert_eq!(resolve(&parse_output("CANNOT_COMPUTE\n"), state_space(&ids)).verdict, Verdict::CannotCompute);
+        assert_eq!(
+            resolve(&parse_output("DO NOT COMPETE"), state_space(&ids)).verdict,
+            Verdict::DoNotCompete
+        );
+        assert_eq!(
+            resolve(&parse_output("CANNOT_COMPUTE\n"), state_space(&ids)).verdict,
+            Verdict::CannotCompute
+        );
         // E-1.8: no well-formed answer means nothing computed.
-        assert_eq!(resolve(&parse_output("Segmentation fault\n"), state_space(&ids)).verdict, Verdict::CannotCompute);
+        assert_eq!(
+            resolve(&parse_output("Segmentation fault\n"), state_space(&ids)).verdict,
+            Verdict::CannotCompute
+        );
         // CANNOT_COMPUTE for the run does not cancel the answers printed before.
-        let answers = resolve(&parse_output("STATE_SPACE STATES 3\nCANNOT_COMPUTE\n"), state_space(&ids));
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 3\nCANNOT_COMPUTE\n"),
+            state_space(&ids),
+        );
         assert_eq!(answers.verdict, Verdict::Answered);
-        let answers = resolve(&parse_output("STATE_SPACE STATES 3\nDO_NOT_COMPETE\n"), state_space(&ids));
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 3\nDO_NOT_COMPETE\n"),
+            state_space(&ids),
+        );
         assert_eq!(answers.verdict, Verdict::DoNotCompete);
         assert!(answers.answers.is_empty());
         assert_eq!(answers.diagnostics.len(), 1);
@@ -536,13 +684,25 @@ mod tests {
     #[test]
     fn two_different_answers_for_one_key_last_wins_with_diagnostic() {
         let ids = ids(&["F-00"]);
-        let expected = Expected { examination: "CTLCardinality", instance: "F", form: AnswerForm::Formulas, kind: ValueKind::Boolean, ids: &ids };
-        let answers = resolve(&parse_output("FORMULA F-00 TRUE\nFORMULA F-00 FALSE\n"), expected);
+        let expected = Expected {
+            examination: "CTLCardinality",
+            instance: "F",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        let answers = resolve(
+            &parse_output("FORMULA F-00 TRUE\nFORMULA F-00 FALSE\n"),
+            expected,
+        );
         assert_eq!(value_of(&answers, "F-00").as_deref(), Some("FALSE"));
         assert_eq!(answers.diagnostics.len(), 1);
         assert!(answers.diagnostics[0].contains("two different answers"));
         // The same answer twice is not a problem.
-        let answers = resolve(&parse_output("FORMULA F-00 TRUE\nFORMULA F-00 TRUE TECHNIQUES X\n"), expected);
+        let answers = resolve(
+            &parse_output("FORMULA F-00 TRUE\nFORMULA F-00 TRUE TECHNIQUES X\n"),
+            expected,
+        );
         assert!(answers.diagnostics.is_empty());
     }
 

@@ -29,7 +29,11 @@ pub mod exit {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "mccbuild", version, about = "Model Checking Contest infrastructure: content-addressed runs, incremental scoring")]
+#[command(
+    name = "mccbuild",
+    version,
+    about = "Model Checking Contest infrastructure: content-addressed runs, incremental scoring"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -38,7 +42,12 @@ pub struct Cli {
 #[derive(Args, Debug, Clone)]
 pub struct ManifestArg {
     /// The contest manifest.
-    #[arg(long, global = true, default_value = "contest.toml", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "contest.toml",
+        value_name = "PATH"
+    )]
     pub manifest: PathBuf,
 }
 
@@ -57,16 +66,24 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     fn filter(&self) -> Filter {
-        Filter { tools: self.tools.clone(), models: self.models.clone(), examinations: self.examinations.clone() }
+        Filter {
+            tools: self.tools.clone(),
+            models: self.models.clone(),
+            examinations: self.examinations.clone(),
+        }
     }
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Validate the manifest, the rules and the inputs; report every problem at once.
+    /// Validate the manifest, the rules and the inputs (or, with --rules, rules files alone);
+    /// report every problem at once.
     Check {
         #[command(flatten)]
         manifest: ManifestArg,
+        /// Rules files to validate instead of the manifest (repeatable).
+        #[arg(long = "rules", value_name = "RULES")]
+        rules: Vec<PathBuf>,
     },
     /// Show how many runs the contest has, how many are in the store and how many are to run.
     Plan {
@@ -149,14 +166,44 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 
 pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
-        Command::Check { manifest } => check(&manifest.manifest),
-        Command::Plan { manifest, filter, json } => plan(&manifest.manifest, &filter.filter(), json),
-        Command::Run { manifest, filter, jobs, json } => run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Check { rules, .. } if !rules.is_empty() => check_rules(&rules),
+        Command::Check { manifest, .. } => check(&manifest.manifest),
+        Command::Plan {
+            manifest,
+            filter,
+            json,
+        } => plan(&manifest.manifest, &filter.filter(), json),
+        Command::Run {
+            manifest,
+            filter,
+            jobs,
+            json,
+        } => run(&manifest.manifest, &filter.filter(), jobs, json),
         Command::Scores { manifest, json } => scores(&manifest.manifest, json),
-        Command::Import { manifest, file, json } => import(&manifest.manifest, &file, json),
-        Command::Explain { manifest, instance, examination, id, tool, category, json } => {
-            explain(&manifest.manifest, ExplainWhat { instance, examination, id, tool, category }, json)
-        }
+        Command::Import {
+            manifest,
+            file,
+            json,
+        } => import(&manifest.manifest, &file, json),
+        Command::Explain {
+            manifest,
+            instance,
+            examination,
+            id,
+            tool,
+            category,
+            json,
+        } => explain(
+            &manifest.manifest,
+            ExplainWhat {
+                instance,
+                examination,
+                id,
+                tool,
+                category,
+            },
+            json,
+        ),
         Command::Confidence { manifest, json } => confidence(&manifest.manifest, json),
     }
 }
@@ -213,6 +260,28 @@ fn check(manifest: &std::path::Path) -> i32 {
     exit::OK
 }
 
+fn check_rules(files: &[PathBuf]) -> i32 {
+    let mut problems = Problems::default();
+    for file in files {
+        match crate::rules::edition::Edition::load(file) {
+            Ok(edition) => println!(
+                "ok: {} ({}): {} categories, {} examinations, {} model kinds",
+                file.display(),
+                edition.info.name,
+                edition.categories.len(),
+                edition.examinations.len(),
+                edition.model_kinds.len()
+            ),
+            Err(p) => problems.extend(p),
+        }
+    }
+    if problems.is_empty() {
+        exit::OK
+    } else {
+        report_problems(&problems)
+    }
+}
+
 fn plan(manifest: &std::path::Path, filter: &Filter, json: bool) -> i32 {
     let session = match open(manifest) {
         Ok(s) => s,
@@ -230,9 +299,15 @@ fn plan(manifest: &std::path::Path, filter: &Filter, json: bool) -> i32 {
     if json {
         println!("{}", serde_json::to_string(&summary).unwrap_or_default());
     } else {
-        println!("{} runs: {} in the store, {} to run", summary.runs, summary.cached, summary.to_run);
+        println!(
+            "{} runs: {} in the store, {} to run",
+            summary.runs, summary.cached, summary.to_run
+        );
         for (tool, c) in &summary.by_tool {
-            println!("  {tool:<20} {:>7} runs {:>7} cached {:>7} to run", c.runs, c.cached, c.to_run);
+            println!(
+                "  {tool:<20} {:>7} runs {:>7} cached {:>7} to run",
+                c.runs, c.cached, c.to_run
+            );
         }
     }
     exit::OK
@@ -254,8 +329,14 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
     // SAFETY: installing a handler that only stores to an atomic.
     unsafe {
-        libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
+        libc::signal(
+            libc::SIGINT,
+            on_interrupt as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_interrupt as *const () as libc::sighandler_t,
+        );
     }
     let cancel = Arc::new(AtomicBool::new(false));
     let watcher = {
@@ -277,13 +358,19 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
     cancel.store(true, Ordering::SeqCst);
     let _ = watcher.join();
     if interrupted {
-        eprintln!("interrupted: {} runs recorded; runs in flight were stopped and not recorded", outcome.executed);
+        eprintln!(
+            "interrupted: {} runs recorded; runs in flight were stopped and not recorded",
+            outcome.executed
+        );
         return exit::INTERRUPTED;
     }
     if json {
         println!("{}", serde_json::to_string(&outcome).unwrap_or_default());
     } else {
-        eprintln!("{} executed, {} cached, {} failed", outcome.executed, outcome.cached, outcome.failed);
+        eprintln!(
+            "{} executed, {} cached, {} failed",
+            outcome.executed, outcome.cached, outcome.failed
+        );
         let report = session.podium_report();
         print!("{}", podium_text(&session.plan, &report));
     }
@@ -368,7 +455,13 @@ fn import(manifest: &std::path::Path, file: &std::path::Path, json: bool) -> i32
             if json {
                 println!("{}", serde_json::to_string(&summary).unwrap_or_default());
             } else {
-                println!("{}: {} runs, {} imported, {} already in the store", file.display(), summary.runs, summary.imported, summary.cached);
+                println!(
+                    "{}: {} runs, {} imported, {} already in the store",
+                    file.display(),
+                    summary.runs,
+                    summary.imported,
+                    summary.cached
+                );
             }
             exit::OK
         }
@@ -392,7 +485,9 @@ fn scores(manifest: &std::path::Path, json: bool) -> i32 {
     };
     let mut out = std::io::stdout().lock();
     let written = if json {
-        serde_json::to_writer(&mut out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out))
+        serde_json::to_writer(&mut out, &report)
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(out))
     } else {
         write!(out, "{}", podium_text(&session.plan, &report))
     };
@@ -417,13 +512,23 @@ struct CliProgress {
 
 impl CliProgress {
     fn new() -> Self {
-        CliProgress { bar: None, total: 0, done: 0, running: 0, failed: 0, last_line: Instant::now() }
+        CliProgress {
+            bar: None,
+            total: 0,
+            done: 0,
+            running: 0,
+            failed: 0,
+            last_line: Instant::now(),
+        }
     }
 
     fn update(&mut self) {
         if let Some(bar) = &self.bar {
             bar.set_position(self.done as u64);
-            bar.set_message(format!("running {} · failures {}", self.running, self.failed));
+            bar.set_message(format!(
+                "running {} · failures {}",
+                self.running, self.failed
+            ));
         }
     }
 }
@@ -436,11 +541,14 @@ impl Progress for CliProgress {
     fn started(&mut self, total: usize) {
         self.total = total;
         if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+            let bar =
+                ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs · {msg} · ETA {eta}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} runs · {msg} · ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
             );
             bar.enable_steady_tick(Duration::from_millis(200));
             self.bar = Some(bar);
@@ -464,7 +572,10 @@ impl Progress for CliProgress {
             Some(bar) if failed => bar.println(format!("failed: {label}: {outcome}")),
             Some(_) => {}
             None => {
-                if failed || self.last_line.elapsed() >= Duration::from_secs(10) || self.done == self.total {
+                if failed
+                    || self.last_line.elapsed() >= Duration::from_secs(10)
+                    || self.done == self.total
+                {
                     eprintln!("[{}/{}] {label}: {outcome}", self.done, self.total);
                     self.last_line = Instant::now();
                 }

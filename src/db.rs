@@ -4,17 +4,20 @@
 //! pure rule functions of [`crate::rules`] together:
 //!
 //! ```text
-//! ei.answers ─────> value_groups(ei) ─> agreement(ei) ─> confidence_tally ─> tool_confidence(t)
-//!                          │                                                        │
-//!                          └──────────────> trusted_values(ei) <────────────────────┘ (only where tools disagree)
-//!                                                 │
-//! ei.perf, competes ─────────────────────> exam_scores(ei) ─> category_scores ─> podiums
-//!                                 weights (E-4.4, from the plan's shape) ───┘
+//! instance.answers ─> value_groups(i) ─> agreement(i) ─> confidence_tally ─> tool_confidence(t)
+//!                           │                                                       │
+//!                           └───────────> trusted_values(i) <───────────────────────┘ (only where tools disagree)
+//!                                                │
+//! instance.perf, competes ──────────────> exam_scores(i) ─> category_scores ─> podiums
+//!                                 weights (E-4.4, from the plan's shape) ──┘
 //! ```
 //!
-//! Dependencies are per field: a run's time and memory (`perf`) do not invalidate its value
-//! groups. A trusted value recomputed to the same value stops the wave (early cutoff), and a
-//! value on which all tools agree never reads any Confidence.
+//! The unit is one instance with all its examinations (queries return one entry per
+//! examination): after a change salsa validates every memo once, and at contest scale (24,000
+//! examination instances) one memo per examination instance cost more to validate than the whole
+//! re-score (docs/BENCHMARKS.md). Dependencies are per field: a run's time and memory (`perf`)
+//! do not invalidate its value groups. A trusted value recomputed to the same value stops the
+//! wave (early cutoff), and a value on which all tools agree never reads any Confidence.
 
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +26,9 @@ use salsa::{Durability, Setter};
 use crate::rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use crate::rules::edition::{CategoryId, Edition, TrustKind};
 use crate::rules::scoring::{self, Awards, Entrant, ExamScore, Performance, Standing};
-use crate::rules::trusted::{trusted_value, Decision, TrustCase};
+use crate::rules::trusted::{
+    contested_winner, trusted_alone, trusted_value_with, Decision, TrustCase,
+};
 use crate::value::Value;
 
 /// What scoring needs to know of a tool.
@@ -64,7 +69,7 @@ pub struct ContestData {
     #[returns(ref)]
     pub tool_data: Arc<[ToolData]>,
     #[returns(ref)]
-    pub exam_instances: Arc<[ExamInstanceData]>,
+    pub instances: Arc<[InstanceData]>,
 }
 
 #[salsa::input(debug)]
@@ -75,51 +80,51 @@ pub struct ToolData {
     pub index: u32,
 }
 
-/// One examination of one instance, with the runs planned for it. The runs' answers, whether
-/// they take part, and their time and memory are three separate fields (a run's time does not
-/// invalidate the values); they are per examination instance rather than per run so that the
-/// dependency graph salsa verifies after a change stays small (docs/BENCHMARKS.md).
+/// One examination of an instance: the values it asks for and the tools whose runs are planned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExamSlot {
+    pub exam: u32,
+    pub ids: Arc<[Arc<str>]>,
+    /// The first `scored` values earn points (E-4.1); all count for E-2.2, E-3.1 and E-4.3.
+    pub scored: u32,
+    /// Ground-truth contests: the expected value of each value id.
+    pub truth: Option<Arc<[Option<Value>]>>,
+    /// The tool of each planned run.
+    pub tools: Arc<[u32]>,
+}
+
+/// One instance with its examinations (`slots`) and, per examination, the runs planned for it.
+/// The runs' answers, whether they take part, and their time and memory are three separate
+/// fields (a run's time does not invalidate the values).
 #[salsa::input(debug)]
-pub struct ExamInstanceData {
+pub struct InstanceData {
     #[returns(copy)]
     pub contest: ContestData,
     #[returns(copy)]
-    pub instance: u32,
-    #[returns(copy)]
     pub model: u32,
-    #[returns(copy)]
-    pub exam: u32,
     #[returns(ref)]
-    pub ids: Arc<[Arc<str>]>,
-    /// The first `scored` values earn points (E-4.1); all count for E-2.2, E-3.1 and E-4.3.
-    #[returns(copy)]
-    pub scored: u32,
-    /// Ground-truth contests: the expected value of each value id.
+    pub slots: Arc<[ExamSlot]>,
+    /// Per examination, each run's answers (empty until it is stored).
     #[returns(ref)]
-    pub truth: Option<Arc<[Option<Value>]>>,
-    /// The tool of each planned run.
+    pub answers: Arc<[Arc<[Answers]>]>,
+    /// Per examination, each run is stored and its tool did not say DO_NOT_COMPETE: it takes part
+    /// (E-1.8), even when it computed nothing.
     #[returns(ref)]
-    pub tools: Arc<[u32]>,
-    /// Each run's answers (empty until it is stored).
+    pub competes: Arc<[Arc<[bool]>]>,
     #[returns(ref)]
-    pub answers: Arc<[Answers]>,
-    /// Each run is stored and its tool did not say DO_NOT_COMPETE: it takes part (E-1.8), even
-    /// when it computed nothing.
-    #[returns(ref)]
-    pub competes: Arc<[bool]>,
-    #[returns(ref)]
-    pub perf: Arc<[Perf]>,
+    pub perf: Arc<[Arc<[Perf]>]>,
 }
 
-/// A planned run: its examination instance and its position there.
+/// A planned run: its instance, examination slot and position there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RunRef {
-    pub ei: ExamInstanceData,
+    pub instance: InstanceData,
+    pub slot: usize,
     pub position: usize,
 }
 
 /// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at
-/// (stored flat: one allocation per examination instance, not one per value).
+/// (stored flat: one allocation per examination, not one per value).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ValueGroups {
     /// `answers[starts[i]..starts[i + 1]]` are the answers for value `i`.
@@ -128,6 +133,38 @@ pub struct ValueGroups {
 }
 
 impl ValueGroups {
+    /// Groups the answers of the runs of one examination.
+    pub fn of(values: usize, tools: &[u32], runs: &[Answers]) -> ValueGroups {
+        let mut counts = vec![0u32; values + 1];
+        let mut total = 0;
+        for run in runs {
+            for (index, _) in run.iter() {
+                if (*index as usize) < values {
+                    counts[*index as usize + 1] += 1;
+                    total += 1;
+                }
+            }
+        }
+        for i in 0..values {
+            counts[i + 1] += counts[i];
+        }
+        let mut fill = counts.clone();
+        let mut answers: Vec<(ToolIdx, Value)> = vec![(0, Value::Bool(false)); total];
+        for (run, &tool) in runs.iter().zip(tools) {
+            for (index, value) in run.iter() {
+                let i = *index as usize;
+                if i < values {
+                    answers[fill[i] as usize] = (tool, value.clone());
+                    fill[i] += 1;
+                }
+            }
+        }
+        ValueGroups {
+            starts: counts,
+            answers,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.starts.len().saturating_sub(1)
     }
@@ -145,45 +182,26 @@ impl ValueGroups {
     }
 }
 
+/// The value groups of each examination of an instance.
 #[salsa::tracked(returns(ref))]
-pub fn value_groups(db: &dyn salsa::Database, ei: ExamInstanceData) -> ValueGroups {
-    let values = ei.ids(db).len();
-    let tools = ei.tools(db);
-    let runs = ei.answers(db);
-    let mut counts = vec![0u32; values + 1];
-    let mut total = 0;
-    for answers in runs.iter() {
-        for (index, _) in answers.iter() {
-            if (*index as usize) < values {
-                counts[*index as usize + 1] += 1;
-                total += 1;
-            }
-        }
-    }
-    for i in 0..values {
-        counts[i + 1] += counts[i];
-    }
-    let mut fill = counts.clone();
-    let mut answers: Vec<(ToolIdx, Value)> = vec![(0, Value::Bool(false)); total];
-    for (run_answers, &tool) in runs.iter().zip(tools.iter()) {
-        for (index, value) in run_answers.iter() {
-            let i = *index as usize;
-            if i < values {
-                answers[fill[i] as usize] = (tool, value.clone());
-                fill[i] += 1;
-            }
-        }
-    }
-    ValueGroups { starts: counts, answers }
+pub fn value_groups(db: &dyn salsa::Database, instance: InstanceData) -> Vec<ValueGroups> {
+    instance
+        .slots(db)
+        .iter()
+        .zip(instance.answers(db).iter())
+        .map(|(slot, runs)| ValueGroups::of(slot.ids.len(), &slot.tools, runs))
+        .collect()
 }
 
-/// Rule E-2.2, for the values of one examination of one instance.
+/// Rule E-2.2, for the values of one instance.
 #[salsa::tracked(returns(ref))]
-pub fn agreement(db: &dyn salsa::Database, ei: ExamInstanceData) -> ConfidenceTally {
-    let edition = ei.contest(db).edition(db);
+pub fn agreement(db: &dyn salsa::Database, instance: InstanceData) -> ConfidenceTally {
+    let edition = instance.contest(db).edition(db);
     let mut tally = ConfidenceTally::default();
-    for group in value_groups(db, ei).iter() {
-        tally.add_value(group, &edition.confidence);
+    for groups in value_groups(db, instance) {
+        for group in groups.iter() {
+            tally.add_value(group, &edition.confidence);
+        }
     }
     tally
 }
@@ -192,8 +210,8 @@ pub fn agreement(db: &dyn salsa::Database, ei: ExamInstanceData) -> ConfidenceTa
 #[salsa::tracked(returns(ref))]
 pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
     let mut tally = ConfidenceTally::default();
-    for ei in contest.exam_instances(db).iter() {
-        tally.merge(agreement(db, *ei));
+    for instance in contest.instances(db).iter() {
+        tally.merge(agreement(db, *instance));
     }
     tally
 }
@@ -203,22 +221,92 @@ pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> Confi
 #[salsa::tracked(returns(copy))]
 pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
     let contest = tool.contest(db);
-    confidence_rule(confidence_tally(db, contest), tool.index(db), &contest.edition(db).confidence)
+    confidence_rule(
+        confidence_tally(db, contest),
+        tool.index(db),
+        &contest.edition(db).confidence,
+    )
 }
 
-/// Rule E-3.1: the trusted value of each value of one examination of one instance (or the given
+/// Rule E-3.1, third situation: whether a value this tool computed alone is trusted. A query of
+/// its own so that a small change of the tool's Confidence, which leaves this answer as it was,
+/// stops there instead of re-deciding every value the tool computed alone.
+#[salsa::tracked(returns(copy))]
+pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
+    trusted_alone(
+        tool_confidence(db, tool),
+        &tool.contest(db).edition(db).trusted,
+    )
+}
+
+/// Rule E-3.1: the trusted value of each value of each examination of an instance (or the given
 /// truth, in a ground-truth contest).
 #[salsa::tracked(returns(ref))]
-pub fn trusted_values(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<Decision> {
-    let contest = ei.contest(db);
+pub fn trusted_values(db: &dyn salsa::Database, instance: InstanceData) -> Vec<Vec<Decision>> {
+    let contest = instance.contest(db);
     let edition = contest.edition(db);
     if edition.info.trust == TrustKind::GroundTruth {
-        let truth = ei.truth(db).clone().unwrap_or_else(|| vec![None; ei.ids(db).len()].into());
-        return truth.iter().map(|v| Decision { value: v.clone(), case: TrustCase::GroundTruth }).collect();
+        return instance
+            .slots(db)
+            .iter()
+            .map(|slot| {
+                let truth = slot
+                    .truth
+                    .clone()
+                    .unwrap_or_else(|| vec![None; slot.ids.len()].into());
+                truth
+                    .iter()
+                    .map(|v| Decision {
+                        value: v.clone(),
+                        case: TrustCase::GroundTruth,
+                    })
+                    .collect()
+            })
+            .collect();
     }
     let tools = contest.tool_data(db);
-    let confidence = |t: ToolIdx| tools.get(t as usize).map_or(0.0, |tool| tool_confidence(db, *tool));
-    value_groups(db, ei).iter().map(|group| trusted_value(group, confidence, &edition.trusted)).collect()
+    // Confidences are read only where a decision needs them (salsa records the reads), and then
+    // through queries whose results rarely change: a unanimity reads none.
+    let alone = |t: ToolIdx| {
+        tools
+            .get(t as usize)
+            .is_some_and(|tool| tool_trusted_alone(db, *tool))
+    };
+    let contested = |classes: &[Vec<ToolIdx>]| {
+        contested_decision(db, Contested::new(db, contest, classes.to_vec())).map(|i| i as usize)
+    };
+    value_groups(db, instance)
+        .iter()
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|group| trusted_value_with(group, contested, alone))
+                .collect()
+        })
+        .collect()
+}
+
+/// The shape of a contested value: the tools behind each distinct answer, in order of first
+/// appearance. Values of the same shape share one decision.
+#[salsa::interned(debug)]
+pub struct Contested<'db> {
+    contest: ContestData,
+    #[returns(ref)]
+    classes: Vec<Vec<ToolIdx>>,
+}
+
+/// Rule E-3.1, second and fourth situations, for one shape of contested value: which class is
+/// trusted. Its result changes only when a Confidence change moves the decision.
+#[salsa::tracked(returns(copy))]
+pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'db>) -> Option<u32> {
+    let contest = shape.contest(db);
+    let tools = contest.tool_data(db);
+    let confidence = |t: ToolIdx| {
+        tools
+            .get(t as usize)
+            .map_or(0.0, |tool| tool_confidence(db, *tool))
+    };
+    contested_winner(shape.classes(db), confidence, &contest.edition(db).trusted).map(|i| i as u32)
 }
 
 /// One tool's score on one examination of one instance.
@@ -230,24 +318,42 @@ pub struct ToolExamScore {
     pub perf: Option<Perf>,
 }
 
-/// Rules E-4.2 and E-4.3 for every tool that takes part in this examination of this instance
-/// (a tool that computed nothing scores 0 but takes part; one that said DO_NOT_COMPETE does not).
+/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination of an instance (a
+/// tool that computed nothing scores 0 but takes part; one that said DO_NOT_COMPETE does not).
 #[salsa::tracked(returns(ref))]
-pub fn exam_scores(db: &dyn salsa::Database, ei: ExamInstanceData) -> Vec<ToolExamScore> {
-    let edition = ei.contest(db).edition(db);
-    let trusted: Vec<Option<Value>> = trusted_values(db, ei).iter().map(|d| d.value.clone()).collect();
-    let mut scores = Vec::new();
-    let (tools, runs, competes) = (ei.tools(db), ei.answers(db), ei.competes(db));
-    for position in 0..tools.len() {
-        if !competes[position] {
-            continue;
+pub fn exam_scores(db: &dyn salsa::Database, instance: InstanceData) -> Vec<Vec<ToolExamScore>> {
+    let edition = instance.contest(db).edition(db);
+    let decisions = trusted_values(db, instance);
+    let (slots, runs, competes) = (
+        instance.slots(db),
+        instance.answers(db),
+        instance.competes(db),
+    );
+    let mut all = Vec::with_capacity(slots.len());
+    for (s, slot) in slots.iter().enumerate() {
+        let trusted: Vec<Option<Value>> = decisions[s].iter().map(|d| d.value.clone()).collect();
+        let mut scores = Vec::new();
+        for position in 0..slot.tools.len() {
+            if !competes[s][position] {
+                continue;
+            }
+            let answers = &runs[s][position];
+            let score = scoring::examination_score(
+                answers.iter().map(|(i, v)| (*i as usize, v)),
+                &trusted,
+                slot.scored as usize,
+                &edition.scoring,
+            );
+            let perf = score.complete.then(|| instance.perf(db)[s][position]);
+            scores.push(ToolExamScore {
+                tool: slot.tools[position],
+                score,
+                perf,
+            });
         }
-        let answers = &runs[position];
-        let score = scoring::examination_score(answers.iter().map(|(i, v)| (*i as usize, v)), &trusted, ei.scored(db) as usize, &edition.scoring);
-        let perf = score.complete.then(|| ei.perf(db)[position]);
-        scores.push(ToolExamScore { tool: tools[position], score, perf });
+        all.push(scores);
     }
-    scores
+    all
 }
 
 /// Rule E-4.4's factors of one examination instance.
@@ -266,13 +372,14 @@ impl Weight {
     }
 }
 
-/// Rule E-4.4's factors of each examination instance: the instance's weight within its model
-/// and its model kind's multiplier in the examination's category.
+/// Rule E-4.4's factors of each examination of each instance (`[instance][slot]`): the
+/// instance's weight within its model and its model kind's multiplier in the examination's
+/// category.
 #[salsa::tracked(returns(ref))]
-pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Weight> {
+pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight>> {
     let edition = contest.edition(db);
     let models = contest.models(db);
-    let eis = contest.exam_instances(db);
+    let instances = contest.instances(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
     let instance_weight = |model: u32| {
         let m = &models[model as usize];
@@ -280,17 +387,34 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Weight> {
     };
     // Points each kind could attain per category, for share-of multipliers.
     let mut attainable = vec![vec![0.0; edition.model_kinds.len()]; edition.categories.len()];
-    for ei in eis.iter() {
-        let category = edition.examinations[ei.exam(db) as usize].category;
-        let kind = models[ei.model(db) as usize].kind;
-        attainable[category][kind] += edition.scoring.points_per_examination * instance_weight(ei.model(db));
+    for instance in instances.iter() {
+        let kind = models[instance.model(db) as usize].kind;
+        for slot in instance.slots(db).iter() {
+            let category = edition.examinations[slot.exam as usize].category;
+            attainable[category][kind] +=
+                edition.scoring.points_per_examination * instance_weight(instance.model(db));
+        }
     }
-    let multipliers: Vec<Vec<f64>> = attainable.iter().map(|a| scoring::kind_multipliers(&edition.model_kinds, a)).collect();
-    eis.iter()
-        .map(|ei| {
-            let category = edition.examinations[ei.exam(db) as usize].category;
-            let kind = models[ei.model(db) as usize].kind;
-            Weight { instance: instance_weight(ei.model(db)), kind: multipliers[category][kind], category }
+    let multipliers: Vec<Vec<f64>> = attainable
+        .iter()
+        .map(|a| scoring::kind_multipliers(&edition.model_kinds, a))
+        .collect();
+    instances
+        .iter()
+        .map(|instance| {
+            let kind = models[instance.model(db) as usize].kind;
+            instance
+                .slots(db)
+                .iter()
+                .map(|slot| {
+                    let category = edition.examinations[slot.exam as usize].category;
+                    Weight {
+                        instance: instance_weight(instance.model(db)),
+                        kind: multipliers[category][kind],
+                        category,
+                    }
+                })
+                .collect()
         })
         .collect()
 }
@@ -315,17 +439,23 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
     let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
     let mut participating = vec![vec![false; tools]; edition.categories.len()];
-    for (ei, w) in contest.exam_instances(db).iter().zip(weights) {
-        let (weight, category) = (w.factor(), w.category);
-        for s in exam_scores(db, *ei) {
-            participating[category][s.tool as usize] = true;
-            scores[category][s.tool as usize] += s.score.points * weight;
-            if let Some(p) = s.perf {
-                performance[category][s.tool as usize].add(p.cpu_s, p.peak_memory_mb);
+    for (instance, w) in contest.instances(db).iter().zip(weights) {
+        for (slot, w) in exam_scores(db, *instance).iter().zip(w) {
+            let (weight, category) = (w.factor(), w.category);
+            for s in slot {
+                participating[category][s.tool as usize] = true;
+                scores[category][s.tool as usize] += s.score.points * weight;
+                if let Some(p) = s.perf {
+                    performance[category][s.tool as usize].add(p.cpu_s, p.peak_memory_mb);
+                }
             }
         }
     }
-    CategoryScores { scores, participating, performance }
+    CategoryScores {
+        scores,
+        participating,
+        performance,
+    }
 }
 
 /// One category's podium and awards.
@@ -348,17 +478,35 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| totals.participating[category][*i])
-                .map(|(i, t)| Entrant { tool: i as ToolIdx, name: &t.name, family: &t.family, competing: t.competing })
+                .map(|(i, t)| Entrant {
+                    tool: i as ToolIdx,
+                    name: &t.name,
+                    family: &t.family,
+                    competing: t.competing,
+                })
                 .collect();
-            let success_cpu: Vec<f64> = totals.performance[category].iter().map(|p| p.cpu_s).collect();
-            let tie_break = (edition.ranking.tie_break == crate::rules::edition::TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
+            let success_cpu: Vec<f64> = totals.performance[category]
+                .iter()
+                .map(|p| p.cpu_s)
+                .collect();
+            let tie_break = (edition.ranking.tie_break
+                == crate::rules::edition::TieBreak::SuccessCpuTime)
+                .then_some(&success_cpu[..]);
             let standings = scoring::podium(&entrants, &totals.scores[category], tie_break);
             let awards = if edition.awards.enabled {
-                scoring::awards(&standings, &totals.performance[category], edition.awards.aggregate)
+                scoring::awards(
+                    &standings,
+                    &totals.performance[category],
+                    edition.awards.aggregate,
+                )
             } else {
                 Awards::default()
             };
-            Podium { category, standings, awards }
+            Podium {
+                category,
+                standings,
+                awards,
+            }
         })
         .collect()
 }
@@ -379,7 +527,10 @@ impl Default for ScoringDb {
     /// A database without event log (salsa builds an event for every validated memo when a
     /// callback is installed: it costs time at contest scale).
     fn default() -> Self {
-        ScoringDb { storage: salsa::Storage::new(None), log: Arc::default() }
+        ScoringDb {
+            storage: salsa::Storage::new(None),
+            log: Arc::default(),
+        }
     }
 }
 
@@ -405,8 +556,18 @@ impl ScoringDb {
 
     /// The queries executed since the last call, by name (`value_groups`, `trusted_values`...).
     pub fn take_executed(&self) -> Vec<String> {
-        let keys = self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take).unwrap_or_default();
-        keys.into_iter().map(|k| salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()).collect()
+        let keys = self
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        keys.into_iter()
+            .map(|k| {
+                salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()
+            })
+            .collect()
     }
 }
 
@@ -415,7 +576,7 @@ pub struct ContestShape<'a> {
     pub edition: Arc<Edition>,
     pub tools: Vec<ToolInfo>,
     pub models: Vec<ModelInfo>,
-    /// Per examination instance: (instance, model, examination, ids, tools taking part).
+    /// One per examination instance, in any order.
     pub exam_instances: Vec<EiShape<'a>>,
 }
 
@@ -444,13 +605,50 @@ pub struct EiShape<'a> {
 /// Handles to a built contest.
 pub struct Handles {
     pub contest: ContestData,
-    pub exam_instances: Vec<ExamInstanceData>,
+    pub instances: Vec<InstanceData>,
+    /// Per examination instance of the shape, in its order: (index into `instances`, slot).
+    pub exam_instances: Vec<(usize, usize)>,
 }
 
 impl Handles {
-    /// The `position`-th planned run of examination instance `ei`.
-    pub fn run(&self, ei: usize, position: usize) -> RunRef {
-        RunRef { ei: self.exam_instances[ei], position }
+    /// The `position`-th planned run of examination instance `e` (in the shape's order).
+    pub fn run(&self, e: usize, position: usize) -> RunRef {
+        let (i, slot) = self.exam_instances[e];
+        RunRef {
+            instance: self.instances[i],
+            slot,
+            position,
+        }
+    }
+
+    /// The value groups of examination instance `e`.
+    pub fn value_groups<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db ValueGroups {
+        let (i, slot) = self.exam_instances[e];
+        &value_groups(db, self.instances[i])[slot]
+    }
+
+    /// The trusted values (E-3.1 decisions) of examination instance `e`.
+    pub fn decisions<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [Decision] {
+        let (i, slot) = self.exam_instances[e];
+        &trusted_values(db, self.instances[i])[slot]
+    }
+
+    /// The scores (E-4.2) of examination instance `e`.
+    pub fn exam_scores<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [ToolExamScore] {
+        let (i, slot) = self.exam_instances[e];
+        &exam_scores(db, self.instances[i])[slot]
+    }
+
+    /// The E-4.4 factors of examination instance `e`.
+    pub fn weight(&self, db: &ScoringDb, e: usize) -> Weight {
+        let (i, slot) = self.exam_instances[e];
+        weights(db, self.contest)[i][slot]
+    }
+
+    /// The tools of examination instance `e`'s planned runs, in order.
+    pub fn run_tools<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [u32] {
+        let (i, slot) = self.exam_instances[e];
+        &self.instances[i].slots(db)[slot].tools
     }
 }
 
@@ -458,66 +656,129 @@ impl ScoringDb {
     /// Creates the inputs of a contest. The shape (edition, tools, models, which runs exist) has
     /// high durability; answers and performance are the low-durability inputs that change.
     pub fn build(&mut self, shape: ContestShape<'_>) -> Handles {
-        let contest = ContestData::builder(shape.edition, shape.tools.into(), shape.models.into(), Arc::from(Vec::new()), Arc::from(Vec::new()))
-            .durability(Durability::HIGH)
-            .new(self);
+        let contest = ContestData::builder(
+            shape.edition,
+            shape.tools.into(),
+            shape.models.into(),
+            Arc::from(Vec::new()),
+            Arc::from(Vec::new()),
+        )
+        .durability(Durability::HIGH)
+        .new(self);
         let tool_count = contest.tools(self).len();
-        let tool_data: Vec<ToolData> = (0..tool_count as u32).map(|i| ToolData::builder(contest, i).durability(Durability::HIGH).new(self)).collect();
-        let mut eis = Vec::with_capacity(shape.exam_instances.len());
-        for e in shape.exam_instances {
-            let tools: Arc<[u32]> = e.runs.iter().map(|r| r.tool).collect();
-            let competes: Arc<[bool]> = e.runs.iter().map(|r| r.competes).collect();
-            let perf: Arc<[Perf]> = e.runs.iter().map(|r| r.perf).collect();
-            let answers: Arc<[Answers]> = e.runs.into_iter().map(|r| r.answers).collect();
-            let ei = ExamInstanceData::builder(contest, e.instance, e.model, e.exam, e.ids, e.scored, e.truth, tools, answers, competes, perf)
-                .contest_durability(Durability::HIGH)
-                .instance_durability(Durability::HIGH)
-                .model_durability(Durability::HIGH)
-                .exam_durability(Durability::HIGH)
-                .ids_durability(Durability::HIGH)
-                .scored_durability(Durability::HIGH)
-                .truth_durability(Durability::HIGH)
-                .tools_durability(Durability::HIGH)
-                .new(self);
-            eis.push(ei);
+        let tool_data: Vec<ToolData> = (0..tool_count as u32)
+            .map(|i| {
+                ToolData::builder(contest, i)
+                    .durability(Durability::HIGH)
+                    .new(self)
+            })
+            .collect();
+        // Group the examination instances by instance.
+        let mut order: Vec<u32> = Vec::new();
+        let mut grouped: std::collections::HashMap<u32, (u32, Vec<(usize, EiShape<'_>)>)> =
+            std::collections::HashMap::new();
+        for (e, ei) in shape.exam_instances.into_iter().enumerate() {
+            let entry = grouped.entry(ei.instance).or_insert_with(|| {
+                order.push(ei.instance);
+                (ei.model, Vec::new())
+            });
+            entry.1.push((e, ei));
         }
-        contest.set_tool_data(self).with_durability(Durability::HIGH).to(tool_data.into());
-        contest.set_exam_instances(self).with_durability(Durability::HIGH).to(eis.clone().into());
-        Handles { contest, exam_instances: eis }
+        let total: usize = grouped.values().map(|(_, v)| v.len()).sum();
+        let mut exam_instances = vec![(0usize, 0usize); total];
+        let mut instances = Vec::with_capacity(order.len());
+        for key in order {
+            let (model, eis) = grouped.remove(&key).unwrap_or_default();
+            let mut slots = Vec::with_capacity(eis.len());
+            let (mut answers, mut competes, mut perf) = (Vec::new(), Vec::new(), Vec::new());
+            for (slot, (e, ei)) in eis.into_iter().enumerate() {
+                exam_instances[e] = (instances.len(), slot);
+                slots.push(ExamSlot {
+                    exam: ei.exam,
+                    ids: ei.ids,
+                    scored: ei.scored,
+                    truth: ei.truth,
+                    tools: ei.runs.iter().map(|r| r.tool).collect(),
+                });
+                competes.push(ei.runs.iter().map(|r| r.competes).collect::<Arc<[bool]>>());
+                perf.push(ei.runs.iter().map(|r| r.perf).collect::<Arc<[Perf]>>());
+                answers.push(
+                    ei.runs
+                        .into_iter()
+                        .map(|r| r.answers)
+                        .collect::<Arc<[Answers]>>(),
+                );
+            }
+            let instance = InstanceData::builder(
+                contest,
+                model,
+                slots.into(),
+                answers.into(),
+                competes.into(),
+                perf.into(),
+            )
+            .contest_durability(Durability::HIGH)
+            .model_durability(Durability::HIGH)
+            .slots_durability(Durability::HIGH)
+            .new(self);
+            instances.push(instance);
+        }
+        contest
+            .set_tool_data(self)
+            .with_durability(Durability::HIGH)
+            .to(tool_data.into());
+        contest
+            .set_instances(self)
+            .with_durability(Durability::HIGH)
+            .to(instances.clone().into());
+        Handles {
+            contest,
+            instances,
+            exam_instances,
+        }
     }
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
     pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
-        let all = run.ei.answers(self);
-        if all[run.position] != answers {
-            let mut new: Vec<Answers> = all.to_vec();
-            new[run.position] = answers;
-            run.ei.set_answers(self).to(new.into());
+        let all = run.instance.answers(self);
+        if all[run.slot][run.position] != answers {
+            let mut slot: Vec<Answers> = all[run.slot].to_vec();
+            slot[run.position] = answers;
+            let mut new: Vec<Arc<[Answers]>> = all.to_vec();
+            new[run.slot] = slot.into();
+            run.instance.set_answers(self).to(new.into());
         }
     }
 
     /// Sets whether a run takes part, only if it changed.
     pub fn set_competes(&mut self, run: RunRef, competes: bool) {
-        let all = run.ei.competes(self);
-        if all[run.position] != competes {
-            let mut new: Vec<bool> = all.to_vec();
-            new[run.position] = competes;
-            run.ei.set_competes(self).to(new.into());
+        let all = run.instance.competes(self);
+        if all[run.slot][run.position] != competes {
+            let mut slot: Vec<bool> = all[run.slot].to_vec();
+            slot[run.position] = competes;
+            let mut new: Vec<Arc<[bool]>> = all.to_vec();
+            new[run.slot] = slot.into();
+            run.instance.set_competes(self).to(new.into());
         }
     }
 
     /// Sets a run's time and memory, only if they changed.
     pub fn set_perf(&mut self, run: RunRef, perf: Perf) {
-        let all = run.ei.perf(self);
-        if all[run.position] != perf {
-            let mut new: Vec<Perf> = all.to_vec();
-            new[run.position] = perf;
-            run.ei.set_perf(self).to(new.into());
+        let all = run.instance.perf(self);
+        if all[run.slot][run.position] != perf {
+            let mut slot: Vec<Perf> = all[run.slot].to_vec();
+            slot[run.position] = perf;
+            let mut new: Vec<Arc<[Perf]>> = all.to_vec();
+            new[run.slot] = slot.into();
+            run.instance.set_perf(self).to(new.into());
         }
     }
 
     /// A run's tool and answers.
     pub fn run_answers(&self, run: RunRef) -> (u32, Answers) {
-        (run.ei.tools(self)[run.position], run.ei.answers(self)[run.position].clone())
+        (
+            run.instance.slots(self)[run.slot].tools[run.position],
+            run.instance.answers(self)[run.slot][run.position].clone(),
+        )
     }
 }

@@ -23,7 +23,12 @@ pub struct Problem {
 
 impl Problem {
     pub fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        Problem { file: file.into(), location: None, message: message.into(), help: None }
+        Problem {
+            file: file.into(),
+            location: None,
+            message: message.into(),
+            help: None,
+        }
     }
 
     pub fn at(mut self, location: Option<Location>) -> Self {
@@ -143,7 +148,10 @@ mod tests {
     #[test]
     fn locations_are_one_based() {
         let text = "a = 1\nbb = 2\n";
-        let source = SourceText { path: Path::new("x.toml"), text };
+        let source = SourceText {
+            path: Path::new("x.toml"),
+            text,
+        };
         assert_eq!(source.location(0), Location { line: 1, column: 1 });
         assert_eq!(source.location(6), Location { line: 2, column: 1 });
         assert_eq!(source.location(8), Location { line: 2, column: 3 });
@@ -155,6 +163,9 @@ mod tests {
         let problem = Problem::new("contest.toml", "unknown key `jbos`")
             .at(Some(Location { line: 3, column: 1 }))
             .help("did you mean `jobs`?");
-        assert_eq!(problem.to_string(), "contest.toml:3:1: unknown key `jbos`\n  help: did you mean `jobs`?");
+        assert_eq!(
+            problem.to_string(),
+            "contest.toml:3:1: unknown key `jbos`\n  help: did you mean `jobs`?"
+        );
     }
 }

@@ -47,7 +47,10 @@ impl Stamp {
 
     /// Whether the file was modified recently enough that its stamp cannot be trusted yet.
     pub fn is_racy(&self) -> bool {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0);
         now - self.mtime_ns < 2_000_000_000
     }
 }
@@ -80,12 +83,23 @@ impl DigestCache {
 
     /// Loads the cache saved at `path` (an unreadable or old cache is ignored: it is rebuilt).
     pub fn load(path: &Path) -> DigestCache {
-        let mut cache = DigestCache { path: Some(path.to_path_buf()), ..DigestCache::default() };
+        let mut cache = DigestCache {
+            path: Some(path.to_path_buf()),
+            ..DigestCache::default()
+        };
         if let Ok(bytes) = fs::read(path) {
             if let Ok(file) = postcard::from_bytes::<CacheFile>(&bytes) {
                 if file.format == CACHE_FORMAT {
-                    cache.files = file.files.into_iter().map(|(p, s, d)| (PathBuf::from(p), (s, d))).collect();
-                    cache.instances = file.instances.into_iter().map(|(p, s, f)| (PathBuf::from(p), (s, Arc::new(f)))).collect();
+                    cache.files = file
+                        .files
+                        .into_iter()
+                        .map(|(p, s, d)| (PathBuf::from(p), (s, d)))
+                        .collect();
+                    cache.instances = file
+                        .instances
+                        .into_iter()
+                        .map(|(p, s, f)| (PathBuf::from(p), (s, Arc::new(f))))
+                        .collect();
                 }
             }
         }
@@ -94,14 +108,24 @@ impl DigestCache {
 
     /// Saves the cache if it changed (atomically: a crash leaves the old one or the new one).
     pub fn save(&mut self) -> io::Result<()> {
-        let Some(path) = &self.path else { return Ok(()) };
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
         if !self.dirty {
             return Ok(());
         }
         let file = CacheFile {
             format: CACHE_FORMAT,
-            files: self.files.iter().map(|(p, (s, d))| (p.to_string_lossy().into_owned(), *s, *d)).collect(),
-            instances: self.instances.iter().map(|(p, (s, f))| (p.to_string_lossy().into_owned(), *s, (**f).clone())).collect(),
+            files: self
+                .files
+                .iter()
+                .map(|(p, (s, d))| (p.to_string_lossy().into_owned(), *s, *d))
+                .collect(),
+            instances: self
+                .instances
+                .iter()
+                .map(|(p, (s, f))| (p.to_string_lossy().into_owned(), *s, (**f).clone()))
+                .collect(),
         };
         let bytes = postcard::to_allocvec(&file).map_err(io::Error::other)?;
         crate::store::write_atomically(path, &bytes)?;
@@ -150,7 +174,8 @@ impl DigestCache {
         let facts = Arc::new(compute(self)?);
         self.hashed += 1;
         if !stamps.iter().any(|(_, s)| s.is_racy()) {
-            self.instances.insert(path.to_path_buf(), (key, facts.clone()));
+            self.instances
+                .insert(path.to_path_buf(), (key, facts.clone()));
             self.dirty = true;
         }
         Ok(facts)
@@ -220,6 +245,11 @@ mod tests {
     /// Sets a file's mtime `secs` seconds in the past.
     fn filetime_ago(path: &Path, secs: u64) {
         let t = SystemTime::now() - std::time::Duration::from_secs(secs);
-        File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+        File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
     }
 }

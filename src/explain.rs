@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::db::{confidence_tally, exam_scores, tool_confidence, trusted_values, value_groups, weights, Handles, ScoringDb};
+use crate::db::{confidence_tally, tool_confidence, Handles, ScoringDb};
 use crate::plan::Plan;
 use crate::rules::confidence::agreed_value;
 use crate::rules::edition::TrustKind;
@@ -51,39 +51,75 @@ pub struct ValueExplanation {
 }
 
 fn case_name(case: TrustCase) -> String {
-    serde_json::to_value(case).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    serde_json::to_value(case)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 /// Explains one value: `instance`, `examination`, `id` (a formula id, the examination's name for
 /// a global property, STATES/TRANSITIONS/... for StateSpace).
-pub fn explain_value(plan: &Plan, db: &ScoringDb, handles: &Handles, instance: &str, examination: &str, id: &str) -> Result<ValueExplanation, String> {
+pub fn explain_value(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    instance: &str,
+    examination: &str,
+    id: &str,
+) -> Result<ValueExplanation, String> {
     let edition = &plan.contest.edition;
-    let exam = edition.examination(examination).ok_or_else(|| format!("no examination `{examination}` in {}", edition.info.name))?;
-    let Some(e) = plan.exam_instances.iter().position(|ei| plan.instances[ei.instance].name == instance && ei.exam == exam) else {
-        return Err(format!("no examination {examination} on instance `{instance}` in this contest"));
+    let exam = edition
+        .examination(examination)
+        .ok_or_else(|| format!("no examination `{examination}` in {}", edition.info.name))?;
+    let Some(e) = plan
+        .exam_instances
+        .iter()
+        .position(|ei| plan.instances[ei.instance].name == instance && ei.exam == exam)
+    else {
+        return Err(format!(
+            "no examination {examination} on instance `{instance}` in this contest"
+        ));
     };
     let ei = &plan.exam_instances[e];
     let index = ei.ids.iter().position(|v| &**v == id).ok_or_else(|| {
         let some: Vec<&str> = ei.ids.iter().take(4).map(|v| &**v).collect();
-        format!("no value `{id}` in {examination} of {instance} (its ids are like: {})", some.join(", "))
+        format!(
+            "no value `{id}` in {examination} of {instance} (its ids are like: {})",
+            some.join(", ")
+        )
     })?;
-    let data = handles.exam_instances[e];
     let tools = &plan.contest.tools;
     let tool_data = handles.contest.tool_data(db);
     let ground_truth = edition.info.trust == TrustKind::GroundTruth;
     let confidence = |t: u32| tool_confidence(db, tool_data[t as usize]);
-    let group = value_groups(db, data).group(index);
+    let group = handles.value_groups(db, e).group(index);
     let answers: Vec<AnswerRow> = group
         .iter()
-        .map(|(t, v)| AnswerRow { tool: tools[*t as usize].name.clone(), value: v.to_string(), confidence: (!ground_truth).then(|| confidence(*t)) })
+        .map(|(t, v)| AnswerRow {
+            tool: tools[*t as usize].name.clone(),
+            value: v.to_string(),
+            confidence: (!ground_truth).then(|| confidence(*t)),
+        })
         .collect();
     let answered: BTreeSet<u32> = group.iter().map(|(t, _)| *t).collect();
-    let not_computed = exam_scores(db, data).iter().filter(|s| !answered.contains(&s.tool)).map(|s| tools[s.tool as usize].name.clone()).collect();
-    let decision = &trusted_values(db, data)[index];
+    let not_computed = handles
+        .exam_scores(db, e)
+        .iter()
+        .filter(|s| !answered.contains(&s.tool))
+        .map(|s| tools[s.tool as usize].name.clone())
+        .collect();
+    let decision = &handles.decisions(db, e)[index];
     let weights: Vec<WeightRow> = if ground_truth {
         Vec::new()
     } else {
-        value_weights(group, confidence).into_iter().map(|(v, w, n)| WeightRow { value: v.to_string(), weight: w, tools: n }).collect()
+        value_weights(group, confidence)
+            .into_iter()
+            .map(|(v, w, n)| WeightRow {
+                value: v.to_string(),
+                weight: w,
+                tools: n,
+            })
+            .collect()
     };
     let total: f64 = weights.iter().map(|w| w.weight).sum();
     let trusted = decision.value.as_ref().map(|v| v.to_string());
@@ -140,11 +176,21 @@ pub fn explain_value(plan: &Plan, db: &ScoringDb, handles: &Handles, instance: &
 pub fn value_text(x: &ValueExplanation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} / {} / {}", x.instance, x.examination, x.id);
-    let width = x.answers.iter().map(|a| a.tool.len()).chain(x.not_computed.iter().map(String::len)).max().unwrap_or(4);
+    let width = x
+        .answers
+        .iter()
+        .map(|a| a.tool.len())
+        .chain(x.not_computed.iter().map(String::len))
+        .max()
+        .unwrap_or(4);
     for a in &x.answers {
         match a.confidence {
             Some(c) => {
-                let _ = writeln!(out, "  {:<width$}  {:<8}  Confidence {c:.6}", a.tool, a.value);
+                let _ = writeln!(
+                    out,
+                    "  {:<width$}  {:<8}  Confidence {c:.6}",
+                    a.tool, a.value
+                );
             }
             None => {
                 let _ = writeln!(out, "  {:<width$}  {}", a.tool, a.value);
@@ -155,19 +201,38 @@ pub fn value_text(x: &ValueExplanation) -> String {
         let _ = writeln!(out, "  {t:<width$}  (takes part, gave no value)");
     }
     if !x.weights.is_empty() {
-        let w: Vec<String> = x.weights.iter().map(|w| format!("{} weighs {:.6} ({} tool{})", w.value, w.weight, w.tools, if w.tools == 1 { "" } else { "s" })).collect();
+        let w: Vec<String> = x
+            .weights
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} weighs {:.6} ({} tool{})",
+                    w.value,
+                    w.weight,
+                    w.tools,
+                    if w.tools == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
         let _ = writeln!(out, "  weights: {}", w.join("; "));
     }
     match &x.confidence_set {
         Some(v) => {
-            let _ = writeln!(out, "  in the Confidence set V (E-2.2: a majority and at least 3 tools agree on {v})");
+            let _ = writeln!(
+                out,
+                "  in the Confidence set V (E-2.2: a majority and at least 3 tools agree on {v})"
+            );
         }
         None => {
             let _ = writeln!(out, "  not in the Confidence set V (E-2.2)");
         }
     }
     let _ = writeln!(out, "  {}", x.reason);
-    let _ = writeln!(out, "  trusted value: {}", x.trusted.as_deref().unwrap_or("unknown"));
+    let _ = writeln!(
+        out,
+        "  trusted value: {}",
+        x.trusted.as_deref().unwrap_or("unknown")
+    );
     out
 }
 
@@ -212,21 +277,34 @@ pub struct ToolExplanation {
 
 /// Explains a tool's score in a category: its points per model, instance and examination, with
 /// penalties, normalisation and multipliers; they add up to its score.
-pub fn explain_tool(plan: &Plan, db: &ScoringDb, handles: &Handles, tool: &str, category: &str) -> Result<ToolExplanation, String> {
+pub fn explain_tool(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    tool: &str,
+    category: &str,
+) -> Result<ToolExplanation, String> {
     let edition = &plan.contest.edition;
-    let t = plan.contest.tool(tool).ok_or_else(|| format!("no tool `{tool}` in this contest"))? as u32;
-    let c = edition.category(category).ok_or_else(|| format!("no category `{category}` in {}", edition.info.name))?;
-    let w = weights(db, handles.contest);
+    let t = plan
+        .contest
+        .tool(tool)
+        .ok_or_else(|| format!("no tool `{tool}` in this contest"))? as u32;
+    let c = edition
+        .category(category)
+        .ok_or_else(|| format!("no category `{category}` in {}", edition.info.name))?;
     let mut models: BTreeMap<usize, ModelRow> = BTreeMap::new();
     let mut score = 0.0;
     for (e, ei) in plan.exam_instances.iter().enumerate() {
-        if w[e].category != c {
+        let w = handles.weight(db, e);
+        if w.category != c {
             continue;
         }
-        let Some(s) = exam_scores(db, handles.exam_instances[e]).iter().find(|s| s.tool == t) else { continue };
+        let Some(s) = handles.exam_scores(db, e).iter().find(|s| s.tool == t) else {
+            continue;
+        };
         let instance = &plan.instances[ei.instance];
         let model = &plan.models[instance.model];
-        let weighted = s.score.points * w[e].factor();
+        let weighted = s.score.points * w.factor();
         score += weighted;
         let row = models.entry(instance.model).or_insert_with(|| ModelRow {
             model: model.name.clone(),
@@ -245,19 +323,32 @@ pub fn explain_tool(plan: &Plan, db: &ScoringDb, handles: &Handles, tool: &str, 
             earned: s.score.earned,
             penalty: s.score.penalty,
             points: s.score.points,
-            instance_weight: w[e].instance,
-            kind_multiplier: w[e].kind,
+            instance_weight: w.instance,
+            kind_multiplier: w.kind,
             weighted,
         });
     }
-    Ok(ToolExplanation { tool: tool.to_string(), category: category.to_string(), score, models: models.into_values().collect() })
+    Ok(ToolExplanation {
+        tool: tool.to_string(),
+        category: category.to_string(),
+        score,
+        models: models.into_values().collect(),
+    })
 }
 
 pub fn tool_text(x: &ToolExplanation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} in {}: {:.6} points", x.tool, x.category, x.score);
     for m in &x.models {
-        let _ = writeln!(out, "  model {} ({}, {} instance{}): {:.6}", m.model, m.kind, m.instances, if m.instances == 1 { "" } else { "s" }, m.weighted);
+        let _ = writeln!(
+            out,
+            "  model {} ({}, {} instance{}): {:.6}",
+            m.model,
+            m.kind,
+            m.instances,
+            if m.instances == 1 { "" } else { "s" },
+            m.weighted
+        );
         for e in &m.entries {
             let _ = writeln!(
                 out,
@@ -290,7 +381,7 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
     let tool_data = handles.contest.tool_data(db);
     let mut entered: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.contest.tools.len()];
     for (e, ei) in plan.exam_instances.iter().enumerate() {
-        for (t, _) in value_groups(db, handles.exam_instances[e]).iter().flatten() {
+        for (t, _) in handles.value_groups(db, e).iter().flatten() {
             entered[*t as usize].insert(ei.exam);
         }
     }
@@ -301,7 +392,13 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
         .enumerate()
         .map(|(i, tool)| {
             let t = tally.tool(i as u32);
-            ConfidenceRow { tool: tool.name.clone(), rate: tool_confidence(db, tool_data[i]), correct: t.correct, selected: t.selected, examinations: entered[i].len() }
+            ConfidenceRow {
+                tool: tool.name.clone(),
+                rate: tool_confidence(db, tool_data[i]),
+                correct: t.correct,
+                selected: t.selected,
+                examinations: entered[i].len(),
+            }
         })
         .collect();
     rows.sort_by(|a, b| a.tool.cmp(&b.tool));
@@ -311,10 +408,25 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
 pub fn confidence_text(rows: &[ConfidenceRow], agreed_values: u64) -> String {
     let mut out = String::new();
     let width = rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
-    let _ = writeln!(out, "{:<width$}  {:>9}  {:>10}  {:>10}  {:>12}", "tool", "rate", "correct", "selected", "examinations");
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>9}  {:>10}  {:>10}  {:>12}",
+        "tool", "rate", "correct", "selected", "examinations"
+    );
     for r in rows {
-        let _ = writeln!(out, "{:<width$}  {:>8.2}%  {:>10}  {:>10}  {:>12}", r.tool, r.rate * 100.0, r.correct, r.selected, r.examinations);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>8.2}%  {:>10}  {:>10}  {:>12}",
+            r.tool,
+            r.rate * 100.0,
+            r.correct,
+            r.selected,
+            r.examinations
+        );
     }
-    let _ = writeln!(out, "{agreed_values} values in the Confidence set V (E-2.2)");
+    let _ = writeln!(
+        out,
+        "{agreed_values} values in the Confidence set V (E-2.2)"
+    );
     out
 }

@@ -55,15 +55,36 @@ pub fn read_results(path: &Path) -> Result<(Vec<ResultRow>, Problems), Problems>
         .flexible(true)
         .from_path(path)
         .map_err(|e| Problem::new(path, format!("cannot read the results file: {e}")).help("`results` in [contest] names raw-result-analysis.csv files, relative to the manifest"))?;
-    let headers = reader.headers().map_err(|e| Problem::new(path, format!("cannot read the header line: {e}")))?.clone();
-    let column = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
-    let (Some(tool), Some(input), Some(exam), Some(results)) = (column("tool"), column("Input"), column("Examination"), column("results")) else {
-        return Err(Problem::new(path, "the header must name the columns tool, Input, Examination and results")
-            .help("the layout of the MCC's raw-result-analysis.csv (docs/import.md)")
-            .into());
+    let headers = reader
+        .headers()
+        .map_err(|e| Problem::new(path, format!("cannot read the header line: {e}")))?
+        .clone();
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim().eq_ignore_ascii_case(name))
     };
-    let (cores, techniques, memory, cpu, time, status) =
-        (column("nb cores"), column("techniques"), column("max memory (MB)"), column("CPU (ms)"), column("Time (ms)"), column("Status"));
+    let (Some(tool), Some(input), Some(exam), Some(results)) = (
+        column("tool"),
+        column("Input"),
+        column("Examination"),
+        column("results"),
+    ) else {
+        return Err(Problem::new(
+            path,
+            "the header must name the columns tool, Input, Examination and results",
+        )
+        .help("the layout of the MCC's raw-result-analysis.csv (docs/import.md)")
+        .into());
+    };
+    let (cores, techniques, memory, cpu, time, status) = (
+        column("nb cores"),
+        column("techniques"),
+        column("max memory (MB)"),
+        column("CPU (ms)"),
+        column("Time (ms)"),
+        column("Status"),
+    );
     let mut rows = Vec::new();
     let mut problems = Problems::default();
     for record in reader.records() {
@@ -71,18 +92,29 @@ pub fn read_results(path: &Path) -> Result<(Vec<ResultRow>, Problems), Problems>
             Ok(r) => r,
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line() as usize);
-                problems.push(Problem::new(path, format!("line {line}: unreadable row: {e}")));
+                problems.push(Problem::new(
+                    path,
+                    format!("line {line}: unreadable row: {e}"),
+                ));
                 continue;
             }
         };
         let line = record.position().map_or(0, |p| p.line() as usize);
-        let field = |i: Option<usize>| i.and_then(|i| record.get(i)).unwrap_or("").trim().to_string();
+        let field = |i: Option<usize>| {
+            i.and_then(|i| record.get(i))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
         let number = |i: Option<usize>| field(i).parse::<f64>().unwrap_or(0.0);
         let row_tool = field(Some(tool));
         let row_instance = field(Some(input));
         let row_exam = field(Some(exam));
         if row_tool.is_empty() || row_instance.is_empty() || row_exam.is_empty() {
-            problems.push(Problem::new(path, format!("line {line}: a row needs a tool, an Input and an Examination")));
+            problems.push(Problem::new(
+                path,
+                format!("line {line}: a row needs a tool, an Input and an Examination"),
+            ));
             continue;
         }
         let mut hasher = blake3::Hasher::new();
@@ -126,10 +158,15 @@ pub fn parse_results(text: &str, kind: ValueKind) -> Result<RowResults, String> 
                 'T' => Ok(Some(Value::Bool(true))),
                 'F' => Ok(Some(Value::Bool(false))),
                 '?' | '-' | 'X' => Ok(None),
-                other => Err(format!("`{other}` is not T, F or ? in a boolean results vector")),
+                other => Err(format!(
+                    "`{other}` is not T, F or ? in a boolean results vector"
+                )),
             })
             .collect::<Result<Vec<_>, _>>()?,
-        ValueKind::Integer => text.split_whitespace().map(parse_number).collect::<Result<Vec<_>, _>>()?,
+        ValueKind::Integer => text
+            .split_whitespace()
+            .map(parse_number)
+            .collect::<Result<Vec<_>, _>>()?,
     };
     Ok(RowResults::Values(values))
 }
@@ -145,19 +182,31 @@ fn parse_number(word: &str) -> Result<Option<Value>, String> {
     }
     // The shortened big numbers of the MCC's files: d.dddE+xx.
     let upper = word.to_ascii_uppercase();
-    let (mantissa, exponent) = upper.split_once('E').ok_or_else(|| format!("`{word}` is not a number"))?;
-    let exponent: i64 = exponent.parse().map_err(|_| format!("`{word}` is not a number"))?;
+    let (mantissa, exponent) = upper
+        .split_once('E')
+        .ok_or_else(|| format!("`{word}` is not a number"))?;
+    let exponent: i64 = exponent
+        .parse()
+        .map_err(|_| format!("`{word}` is not a number"))?;
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if mantissa.starts_with('-') {
         return Ok(None);
     }
     let digits = format!("{}{}", int_part.trim_start_matches('+'), frac_part);
     let shift = exponent - frac_part.len() as i64;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || shift < 0 || shift > 100_000 {
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || shift < 0
+        || shift > 100_000
+    {
         return Err(format!("`{word}` is not a number"));
     }
-    let base: BigUint = digits.parse().map_err(|_| format!("`{word}` is not a number"))?;
-    Ok(Some(Value::from_biguint(base * BigUint::from(10u32).pow(shift as u32))))
+    let base: BigUint = digits
+        .parse()
+        .map_err(|_| format!("`{word}` is not a number"))?;
+    Ok(Some(Value::from_biguint(
+        base * BigUint::from(10u32).pow(shift as u32),
+    )))
 }
 
 #[cfg(test)]
@@ -166,18 +215,43 @@ mod tests {
 
     #[test]
     fn results_vectors() {
-        assert_eq!(parse_results("DNC", ValueKind::Boolean), Ok(RowResults::DoNotCompete));
-        assert_eq!(parse_results("DNF", ValueKind::Integer), Ok(RowResults::DidNotFinish));
-        assert_eq!(parse_results("CC", ValueKind::Integer), Ok(RowResults::CannotCompute));
+        assert_eq!(
+            parse_results("DNC", ValueKind::Boolean),
+            Ok(RowResults::DoNotCompete)
+        );
+        assert_eq!(
+            parse_results("DNF", ValueKind::Integer),
+            Ok(RowResults::DidNotFinish)
+        );
+        assert_eq!(
+            parse_results("CC", ValueKind::Integer),
+            Ok(RowResults::CannotCompute)
+        );
         assert_eq!(
             parse_results("TF?T", ValueKind::Boolean),
-            Ok(RowResults::Values(vec![Some(Value::Bool(true)), Some(Value::Bool(false)), None, Some(Value::Bool(true))]))
+            Ok(RowResults::Values(vec![
+                Some(Value::Bool(true)),
+                Some(Value::Bool(false)),
+                None,
+                Some(Value::Bool(true))
+            ]))
         );
         assert_eq!(
             parse_results("243 945 -1 ?", ValueKind::Integer),
-            Ok(RowResults::Values(vec![Some(Value::Int(243)), Some(Value::Int(945)), None, None]))
+            Ok(RowResults::Values(vec![
+                Some(Value::Int(243)),
+                Some(Value::Int(945)),
+                None,
+                None
+            ]))
         );
-        assert_eq!(parse_results("+inf 1", ValueKind::Integer), Ok(RowResults::Values(vec![Some(Value::Inf), Some(Value::Int(1))])));
+        assert_eq!(
+            parse_results("+inf 1", ValueKind::Integer),
+            Ok(RowResults::Values(vec![
+                Some(Value::Inf),
+                Some(Value::Int(1))
+            ]))
+        );
         assert!(parse_results("TFZ", ValueKind::Boolean).is_err());
         assert!(parse_results("12 x", ValueKind::Integer).is_err());
     }
@@ -185,7 +259,10 @@ mod tests {
     #[test]
     fn shortened_big_numbers_read_as_the_integer_they_denote() {
         // 7.1790E+0023 = 71790 x 10^19
-        assert_eq!(parse_number("7.1790E+0023").unwrap().unwrap().to_string(), format!("71790{}", "0".repeat(19)));
+        assert_eq!(
+            parse_number("7.1790E+0023").unwrap().unwrap().to_string(),
+            format!("71790{}", "0".repeat(19))
+        );
         assert_eq!(parse_number("1E3").unwrap(), Some(Value::Int(1000)));
         assert!(parse_number("1.2345E+2").is_err()); // not an integer
     }

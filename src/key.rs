@@ -36,7 +36,8 @@ impl<'de> Deserialize<'de> for RunKey {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         if deserializer.is_human_readable() {
             let text = String::deserialize(deserializer)?;
-            RunKey::from_hex(&text).ok_or_else(|| serde::de::Error::custom("not a run key (64 hex digits)"))
+            RunKey::from_hex(&text)
+                .ok_or_else(|| serde::de::Error::custom("not a run key (64 hex digits)"))
         } else {
             Digest::deserialize(deserializer).map(RunKey)
         }
@@ -49,7 +50,9 @@ impl RunKey {
     }
 
     pub fn from_hex(text: &str) -> Option<RunKey> {
-        blake3::Hash::from_hex(text).ok().map(|h| RunKey(*h.as_bytes()))
+        blake3::Hash::from_hex(text)
+            .ok()
+            .map(|h| RunKey(*h.as_bytes()))
     }
 }
 
@@ -122,7 +125,11 @@ pub fn tool_files_digest(dir: &Path, cache: &mut DigestCache) -> std::io::Result
 
 /// Like [`tool_files_digest`], over the files matching one of `only` (globs relative to `dir`)
 /// when given.
-pub fn files_digest(dir: &Path, only: Option<&[glob::Pattern]>, cache: &mut DigestCache) -> std::io::Result<Digest> {
+pub fn files_digest(
+    dir: &Path,
+    only: Option<&[glob::Pattern]>,
+    cache: &mut DigestCache,
+) -> std::io::Result<Digest> {
     let mut files = Vec::new();
     collect_files(dir, dir, &mut files)?;
     if let Some(patterns) = only {
@@ -153,7 +160,12 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Res
         if ty.is_dir() {
             collect_files(root, &path, out)?;
         } else if ty.is_file() || ty.is_symlink() {
-            out.push(path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned());
+            out.push(
+                path.strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
     }
     Ok(())
@@ -185,7 +197,13 @@ pub struct KeyInputs<'a> {
 pub fn run_key(inputs: &KeyInputs<'_>) -> RunKey {
     combine(
         &tool_part(inputs.tool),
-        &task_part(inputs.instance, inputs.instance_content, inputs.examination, inputs.reading, inputs.limits),
+        &task_part(
+            inputs.instance,
+            inputs.instance_content,
+            inputs.examination,
+            inputs.reading,
+            inputs.limits,
+        ),
         &executor_part(inputs.executor),
     )
 }
@@ -217,7 +235,13 @@ fn tool_part(tool: &ToolIdentity) -> Digest {
     w.finish()
 }
 
-fn task_part(instance: &str, content: &Digest, examination: &str, reading: &str, limits: Limits) -> Digest {
+fn task_part(
+    instance: &str,
+    content: &Digest,
+    examination: &str,
+    reading: &str,
+    limits: Limits,
+) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: task");
     w.str("instance.name", instance);
     w.digest("instance.content", content);
@@ -248,11 +272,21 @@ pub struct KeyBuilder {
 
 impl KeyBuilder {
     pub fn new(tools: &[ToolIdentity], executor: &[(String, String)]) -> KeyBuilder {
-        KeyBuilder { tools: tools.iter().map(tool_part).collect(), executor: executor_part(executor) }
+        KeyBuilder {
+            tools: tools.iter().map(tool_part).collect(),
+            executor: executor_part(executor),
+        }
     }
 
     /// The digest of one examination of one instance, shared by its runs.
-    pub fn task(&self, instance: &str, content: &Digest, examination: &str, reading: &str, limits: Limits) -> Digest {
+    pub fn task(
+        &self,
+        instance: &str,
+        content: &Digest,
+        examination: &str,
+        reading: &str,
+        limits: Limits,
+    ) -> Digest {
         task_part(instance, content, examination, reading, limits)
     }
 
@@ -268,15 +302,19 @@ struct KeyWriter {
 
 impl KeyWriter {
     fn new(domain: &str) -> Self {
-        let mut w = KeyWriter { bytes: Vec::with_capacity(192) };
+        let mut w = KeyWriter {
+            bytes: Vec::with_capacity(192),
+        };
         w.str("domain", domain);
         w
     }
 
     fn field(&mut self, tag: &str, bytes: &[u8]) {
-        self.bytes.extend_from_slice(&(tag.len() as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&(tag.len() as u32).to_le_bytes());
         self.bytes.extend_from_slice(tag.as_bytes());
-        self.bytes.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         self.bytes.extend_from_slice(bytes);
     }
 
@@ -317,34 +355,84 @@ mod tests {
     use super::*;
 
     fn tool() -> ToolIdentity {
-        ToolIdentity { name: "explorer".into(), cores: 1, entry: "BenchKit_head.sh".into(), setup: None, files: [7; 32], setup_files: [7; 32] }
+        ToolIdentity {
+            name: "explorer".into(),
+            cores: 1,
+            entry: "BenchKit_head.sh".into(),
+            setup: None,
+            files: [7; 32],
+            setup_files: [7; 32],
+        }
     }
 
     fn executor() -> Vec<(String, String)> {
-        vec![("kind".into(), "local".into()), ("sandbox".into(), "cgroup-v1".into())]
+        vec![
+            ("kind".into(), "local".into()),
+            ("sandbox".into(), "cgroup-v1".into()),
+        ]
     }
 
-    fn key_with(change: impl FnOnce(&mut ToolIdentity, &mut String, &mut Digest, &mut String, &mut Limits, &mut Vec<(String, String)>)) -> RunKey {
+    fn key_with(
+        change: impl FnOnce(
+            &mut ToolIdentity,
+            &mut String,
+            &mut Digest,
+            &mut String,
+            &mut Limits,
+            &mut Vec<(String, String)>,
+        ),
+    ) -> RunKey {
         key_reading("state-space;integer;STATES", change)
     }
 
     fn key_reading(
         reading: &str,
-        change: impl FnOnce(&mut ToolIdentity, &mut String, &mut Digest, &mut String, &mut Limits, &mut Vec<(String, String)>),
+        change: impl FnOnce(
+            &mut ToolIdentity,
+            &mut String,
+            &mut Digest,
+            &mut String,
+            &mut Limits,
+            &mut Vec<(String, String)>,
+        ),
     ) -> RunKey {
         let mut t = tool();
         let mut instance = "Philosophers-PT-000002".to_string();
         let mut content = [1u8; 32];
         let mut exam = "StateSpace".to_string();
-        let mut limits = Limits { time_s: 3600, memory_mb: 16384 };
+        let mut limits = Limits {
+            time_s: 3600,
+            memory_mb: 16384,
+        };
         let mut exec = executor();
-        change(&mut t, &mut instance, &mut content, &mut exam, &mut limits, &mut exec);
-        run_key(&KeyInputs { tool: &t, instance: &instance, instance_content: &content, examination: &exam, reading, limits, executor: &exec })
+        change(
+            &mut t,
+            &mut instance,
+            &mut content,
+            &mut exam,
+            &mut limits,
+            &mut exec,
+        );
+        run_key(&KeyInputs {
+            tool: &t,
+            instance: &instance,
+            instance_content: &content,
+            examination: &exam,
+            reading,
+            limits,
+            executor: &exec,
+        })
     }
 
     #[test]
     fn how_answers_are_read_changes_the_key() {
-        assert_ne!(base(), key_reading("state-space;integer;STATES,TRANSITIONS", |_, _, _, _, _, _| {}));
+        assert_ne!(
+            base(),
+            key_reading(
+                "state-space;integer;STATES,TRANSITIONS",
+                |_, _, _, _, _, _| {}
+            )
+        );
     }
 
     fn base() -> RunKey {
@@ -358,7 +446,10 @@ mod tests {
 
     #[test]
     fn tool_name_changes_the_key() {
-        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.name = "explorer2".into()));
+        assert_ne!(
+            base(),
+            key_with(|t, _, _, _, _, _| t.name = "explorer2".into())
+        );
     }
 
     #[test]
@@ -368,7 +459,10 @@ mod tests {
 
     #[test]
     fn tool_entry_changes_the_key() {
-        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.entry = "run.sh".into()));
+        assert_ne!(
+            base(),
+            key_with(|t, _, _, _, _, _| t.entry = "run.sh".into())
+        );
     }
 
     #[test]
@@ -376,8 +470,14 @@ mod tests {
         let with_setup = key_with(|t, _, _, _, _, _| t.setup = Some("make".into()));
         assert_ne!(base(), with_setup);
         // An empty setup command is not the same as none.
-        assert_ne!(with_setup, key_with(|t, _, _, _, _, _| t.setup = Some(String::new())));
-        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.setup = Some(String::new())));
+        assert_ne!(
+            with_setup,
+            key_with(|t, _, _, _, _, _| t.setup = Some(String::new()))
+        );
+        assert_ne!(
+            base(),
+            key_with(|t, _, _, _, _, _| t.setup = Some(String::new()))
+        );
     }
 
     #[test]
@@ -387,7 +487,10 @@ mod tests {
 
     #[test]
     fn instance_name_changes_the_key() {
-        assert_ne!(base(), key_with(|_, i, _, _, _, _| *i = "Philosophers-PT-000003".into()));
+        assert_ne!(
+            base(),
+            key_with(|_, i, _, _, _, _| *i = "Philosophers-PT-000003".into())
+        );
     }
 
     #[test]
@@ -397,7 +500,10 @@ mod tests {
 
     #[test]
     fn examination_changes_the_key() {
-        assert_ne!(base(), key_with(|_, _, _, e, _, _| *e = "UpperBounds".into()));
+        assert_ne!(
+            base(),
+            key_with(|_, _, _, e, _, _| *e = "UpperBounds".into())
+        );
     }
 
     #[test]
@@ -417,8 +523,14 @@ mod tests {
 
     #[test]
     fn executor_settings_change_the_key() {
-        assert_ne!(base(), key_with(|_, _, _, _, _, x| x[1].1 = "rlimits".into()));
-        assert_ne!(base(), key_with(|_, _, _, _, _, x| x.push(("cpu".into(), "Westmere".into()))));
+        assert_ne!(
+            base(),
+            key_with(|_, _, _, _, _, x| x[1].1 = "rlimits".into())
+        );
+        assert_ne!(
+            base(),
+            key_with(|_, _, _, _, _, x| x.push(("cpu".into(), "Westmere".into())))
+        );
     }
 
     #[test]
@@ -438,14 +550,28 @@ mod tests {
     #[test]
     fn the_plan_builder_makes_the_same_keys() {
         let t = tool();
-        let other = ToolIdentity { name: "other".into(), ..tool() };
+        let other = ToolIdentity {
+            name: "other".into(),
+            ..tool()
+        };
         let exec = executor();
         let builder = KeyBuilder::new(&[t.clone(), other.clone()], &exec);
-        let limits = Limits { time_s: 1800, memory_mb: 16384 };
+        let limits = Limits {
+            time_s: 1800,
+            memory_mb: 16384,
+        };
         let content = [9u8; 32];
         let task = builder.task("M-PT-1", &content, "OneSafe", "global;boolean", limits);
         for (i, tool) in [t, other].iter().enumerate() {
-            let direct = run_key(&KeyInputs { tool, instance: "M-PT-1", instance_content: &content, examination: "OneSafe", reading: "global;boolean", limits, executor: &exec });
+            let direct = run_key(&KeyInputs {
+                tool,
+                instance: "M-PT-1",
+                instance_content: &content,
+                examination: "OneSafe",
+                reading: "global;boolean",
+                limits,
+                executor: &exec,
+            });
             assert_eq!(builder.key(i, &task), direct);
         }
     }
@@ -454,18 +580,41 @@ mod tests {
     fn schema_version_is_an_ingredient() {
         // The same parts combined under another schema version give another key.
         let (tool, task, executor) = ([1u8; 32], [2u8; 32], [3u8; 32]);
-        assert_ne!(combine_with_schema(STORE_SCHEMA + 1, &tool, &task, &executor), combine(&tool, &task, &executor));
+        assert_ne!(
+            combine_with_schema(STORE_SCHEMA + 1, &tool, &task, &executor),
+            combine(&tool, &task, &executor)
+        );
     }
 
     #[test]
     fn setup_products_depend_on_the_setup_inputs_only() {
-        let t = ToolIdentity { setup: Some("./setup.sh".into()), ..tool() };
+        let t = ToolIdentity {
+            setup: Some("./setup.sh".into()),
+            ..tool()
+        };
         // Another file of the tool (its code): new runs, same setup products.
-        let code_changed = ToolIdentity { files: [8; 32], ..t.clone() };
+        let code_changed = ToolIdentity {
+            files: [8; 32],
+            ..t.clone()
+        };
         assert_eq!(t.setup_digest(), code_changed.setup_digest());
         // What the setup reads, or the setup command: new setup products.
-        assert_ne!(t.setup_digest(), ToolIdentity { setup_files: [9; 32], ..t.clone() }.setup_digest());
-        assert_ne!(t.setup_digest(), ToolIdentity { setup: Some("make".into()), ..t.clone() }.setup_digest());
+        assert_ne!(
+            t.setup_digest(),
+            ToolIdentity {
+                setup_files: [9; 32],
+                ..t.clone()
+            }
+            .setup_digest()
+        );
+        assert_ne!(
+            t.setup_digest(),
+            ToolIdentity {
+                setup: Some("make".into()),
+                ..t.clone()
+            }
+            .setup_digest()
+        );
     }
 
     #[test]
@@ -478,15 +627,23 @@ mod tests {
         let mut cache = DigestCache::in_memory();
         let d0 = tool_files_digest(dir.path(), &mut cache).unwrap();
         // mtime only: same digest.
-        let f = std::fs::File::options().write(true).open(dir.path().join("lib/a.txt")).unwrap();
-        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600)).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("lib/a.txt"))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+            .unwrap();
         assert_eq!(tool_files_digest(dir.path(), &mut cache).unwrap(), d0);
         // content
         std::fs::write(dir.path().join("lib/a.txt"), "b").unwrap();
         let d1 = tool_files_digest(dir.path(), &mut cache).unwrap();
         assert_ne!(d1, d0);
         // exec bit
-        std::fs::set_permissions(dir.path().join("lib/a.txt"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("lib/a.txt"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let d2 = tool_files_digest(dir.path(), &mut cache).unwrap();
         assert_ne!(d2, d1);
         // a file's name

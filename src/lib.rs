@@ -5,20 +5,20 @@
 //! value groups -> Confidence -> trusted values -> scores -> podiums -> reports.
 
 pub mod answers;
-pub mod diag;
-pub mod rules;
-pub mod value;
-pub mod digest;
-pub mod instance;
-pub mod manifest;
-pub mod store;
-pub mod key;
-pub mod exec;
-pub mod plan;
-pub mod db;
-pub mod session;
-pub mod results;
 pub mod cli;
-pub mod timing;
-pub mod import;
+pub mod db;
+pub mod diag;
+pub mod digest;
+pub mod exec;
 pub mod explain;
+pub mod import;
+pub mod instance;
+pub mod key;
+pub mod manifest;
+pub mod plan;
+pub mod results;
+pub mod rules;
+pub mod session;
+pub mod store;
+pub mod timing;
+pub mod value;

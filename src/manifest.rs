@@ -74,7 +74,10 @@ struct ExecutorSection {
 
 impl Default for ExecutorSection {
     fn default() -> Self {
-        ExecutorSection { kind: ExecutorKind::Local, jobs: None }
+        ExecutorSection {
+            kind: ExecutorKind::Local,
+            jobs: None,
+        }
     }
 }
 
@@ -177,7 +180,9 @@ pub enum InstanceSource {
 impl InstanceSource {
     pub fn path(&self) -> &Path {
         match self {
-            InstanceSource::Folder(p) | InstanceSource::Archive(p) | InstanceSource::Imported(p) => p,
+            InstanceSource::Folder(p)
+            | InstanceSource::Archive(p)
+            | InstanceSource::Imported(p) => p,
         }
     }
 }
@@ -265,10 +270,21 @@ impl Contest {
     }
 
     pub fn parse(manifest_path: &Path, text: &str) -> Result<Contest, Problems> {
-        let source = SourceText { path: manifest_path, text };
-        let file: ManifestFile = toml::from_str(text).map_err(|e| source.toml_problem(&e, MANIFEST_HELP))?;
-        let root = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+        let source = SourceText {
+            path: manifest_path,
+            text,
+        };
+        let file: ManifestFile =
+            toml::from_str(text).map_err(|e| source.toml_problem(&e, MANIFEST_HELP))?;
+        let root = manifest_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let root = if root.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            root
+        };
         let root = std::path::absolute(&root).unwrap_or(root);
         let mut problems = Problems::default();
         let at = |span: Range<usize>| if span.is_empty() { None } else { Some(span) };
@@ -280,8 +296,13 @@ impl Contest {
                 if let Some(first) = rules_problems.0.first_mut() {
                     if first.message.starts_with("cannot read the rules file") {
                         *first = source
-                            .problem_at(Some(file.contest.rules.span()), format!("cannot read the rules file {}", rules_path.display()))
-                            .help("set `rules` to an edition of rules/, e.g. \"rules/mcc-2026.toml\"");
+                            .problem_at(
+                                Some(file.contest.rules.span()),
+                                format!("cannot read the rules file {}", rules_path.display()),
+                            )
+                            .help(
+                                "set `rules` to an edition of rules/, e.g. \"rules/mcc-2026.toml\"",
+                            );
                     }
                 }
                 return Err(rules_problems);
@@ -290,11 +311,20 @@ impl Contest {
 
         let jobs = file.executor.jobs.unwrap_or(1);
         if jobs == 0 {
-            problems.push(Problem::new(manifest_path, "[executor] jobs must be at least 1"));
+            problems.push(Problem::new(
+                manifest_path,
+                "[executor] jobs must be at least 1",
+            ));
         }
-        for (name, value) in [("time_s", file.limits.time_s), ("memory_mb", file.limits.memory_mb)] {
+        for (name, value) in [
+            ("time_s", file.limits.time_s),
+            ("memory_mb", file.limits.memory_mb),
+        ] {
             if value == Some(0) {
-                problems.push(Problem::new(manifest_path, format!("[limits] {name} must be positive")));
+                problems.push(Problem::new(
+                    manifest_path,
+                    format!("[limits] {name} must be positive"),
+                ));
             }
         }
 
@@ -304,18 +334,33 @@ impl Contest {
         let mut instance_names: BTreeMap<String, String> = BTreeMap::new();
         for spanned in &file.models {
             let m = spanned.get_ref();
-            if models.iter().any(|known| known.name == m.name) || model_kinds.contains_key(&m.name) {
-                problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` is declared twice", m.name)));
+            if models.iter().any(|known| known.name == m.name) || model_kinds.contains_key(&m.name)
+            {
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("model `{}` is declared twice", m.name),
+                ));
                 continue;
             }
             let kind = match edition.model_kind(m.kind.get_ref()) {
                 Some(kind) => kind,
                 None => {
-                    let known: Vec<String> = edition.model_kinds.iter().map(|k| format!("`{}`", k.name)).collect();
+                    let known: Vec<String> = edition
+                        .model_kinds
+                        .iter()
+                        .map(|k| format!("`{}`", k.name))
+                        .collect();
                     problems.push(
                         source
-                            .problem_at(at(m.kind.span()).or(Some(spanned.span())), format!("model `{}`: unknown kind `{}`", m.name, m.kind.get_ref()))
-                            .help(format!("{} defines: {}", edition.info.name, known.join(", "))),
+                            .problem_at(
+                                at(m.kind.span()).or(Some(spanned.span())),
+                                format!("model `{}`: unknown kind `{}`", m.name, m.kind.get_ref()),
+                            )
+                            .help(format!(
+                                "{} defines: {}",
+                                edition.info.name,
+                                known.join(", ")
+                            )),
                     );
                     0
                 }
@@ -334,9 +379,16 @@ impl Contest {
                 }
             }
             if patterns.is_empty() {
-                problems.push(source.problem_at(Some(spanned.span()), format!("model `{}` lists no instances", m.name)));
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("model `{}` lists no instances", m.name),
+                ));
             }
-            models.push(Model { name: m.name.clone(), kind: ModelKindDecl::Given(kind), instances });
+            models.push(Model {
+                name: m.name.clone(),
+                kind: ModelKindDecl::Given(kind),
+                instances,
+            });
         }
         if let Some(inputs) = &file.contest.inputs {
             let mut by_model: BTreeMap<String, Vec<InstanceDecl>> = BTreeMap::new();
@@ -354,20 +406,30 @@ impl Contest {
                             }
                         }
                     }
-                    Err(message) => problems.push(source.problem_at(Some(inputs.span()), format!("inputs: {message}"))),
+                    Err(message) => problems
+                        .push(source.problem_at(Some(inputs.span()), format!("inputs: {message}"))),
                 }
             }
             for (name, instances) in by_model {
                 if models.iter().any(|m| m.name == name) {
                     problems.push(
                         source
-                            .problem_at(Some(inputs.span()), format!("model `{name}` comes from inputs and from a [[model]]"))
+                            .problem_at(
+                                Some(inputs.span()),
+                                format!("model `{name}` comes from inputs and from a [[model]]"),
+                            )
                             .help("declare each model once"),
                     );
                     continue;
                 }
-                let kind = model_kinds.remove(&name).map_or(ModelKindDecl::FromMarker, ModelKindDecl::Given);
-                models.push(Model { name, kind, instances });
+                let kind = model_kinds
+                    .remove(&name)
+                    .map_or(ModelKindDecl::FromMarker, ModelKindDecl::Given);
+                models.push(Model {
+                    name,
+                    kind,
+                    instances,
+                });
             }
         }
         let mut results = Vec::new();
@@ -386,16 +448,27 @@ impl Contest {
             model.instances.sort_by(|a, b| a.name.cmp(&b.name));
             model.instances.dedup_by(|a, b| a.source == b.source);
             for instance in &model.instances {
-                if let Some(other) = instance_names.insert(instance.name.clone(), model.name.clone()) {
-                    problems.push(Problem::new(
-                        manifest_path,
-                        format!("instance `{}` belongs to model `{}` and to model `{other}`", instance.name, model.name),
-                    ).help("an instance name must be unique in a contest"));
+                if let Some(other) =
+                    instance_names.insert(instance.name.clone(), model.name.clone())
+                {
+                    problems.push(
+                        Problem::new(
+                            manifest_path,
+                            format!(
+                                "instance `{}` belongs to model `{}` and to model `{other}`",
+                                instance.name, model.name
+                            ),
+                        )
+                        .help("an instance name must be unique in a contest"),
+                    );
                 }
             }
         }
         if models.is_empty() && results.is_empty() {
-            problems.push(Problem::new(manifest_path, "the contest has no models").help("add a [[model]], or set `inputs` or `results` in [contest]"));
+            problems.push(
+                Problem::new(manifest_path, "the contest has no models")
+                    .help("add a [[model]], or set `inputs` or `results` in [contest]"),
+            );
         }
 
         // Tools.
@@ -405,13 +478,23 @@ impl Contest {
             let t = spanned.get_ref();
             let here = Some(spanned.span());
             if !tool_names.insert(t.name.clone()) {
-                problems.push(source.problem_at(here.clone(), format!("tool `{}` is declared twice", t.name)));
+                problems.push(
+                    source.problem_at(here.clone(), format!("tool `{}` is declared twice", t.name)),
+                );
                 continue;
             }
-            if t.name.is_empty() || !t.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c)) {
+            if t.name.is_empty()
+                || !t
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+            {
                 problems.push(
                     source
-                        .problem_at(here.clone(), format!("tool name `{}` must be letters, digits and - _ . +", t.name))
+                        .problem_at(
+                            here.clone(),
+                            format!("tool name `{}` must be letters, digits and - _ . +", t.name),
+                        )
                         .help("it becomes BK_TOOL and a file name"),
                 );
             }
@@ -431,19 +514,27 @@ impl Contest {
                 (None, _) if results.is_empty() => problems.push(
                     source
                         .problem_at(here.clone(), format!("tool `{}` has no `dir`", t.name))
-                        .help("a tool is a folder (`dir`), unless its runs come from `results` files"),
+                        .help(
+                            "a tool is a folder (`dir`), unless its runs come from `results` files",
+                        ),
                 ),
                 (None, _) if t.setup.is_some() => {
-                    problems.push(source.problem_at(here.clone(), format!("tool `{}`: setup without dir", t.name)));
+                    problems.push(source.problem_at(
+                        here.clone(),
+                        format!("tool `{}`: setup without dir", t.name),
+                    ));
                 }
                 (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
                     source
-                        .problem_at(Some(spanned.span()), format!("tool `{}`: folder {} does not exist", t.name, dir.display()))
+                        .problem_at(
+                            Some(spanned.span()),
+                            format!("tool `{}`: folder {} does not exist", t.name, dir.display()),
+                        )
                         .help("`dir` is relative to the manifest"),
                 ),
                 (Some(_), Some(dir)) => {
-                let entry = dir.join(&t.entry);
-                match std::fs::metadata(&entry) {
+                    let entry = dir.join(&t.entry);
+                    match std::fs::metadata(&entry) {
                     Err(_) => problems.push(
                         source
                             .problem_at(here.clone(), format!("tool `{}`: entry {} does not exist", t.name, entry.display()))
@@ -456,9 +547,19 @@ impl Contest {
                     ),
                     Ok(_) => {}
                 }
-                if Path::new(&t.entry).is_absolute() || Path::new(&t.entry).components().any(|c| c == std::path::Component::ParentDir) {
-                    problems.push(source.problem_at(here.clone(), format!("tool `{}`: entry must be a path inside the tool's dir", t.name)));
-                }
+                    if Path::new(&t.entry).is_absolute()
+                        || Path::new(&t.entry)
+                            .components()
+                            .any(|c| c == std::path::Component::ParentDir)
+                    {
+                        problems.push(source.problem_at(
+                            here.clone(),
+                            format!(
+                                "tool `{}`: entry must be a path inside the tool's dir",
+                                t.name
+                            ),
+                        ));
+                    }
                 }
                 _ => {}
             }
@@ -473,8 +574,20 @@ impl Contest {
                 } else {
                     problems.push(
                         source
-                            .problem_at(at(t.examinations.span()).or(here.clone()), format!("tool `{}`: unknown examination `{name}`", t.name))
-                            .help(format!("use \"all\", a category or an examination of {}: {}", edition.info.name, edition.examinations.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))),
+                            .problem_at(
+                                at(t.examinations.span()).or(here.clone()),
+                                format!("tool `{}`: unknown examination `{name}`", t.name),
+                            )
+                            .help(format!(
+                                "use \"all\", a category or an examination of {}: {}",
+                                edition.info.name,
+                                edition
+                                    .examinations
+                                    .iter()
+                                    .map(|e| e.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
                     );
                 }
             }
@@ -487,11 +600,17 @@ impl Contest {
                     for p in list.get_ref() {
                         match glob::Pattern::new(p) {
                             Ok(p) => patterns.push(p),
-                            Err(e) => problems.push(source.problem_at(Some(list.span()), format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name))),
+                            Err(e) => problems.push(source.problem_at(
+                                Some(list.span()),
+                                format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
+                            )),
                         }
                     }
                     if t.setup.is_none() {
-                        problems.push(source.problem_at(Some(list.span()), format!("tool `{}`: setup_inputs without setup", t.name)));
+                        problems.push(source.problem_at(
+                            Some(list.span()),
+                            format!("tool `{}`: setup_inputs without setup", t.name),
+                        ));
                     }
                     Some(patterns)
                 }
@@ -509,7 +628,9 @@ impl Contest {
             });
         }
         if tools.is_empty() {
-            problems.push(Problem::new(manifest_path, "the contest has no tools").help("add a [[tool]]"));
+            problems.push(
+                Problem::new(manifest_path, "the contest has no tools").help("add a [[tool]]"),
+            );
         }
 
         problems.into_result(())?;
@@ -521,7 +642,10 @@ impl Contest {
             rules_path,
             edition,
             store,
-            executor: ExecutorConfig { kind: file.executor.kind, jobs },
+            executor: ExecutorConfig {
+                kind: file.executor.kind,
+                jobs,
+            },
             time_s: file.limits.time_s,
             memory_mb: file.limits.memory_mb,
             models,
@@ -535,7 +659,10 @@ impl Contest {
     /// the manifest's `[limits]`.
     pub fn limits_for(&self, exam: ExamId) -> Limits {
         let base = self.edition.limits_for(exam);
-        Limits { time_s: self.time_s.unwrap_or(base.time_s), memory_mb: self.memory_mb.unwrap_or(base.memory_mb) }
+        Limits {
+            time_s: self.time_s.unwrap_or(base.time_s),
+            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+        }
     }
 
     pub fn tool(&self, name: &str) -> Option<usize> {
@@ -545,11 +672,20 @@ impl Contest {
 
 /// The model name of an MCC instance name `<Model>-<PT|COL>-<parameters>`.
 pub fn mcc_model_name(instance: &str) -> Option<&str> {
-    ["-PT-", "-COL-"].iter().filter_map(|sep| instance.find(sep)).min().map(|i| &instance[..i]).filter(|m| !m.is_empty())
+    ["-PT-", "-COL-"]
+        .iter()
+        .filter_map(|sep| instance.find(sep))
+        .min()
+        .map(|i| &instance[..i])
+        .filter(|m| !m.is_empty())
 }
 
 /// Expands one `instances` entry (a path or a glob) into instance declarations.
-fn expand_instances(root: &Path, pattern: &str, model_file: &str) -> Result<Vec<InstanceDecl>, String> {
+fn expand_instances(
+    root: &Path,
+    pattern: &str,
+    model_file: &str,
+) -> Result<Vec<InstanceDecl>, String> {
     let full = root.join(pattern);
     let full_text = full.to_string_lossy().into_owned();
     let is_glob = pattern.contains(['*', '?', '[']);
@@ -567,11 +703,16 @@ fn expand_instances(root: &Path, pattern: &str, model_file: &str) -> Result<Vec<
         if let Some(decl) = instance_decl(&path, model_file) {
             found.push(decl);
         } else if !is_glob {
-            return Err(format!("{} is neither an instance folder (with {model_file}) nor a .tgz archive", path.display()));
+            return Err(format!(
+                "{} is neither an instance folder (with {model_file}) nor a .tgz archive",
+                path.display()
+            ));
         }
     }
     if found.is_empty() {
-        return Err(format!("`{pattern}` matches no instance folder or .tgz archive"));
+        return Err(format!(
+            "`{pattern}` matches no instance folder or .tgz archive"
+        ));
     }
     Ok(found)
 }
@@ -579,10 +720,18 @@ fn expand_instances(root: &Path, pattern: &str, model_file: &str) -> Result<Vec<
 fn instance_decl(path: &Path, model_file: &str) -> Option<InstanceDecl> {
     let file_name = path.file_name()?.to_str()?;
     if path.is_dir() {
-        path.join(model_file).exists().then(|| InstanceDecl { name: file_name.to_string(), source: InstanceSource::Folder(path.to_path_buf()) })
+        path.join(model_file).exists().then(|| InstanceDecl {
+            name: file_name.to_string(),
+            source: InstanceSource::Folder(path.to_path_buf()),
+        })
     } else {
-        let name = file_name.strip_suffix(".tgz").or_else(|| file_name.strip_suffix(".tar.gz"))?;
-        Some(InstanceDecl { name: name.to_string(), source: InstanceSource::Archive(path.to_path_buf()) })
+        let name = file_name
+            .strip_suffix(".tgz")
+            .or_else(|| file_name.strip_suffix(".tar.gz"))?;
+        Some(InstanceDecl {
+            name: name.to_string(),
+            source: InstanceSource::Archive(path.to_path_buf()),
+        })
     }
 }
 
@@ -592,8 +741,14 @@ mod tests {
 
     #[test]
     fn mcc_model_names() {
-        assert_eq!(mcc_model_name("Philosophers-PT-000005"), Some("Philosophers"));
-        assert_eq!(mcc_model_name("Philosophers-COL-000005"), Some("Philosophers"));
+        assert_eq!(
+            mcc_model_name("Philosophers-PT-000005"),
+            Some("Philosophers")
+        );
+        assert_eq!(
+            mcc_model_name("Philosophers-COL-000005"),
+            Some("Philosophers")
+        );
         assert_eq!(mcc_model_name("Referendum-COL-0010"), Some("Referendum"));
         assert_eq!(mcc_model_name("ASLink-PT-01a"), Some("ASLink"));
         assert_eq!(mcc_model_name("NoNaming"), None);

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::diag::{Problem, Problems};
 use crate::digest::DigestCache;
+use crate::import::{read_results, ResultRow};
 use crate::instance::{instance_facts, ArchiveLimits, InstanceFacts};
 use crate::key::{files_digest, tool_files_digest, KeyBuilder, RunKey, ToolIdentity};
-use crate::import::{read_results, ResultRow};
 use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, Tool, ToolKind};
 use crate::rules::edition::{ExamId, Limits};
 
@@ -65,7 +65,10 @@ pub struct Run {
 pub enum RunOrigin {
     Executed,
     /// Row `row` of results file `file` (indices into [`Plan::imported`]).
-    Imported { file: usize, row: usize },
+    Imported {
+        file: usize,
+        row: usize,
+    },
 }
 
 pub struct Plan {
@@ -94,7 +97,12 @@ pub fn parse_truth(text: &str) -> Result<crate::value::Value, String> {
 
 impl Plan {
     /// Builds the plan. Fails only when a tool's folder cannot be read.
-    pub fn build(mut contest: Contest, executor: &[(String, String)], cache: &mut DigestCache, archive_limits: ArchiveLimits) -> Result<Plan, Problems> {
+    pub fn build(
+        mut contest: Contest,
+        executor: &[(String, String)],
+        cache: &mut DigestCache,
+        archive_limits: ArchiveLimits,
+    ) -> Result<Plan, Problems> {
         let edition = contest.edition.clone();
         let mut problems = Problems::default();
 
@@ -135,13 +143,28 @@ impl Plan {
             let Some(dir) = &tool.dir else {
                 if !imported.iter().flatten().any(|r| r.tool == tool.name) {
                     problems.push(
-                        Problem::new(&contest.manifest_path, format!("tool `{}` has no `dir` and no run in the results files", tool.name))
-                            .help("check the tool's name against the `tool` column of the results files"),
+                        Problem::new(
+                            &contest.manifest_path,
+                            format!(
+                                "tool `{}` has no `dir` and no run in the results files",
+                                tool.name
+                            ),
+                        )
+                        .help(
+                            "check the tool's name against the `tool` column of the results files",
+                        ),
                     );
                 }
                 // Imported tools are known by name only; their runs' keys hold their rows.
                 let files = *blake3::hash(b"mccbuild imported tool").as_bytes();
-                tools.push(ToolIdentity { name: tool.name.clone(), cores: tool.cores, entry: String::new(), setup: None, files, setup_files: files });
+                tools.push(ToolIdentity {
+                    name: tool.name.clone(),
+                    cores: tool.cores,
+                    entry: String::new(),
+                    setup: None,
+                    files,
+                    setup_files: files,
+                });
                 continue;
             };
             let digests = tool_files_digest(dir, cache).and_then(|files| {
@@ -160,10 +183,17 @@ impl Plan {
                     files,
                     setup_files,
                 }),
-                Err(e) => problems.push(Problem::new(&contest.manifest_path, format!("tool `{}`: cannot read {}: {e}", tool.name, dir.display()))),
+                Err(e) => problems.push(Problem::new(
+                    &contest.manifest_path,
+                    format!("tool `{}`: cannot read {}: {e}", tool.name, dir.display()),
+                )),
             }
         }
-        if problems.0.iter().any(|p| p.message.contains("cannot read") && p.message.starts_with("tool `")) {
+        if problems
+            .0
+            .iter()
+            .any(|p| p.message.contains("cannot read") && p.message.starts_with("tool `"))
+        {
             return Err(problems);
         }
 
@@ -173,24 +203,43 @@ impl Plan {
         let mut models = Vec::new();
         let mut instances: Vec<PlannedInstance> = Vec::new();
         for (m, model) in contest.models.iter().enumerate() {
-            let mut planned = PlannedModel { name: model.name.clone(), kind: known, instances: Vec::new() };
+            let mut planned = PlannedModel {
+                name: model.name.clone(),
+                kind: known,
+                instances: Vec::new(),
+            };
             let mut any_new = false;
             for decl in &model.instances {
                 match instance_facts(&decl.name, &decl.source, cache, archive_limits) {
                     Ok(facts) => {
                         if !facts.has_file(&edition.instances.model_file) {
                             problems.push(
-                                Problem::new(decl.source.path(), format!("the instance has no {}", edition.instances.model_file))
-                                    .help("tools will be run on it anyway; fix or remove the instance"),
+                                Problem::new(
+                                    decl.source.path(),
+                                    format!("the instance has no {}", edition.instances.model_file),
+                                )
+                                .help("tools will be run on it anyway; fix or remove the instance"),
                             );
-                        } else if let (Err(e), true) = (&facts.net, edition.instances.model_file.ends_with(".pnml")) {
-                            problems.push(Problem::new(decl.source.path(), e.clone()).help("tools will be run on it anyway; fix or remove the instance"));
+                        } else if let (Err(e), true) =
+                            (&facts.net, edition.instances.model_file.ends_with(".pnml"))
+                        {
+                            problems.push(Problem::new(decl.source.path(), e.clone()).help(
+                                "tools will be run on it anyway; fix or remove the instance",
+                            ));
                         }
                         any_new |= facts.new_model;
                         planned.instances.push(instances.len());
-                        instances.push(PlannedInstance { name: decl.name.clone(), model: m, source: decl.source.clone(), facts });
+                        instances.push(PlannedInstance {
+                            name: decl.name.clone(),
+                            model: m,
+                            source: decl.source.clone(),
+                            facts,
+                        });
                     }
-                    Err(e) => problems.push(Problem::new(decl.source.path(), e).help("this instance is left out of the contest until it is fixed")),
+                    Err(e) => problems.push(
+                        Problem::new(decl.source.path(), e)
+                            .help("this instance is left out of the contest until it is fixed"),
+                    ),
                 }
             }
             planned.kind = match model.kind {
@@ -202,7 +251,8 @@ impl Plan {
         }
 
         // Instances of the results files, grouped into models by the MCC naming.
-        let mut imported_instance: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut imported_instance: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
         for (f, rows) in imported.iter().enumerate() {
             for row in rows {
                 if imported_instance.contains_key(&row.instance) {
@@ -215,12 +265,22 @@ impl Plan {
                     );
                     continue;
                 }
-                let model_name = mcc_model_name(&row.instance).unwrap_or(&row.instance).to_string();
+                let model_name = mcc_model_name(&row.instance)
+                    .unwrap_or(&row.instance)
+                    .to_string();
                 let model = match models.iter().position(|m| m.name == model_name) {
                     Some(m) => m,
                     None => {
-                        let kind = contest.model_kinds.get(&model_name).copied().unwrap_or(known);
-                        models.push(PlannedModel { name: model_name, kind, instances: Vec::new() });
+                        let kind = contest
+                            .model_kinds
+                            .get(&model_name)
+                            .copied()
+                            .unwrap_or(known);
+                        models.push(PlannedModel {
+                            name: model_name,
+                            kind,
+                            instances: Vec::new(),
+                        });
                         models.len() - 1
                     }
                 };
@@ -247,7 +307,11 @@ impl Plan {
             let kind = models[instance.model].kind;
             for (exam_id, exam) in edition.examinations.iter().enumerate() {
                 // An examination no tool takes part in is not part of the contest.
-                if !contest.tools.iter().any(|t| t.dir.is_some() && t.examinations.contains(&exam_id)) {
+                if !contest
+                    .tools
+                    .iter()
+                    .any(|t| t.dir.is_some() && t.examinations.contains(&exam_id))
+                {
                     continue;
                 }
                 let ids: Arc<[Arc<str>]> = match &exam.formula_file {
@@ -256,8 +320,12 @@ impl Plan {
                         None => continue,
                         Some(Err(e)) => {
                             problems.push(
-                                Problem::new(instance.source.path(), format!("{file}: {e}"))
-                                    .help(format!("the {} runs of instance {} are left out until it is fixed", exam.name, instance.name)),
+                                Problem::new(instance.source.path(), format!("{file}: {e}")).help(
+                                    format!(
+                                        "the {} runs of instance {} are left out until it is fixed",
+                                        exam.name, instance.name
+                                    ),
+                                ),
                             );
                             continue;
                         }
@@ -268,9 +336,14 @@ impl Plan {
                 let truth = match &exam.truth_file {
                     None => None,
                     Some(file) => match instance.facts.texts.get(file).map(|t| parse_truth(t)) {
-                        Some(Ok(value)) if value.kind() == exam.value => Some(Arc::from(vec![Some(value)])),
+                        Some(Ok(value)) if value.kind() == exam.value => {
+                            Some(Arc::from(vec![Some(value)]))
+                        }
                         Some(Ok(value)) => {
-                            problems.push(Problem::new(instance.source.path(), format!("{file}: `{value}` is not a {:?} answer", exam.value)));
+                            problems.push(Problem::new(
+                                instance.source.path(),
+                                format!("{file}: `{value}` is not a {:?} answer", exam.value),
+                            ));
                             None
                         }
                         Some(Err(e)) => {
@@ -279,39 +352,73 @@ impl Plan {
                         }
                         None => {
                             problems.push(
-                                Problem::new(instance.source.path(), format!("the expected answer file `{file}` is missing"))
-                                    .help(format!("{} takes its trusted values from it (ground truth)", contest.edition.info.name)),
+                                Problem::new(
+                                    instance.source.path(),
+                                    format!("the expected answer file `{file}` is missing"),
+                                )
+                                .help(format!(
+                                    "{} takes its trusted values from it (ground truth)",
+                                    contest.edition.info.name
+                                )),
                             );
                             None
                         }
                     },
                 };
-                let (ids, scored): (Arc<[Arc<str>]>, usize) =
-                    if exam.formula_file.is_some() { (ids.clone(), ids.len()) } else { (exam.answer_ids().into(), exam.values.len()) };
+                let (ids, scored): (Arc<[Arc<str>]>, usize) = if exam.formula_file.is_some() {
+                    (ids.clone(), ids.len())
+                } else {
+                    (exam.answer_ids().into(), exam.values.len())
+                };
                 let ei = exam_instances.len();
-                exam_instances.push(ExamInstance { instance: i, exam: exam_id, ids, scored, truth });
+                exam_instances.push(ExamInstance {
+                    instance: i,
+                    exam: exam_id,
+                    ids,
+                    scored,
+                    truth,
+                });
                 // What the run must not see: the verdict file where rule M-9 says so, and the
                 // expected answer of a ground-truth contest, always (a tool could print it). Hidden
                 // files are not part of the run's key either: correcting an expected answer
                 // re-scores, it does not rerun.
                 let verdict_file = edition.verdict_files.file.as_str();
                 let mut hidden: Vec<String> = Vec::new();
-                if !edition.shows_verdict_file(exam_id, kind) && instance.facts.has_file(verdict_file) {
+                if !edition.shows_verdict_file(exam_id, kind)
+                    && instance.facts.has_file(verdict_file)
+                {
                     hidden.push(verdict_file.to_string());
                 }
-                if let Some(truth) = exam.truth_file.as_ref().filter(|t| instance.facts.has_file(t)) {
+                if let Some(truth) = exam
+                    .truth_file
+                    .as_ref()
+                    .filter(|t| instance.facts.has_file(t))
+                {
                     hidden.push(truth.clone());
                 }
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
                 let content = instance.facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);
-                let task = keys.task(&instance.name, &content, &exam.name, &exam.parse_spec(), limits);
+                let task = keys.task(
+                    &instance.name,
+                    &content,
+                    &exam.name,
+                    &exam.parse_spec(),
+                    limits,
+                );
                 let hidden: Arc<[String]> = hidden.into();
                 for (t, tool) in contest.tools.iter().enumerate() {
                     if tool.dir.is_none() || !tool.examinations.contains(&exam_id) {
                         continue;
                     }
-                    runs.push(Run { tool: t, exam_instance: ei, key: keys.key(t, &task), limits, hidden: hidden.clone(), origin: RunOrigin::Executed });
+                    runs.push(Run {
+                        tool: t,
+                        exam_instance: ei,
+                        key: keys.key(t, &task),
+                        limits,
+                        hidden: hidden.clone(),
+                        origin: RunOrigin::Executed,
+                    });
                 }
             }
         }
@@ -320,50 +427,93 @@ impl Plan {
         // Imported runs: one per row; an examination instance's values are as many as its
         // longest results vector (formula ids are positions: the files do not name them).
         let import_keys = KeyBuilder::new(&tools, &[("kind".to_string(), "import".to_string())]);
-        let mut imported_ei: std::collections::HashMap<(usize, ExamId), usize> = std::collections::HashMap::new();
-        let mut lengths: std::collections::HashMap<(usize, ExamId), usize> = std::collections::HashMap::new();
+        let mut imported_ei: std::collections::HashMap<(usize, ExamId), usize> =
+            std::collections::HashMap::new();
+        let mut lengths: std::collections::HashMap<(usize, ExamId), usize> =
+            std::collections::HashMap::new();
         for (f, rows) in imported.iter().enumerate() {
             for row in rows {
-                let (Some(&i), Some(exam)) = (imported_instance.get(&row.instance), edition.examination(&row.examination)) else {
+                let (Some(&i), Some(exam)) = (
+                    imported_instance.get(&row.instance),
+                    edition.examination(&row.examination),
+                ) else {
                     if edition.examination(&row.examination).is_none() {
-                        problems.push(Problem::new(&contest.results[f], format!("line {}: no examination `{}` in {}; row left out", row.line, row.examination, edition.info.name)));
+                        problems.push(Problem::new(
+                            &contest.results[f],
+                            format!(
+                                "line {}: no examination `{}` in {}; row left out",
+                                row.line, row.examination, edition.info.name
+                            ),
+                        ));
                     }
                     continue;
                 };
-                if let Ok(crate::import::RowResults::Values(v)) = crate::import::parse_results(&row.results, edition.examinations[exam].value) {
+                if let Ok(crate::import::RowResults::Values(v)) =
+                    crate::import::parse_results(&row.results, edition.examinations[exam].value)
+                {
                     let n = lengths.entry((i, exam)).or_insert(0);
                     *n = (*n).max(v.len());
                 }
             }
         }
-        let mut seen_rows: std::collections::HashMap<(usize, usize), (usize, usize)> = std::collections::HashMap::new();
+        let mut seen_rows: std::collections::HashMap<(usize, usize), (usize, usize)> =
+            std::collections::HashMap::new();
         for (f, rows) in imported.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
-                let (Some(&i), Some(exam_id)) = (imported_instance.get(&row.instance), edition.examination(&row.examination)) else { continue };
+                let (Some(&i), Some(exam_id)) = (
+                    imported_instance.get(&row.instance),
+                    edition.examination(&row.examination),
+                ) else {
+                    continue;
+                };
                 let exam = &edition.examinations[exam_id];
-                let Some(t) = contest.tool(&row.tool) else { continue };
+                let Some(t) = contest.tool(&row.tool) else {
+                    continue;
+                };
                 let ei = *imported_ei.entry((i, exam_id)).or_insert_with(|| {
                     let ids: Arc<[Arc<str>]> = match exam.formula_file {
                         None => exam.values.iter().cloned().collect(),
                         Some(_) => {
                             let n = lengths.get(&(i, exam_id)).copied().unwrap_or(1).max(1);
-                            (0..n).map(|k| Arc::from(format!("{}-{}-{k:02}", row.instance, exam.name))).collect()
+                            (0..n)
+                                .map(|k| {
+                                    Arc::from(format!("{}-{}-{k:02}", row.instance, exam.name))
+                                })
+                                .collect()
                         }
                     };
-                    let (ids, scored): (Arc<[Arc<str>]>, usize) =
-                        if exam.formula_file.is_some() { (ids.clone(), ids.len()) } else { (exam.answer_ids().into(), exam.values.len()) };
-                    exam_instances.push(ExamInstance { instance: i, exam: exam_id, ids, scored, truth: None });
+                    let (ids, scored): (Arc<[Arc<str>]>, usize) = if exam.formula_file.is_some() {
+                        (ids.clone(), ids.len())
+                    } else {
+                        (exam.answer_ids().into(), exam.values.len())
+                    };
+                    exam_instances.push(ExamInstance {
+                        instance: i,
+                        exam: exam_id,
+                        ids,
+                        scored,
+                        truth: None,
+                    });
                     exam_instances.len() - 1
                 });
                 if let Some((line, _)) = seen_rows.insert((t, ei), (row.line, r)) {
                     problems.push(Problem::new(
                         &contest.results[f],
-                        format!("lines {line} and {}: two runs of {} on {} {}; the last one counts", row.line, row.tool, row.instance, row.examination),
+                        format!(
+                            "lines {line} and {}: two runs of {} on {} {}; the last one counts",
+                            row.line, row.tool, row.instance, row.examination
+                        ),
                     ));
                     runs.retain(|run: &Run| !(run.tool == t && run.exam_instance == ei));
                 }
                 let limits = contest.limits_for(exam_id);
-                let task = import_keys.task(&row.instance, &row.digest, &exam.name, &exam.parse_spec(), limits);
+                let task = import_keys.task(
+                    &row.instance,
+                    &row.digest,
+                    &exam.name,
+                    &exam.parse_spec(),
+                    limits,
+                );
                 runs.push(Run {
                     tool: t,
                     exam_instance: ei,
@@ -374,7 +524,16 @@ impl Plan {
                 });
             }
         }
-        Ok(Plan { contest, imported, tools, models, instances, exam_instances, runs, problems })
+        Ok(Plan {
+            contest,
+            imported,
+            tools,
+            models,
+            instances,
+            exam_instances,
+            runs,
+            problems,
+        })
     }
 
     /// The examination name of a run.

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::db::{category_scores, podiums, tool_confidence, Handles, ScoringDb};
 use crate::digest::{hex, Digest};
-use crate::db::{category_scores, podiums, tool_confidence, trusted_values, value_groups, Handles, ScoringDb};
 use crate::plan::Plan;
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -87,10 +87,14 @@ pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
         put(&(i.model as u64).to_le_bytes());
     }
     for ei in &plan.exam_instances {
-        put(&[ei.instance as u64, ei.exam as u64, ei.ids.len() as u64].map(u64::to_le_bytes).concat());
+        put(&[ei.instance as u64, ei.exam as u64, ei.ids.len() as u64]
+            .map(u64::to_le_bytes)
+            .concat());
     }
     for (i, run) in plan.runs.iter().enumerate() {
-        put(&[run.exam_instance as u64, run.tool as u64].map(u64::to_le_bytes).concat());
+        put(&[run.exam_instance as u64, run.tool as u64]
+            .map(u64::to_le_bytes)
+            .concat());
         put(&run.key.0);
         put(&[stored.get(i).copied().unwrap_or(false) as u8]);
     }
@@ -99,15 +103,28 @@ pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
 
 /// Reads a cached results report (`store/results/<key>.json`), if there is one.
 pub fn load_cached(store: &crate::store::Store, key: &Digest) -> Option<ScoresReport> {
-    let bytes = std::fs::read(store.root().join("results").join(format!("{}.json", hex(key)))).ok()?;
+    let bytes = std::fs::read(
+        store
+            .root()
+            .join("results")
+            .join(format!("{}.json", hex(key))),
+    )
+    .ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Saves a results report under its key, keeping the 20 most recent reports.
-pub fn save_cached(store: &crate::store::Store, key: &Digest, report: &ScoresReport) -> std::io::Result<()> {
+pub fn save_cached(
+    store: &crate::store::Store,
+    key: &Digest,
+    report: &ScoresReport,
+) -> std::io::Result<()> {
     let dir = store.root().join("results");
     std::fs::create_dir_all(&dir)?;
-    crate::store::write_atomically(&dir.join(format!("{}.json", hex(key))), &serde_json::to_vec(report).map_err(std::io::Error::other)?)?;
+    crate::store::write_atomically(
+        &dir.join(format!("{}.json", hex(key))),
+        &serde_json::to_vec(report).map_err(std::io::Error::other)?,
+    )?;
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(&dir)?
         .flatten()
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
@@ -130,7 +147,12 @@ fn medal_name(m: u8) -> String {
 }
 
 /// Reads everything `scores` prints from the database.
-pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) -> ScoresReport {
+pub fn scores_report(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    with_values: bool,
+) -> ScoresReport {
     let edition = &plan.contest.edition;
     let tools = &plan.contest.tools;
     let contest = handles.contest;
@@ -139,7 +161,11 @@ pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values
     let confidence = if edition.info.trust == crate::rules::edition::TrustKind::GroundTruth {
         BTreeMap::new()
     } else {
-        tools.iter().zip(tool_data.iter()).map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d)))).collect()
+        tools
+            .iter()
+            .zip(tool_data.iter())
+            .map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d))))
+            .collect()
     };
     let totals = category_scores(db, contest);
     let mut scores = BTreeMap::new();
@@ -148,13 +174,34 @@ pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values
     let mut standings = BTreeMap::new();
     for podium in podiums(db, contest) {
         let category = edition.categories[podium.category].name.clone();
-        scores.insert(category.clone(), tools.iter().enumerate().map(|(i, t)| (t.name.clone(), round(totals.scores[podium.category][i]))).collect());
-        podium_lists.insert(category.clone(), podium.standings.iter().filter(|s| s.rank.is_some()).map(|s| tools[s.tool as usize].name.clone()).collect());
+        scores.insert(
+            category.clone(),
+            tools
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.clone(), round(totals.scores[podium.category][i])))
+                .collect(),
+        );
+        podium_lists.insert(
+            category.clone(),
+            podium
+                .standings
+                .iter()
+                .filter(|s| s.rank.is_some())
+                .map(|s| tools[s.tool as usize].name.clone())
+                .collect(),
+        );
         awards.insert(
             category.clone(),
             AwardRow {
-                fastest: podium.awards.fastest.map(|t| tools[t as usize].name.clone()),
-                least_memory: podium.awards.least_memory.map(|t| tools[t as usize].name.clone()),
+                fastest: podium
+                    .awards
+                    .fastest
+                    .map(|t| tools[t as usize].name.clone()),
+                least_memory: podium
+                    .awards
+                    .least_memory
+                    .map(|t| tools[t as usize].name.clone()),
             },
         );
         standings.insert(
@@ -176,17 +223,23 @@ pub fn scores_report(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values
     let mut values = Vec::new();
     if with_values {
         for (e, ei) in plan.exam_instances.iter().enumerate() {
-            let data = handles.exam_instances[e];
-            let groups = value_groups(db, data);
-            let decisions = trusted_values(db, data);
+            let groups = handles.value_groups(db, e);
+            let decisions = handles.decisions(db, e);
             for (i, id) in ei.ids.iter().enumerate() {
                 values.push(ValueRow {
                     instance: plan.instances[ei.instance].name.clone(),
                     examination: edition.examinations[ei.exam].name.clone(),
                     id: id.to_string(),
                     trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
-                    case: serde_json::to_value(decisions[i].case).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-                    answers: groups.group(i).iter().map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string())).collect(),
+                    case: serde_json::to_value(decisions[i].case)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    answers: groups
+                        .group(i)
+                        .iter()
+                        .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
+                        .collect(),
                 });
             }
         }
@@ -213,7 +266,9 @@ pub fn podium_text(plan: &Plan, report: &ScoresReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} ({})", report.contest, report.edition);
     for category in &plan.contest.edition.categories {
-        let Some(rows) = report.standings.get(&category.name) else { continue };
+        let Some(rows) = report.standings.get(&category.name) else {
+            continue;
+        };
         if rows.is_empty() {
             let _ = writeln!(out, "\n{}: no tool took part", category.title);
             continue;

@@ -122,22 +122,49 @@ impl Session {
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);
         let t = crate::timing::phase("plan");
-        let plan = Plan::build(contest, &executor.key_ingredients(), &mut cache, ArchiveLimits::default())?;
+        let plan = Plan::build(
+            contest,
+            &executor.key_ingredients(),
+            &mut cache,
+            ArchiveLimits::default(),
+        )?;
         drop(t);
         let mut warnings: Vec<String> = Vec::new();
-        let binary = std::env::current_exe().and_then(|exe| cache.file_digest(&exe)).unwrap_or([0; 32]);
+        let binary = std::env::current_exe()
+            .and_then(|exe| cache.file_digest(&exe))
+            .unwrap_or([0; 32]);
         if let Err(e) = cache.save() {
             warnings.push(format!("could not save the digest cache: {e}"));
         }
         let t = crate::timing::phase("index load");
-        let (index, LoadReport { corrupt, index_problem, .. }) = Index::load(&store);
+        let (
+            index,
+            LoadReport {
+                corrupt,
+                index_problem,
+                ..
+            },
+        ) = Index::load(&store);
         drop(t);
         warnings.extend(index_problem);
         for c in &corrupt {
-            warnings.push(format!("damaged run record {}: {}; its run will be done again", c.path.display(), c.reason));
+            warnings.push(format!(
+                "damaged run record {}: {}; its run will be done again",
+                c.path.display(),
+                c.reason
+            ));
         }
         let stored = plan.runs.iter().map(|r| index.contains(&r.key)).collect();
-        Ok(Session { plan, store, index, executor, corrupt, warnings, binary, stored })
+        Ok(Session {
+            plan,
+            store,
+            index,
+            executor,
+            corrupt,
+            warnings,
+            binary,
+            stored,
+        })
     }
 
     /// Whether planned run `i` is in the store.
@@ -150,17 +177,26 @@ impl Session {
         let contest = &self.plan.contest;
         for t in &filter.tools {
             if contest.tool(t).is_none() {
-                return Err(format!("no tool `{t}` in {}", contest.manifest_path.display()));
+                return Err(format!(
+                    "no tool `{t}` in {}",
+                    contest.manifest_path.display()
+                ));
             }
         }
         for m in &filter.models {
             if !self.plan.models.iter().any(|pm| &pm.name == m) {
-                return Err(format!("no model `{m}` in {}", contest.manifest_path.display()));
+                return Err(format!(
+                    "no model `{m}` in {}",
+                    contest.manifest_path.display()
+                ));
             }
         }
         for e in &filter.examinations {
             if contest.edition.examination(e).is_none() && contest.edition.category(e).is_none() {
-                return Err(format!("no examination or category `{e}` in {}", contest.edition.info.name));
+                return Err(format!(
+                    "no examination or category `{e}` in {}",
+                    contest.edition.info.name
+                ));
             }
         }
         let edition = &contest.edition;
@@ -176,7 +212,9 @@ impl Session {
                 (filter.tools.is_empty() || filter.tools.contains(&contest.tools[run.tool].name))
                     && (filter.models.is_empty() || filter.models.contains(model))
                     && (filter.examinations.is_empty()
-                        || filter.examinations.iter().any(|e| *e == exam.name || *e == edition.categories[exam.category].name))
+                        || filter.examinations.iter().any(|e| {
+                            *e == exam.name || *e == edition.categories[exam.category].name
+                        }))
             })
             .map(|(i, _)| i)
             .collect())
@@ -190,7 +228,10 @@ impl Session {
         for &i in selection {
             let run = &self.plan.runs[i];
             let cached = self.is_stored(i);
-            let counts = summary.by_tool.get_mut(&self.plan.contest.tools[run.tool].name).expect("every tool is listed");
+            let counts = summary
+                .by_tool
+                .get_mut(&self.plan.contest.tools[run.tool].name)
+                .expect("every tool is listed");
             for c in [&mut summary.runs, &mut counts.runs] {
                 *c += 1;
             }
@@ -206,7 +247,13 @@ impl Session {
     }
 
     /// Executes the selected runs that are not in the store, `jobs` at a time.
-    pub fn execute(&mut self, selection: &[usize], jobs: usize, progress: &mut dyn Progress, cancel: &Arc<AtomicBool>) -> ExecSummary {
+    pub fn execute(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
         let mut outcome = ExecSummary::default();
         let mut todo: Vec<usize> = Vec::new();
         for &i in selection {
@@ -234,16 +281,23 @@ impl Session {
         tools_needed.dedup();
         for t in tools_needed {
             let tool = &self.plan.contest.tools[t];
-            match ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| progress.setup_started(name)) {
+            match ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| {
+                progress.setup_started(name)
+            }) {
                 Ok(path) => {
                     bin_paths.insert(t, path);
                 }
                 Err(e) => progress.message(&format!("error: {e}")),
             }
         }
-        let (runnable, unsetup): (Vec<usize>, Vec<usize>) = todo.into_iter().partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
+        let (runnable, unsetup): (Vec<usize>, Vec<usize>) = todo
+            .into_iter()
+            .partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
         outcome.failed += unsetup.len();
-        let specs: Vec<RunSpec> = runnable.iter().map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool])).collect();
+        let specs: Vec<RunSpec> = runnable
+            .iter()
+            .map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool]))
+            .collect();
         progress.started(specs.len());
         let jobs = jobs.max(1);
         let cores = available_cores();
@@ -252,38 +306,61 @@ impl Session {
         let store = &self.store;
         let index = &mut self.index;
         let stored = &mut self.stored;
-        run_all(executor, &specs, jobs, &cores, cancel, |event| match event {
-            PoolEvent::Started { index: n } => progress.run_started(&label(plan, &plan.runs[runnable[n]])),
-            PoolEvent::Finished { index: n, result } => {
-                let run = &plan.runs[runnable[n]];
-                let name = label(plan, run);
-                match result {
-                    Ok(Some(execution)) => {
-                        let record = make_record(plan, run, executor.key_ingredients(), execution);
-                        match store.put(&record) {
-                            Ok(()) => {
-                                outcome.executed += 1;
-                                stored[runnable[n]] = true;
-                                progress.run_finished(&name, &record.outcome_label(), false);
-                                index.insert(record.key, Summary::of(&record));
-                            }
-                            Err(e) => {
-                                outcome.failed += 1;
-                                progress.run_finished(&name, &format!("not recorded: cannot write {}: {e}", store.record_path(&run.key).display()), true);
+        run_all(
+            executor,
+            &specs,
+            jobs,
+            &cores,
+            cancel,
+            |event| match event {
+                PoolEvent::Started { index: n } => {
+                    progress.run_started(&label(plan, &plan.runs[runnable[n]]))
+                }
+                PoolEvent::Finished { index: n, result } => {
+                    let run = &plan.runs[runnable[n]];
+                    let name = label(plan, run);
+                    match result {
+                        Ok(Some(execution)) => {
+                            let record =
+                                make_record(plan, run, executor.key_ingredients(), execution);
+                            match store.put(&record) {
+                                Ok(()) => {
+                                    outcome.executed += 1;
+                                    stored[runnable[n]] = true;
+                                    progress.run_finished(&name, &record.outcome_label(), false);
+                                    index.insert(record.key, Summary::of(&record));
+                                }
+                                Err(e) => {
+                                    outcome.failed += 1;
+                                    progress.run_finished(
+                                        &name,
+                                        &format!(
+                                            "not recorded: cannot write {}: {e}",
+                                            store.record_path(&run.key).display()
+                                        ),
+                                        true,
+                                    );
+                                }
                             }
                         }
-                    }
-                    Ok(None) => progress.run_finished(&name, "cancelled", true),
-                    Err(e) => {
-                        outcome.failed += 1;
-                        progress.run_finished(&name, &format!("infrastructure failure (not recorded): {e}"), true);
+                        Ok(None) => progress.run_finished(&name, "cancelled", true),
+                        Err(e) => {
+                            outcome.failed += 1;
+                            progress.run_finished(
+                                &name,
+                                &format!("infrastructure failure (not recorded): {e}"),
+                                true,
+                            );
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
         progress.finished();
         if let Err(e) = self.index.save(&self.store) {
-            progress.message(&format!("warning: could not save the store index: {e} (it will be rebuilt)"));
+            progress.message(&format!(
+                "warning: could not save the store index: {e} (it will be rebuilt)"
+            ));
         }
         outcome
     }
@@ -324,7 +401,12 @@ impl Session {
     /// Builds the scoring database from the records of the plan's runs.
     pub fn scoring(&self) -> (ScoringDb, Handles) {
         let _t = crate::timing::phase("salsa inputs");
-        build_scoring(&self.plan, |key| self.index.get(key))
+        build_scoring(ScoringDb::default(), &self.plan, |key| self.index.get(key))
+    }
+
+    /// As [`Session::scoring`], with a database that can log the queries it executes.
+    pub fn scoring_logged(&self) -> (ScoringDb, Handles) {
+        build_scoring(ScoringDb::with_log(), &self.plan, |key| self.index.get(key))
     }
 }
 
@@ -340,8 +422,15 @@ pub struct ImportSummary {
 impl Session {
     /// Reads the runs of one results file of `[contest] results` into the store.
     pub fn import(&mut self, file: &Path) -> Result<ImportSummary, String> {
-        let wanted = std::fs::canonicalize(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let Some(f) = self.plan.contest.results.iter().position(|r| std::fs::canonicalize(r).ok().as_ref() == Some(&wanted)) else {
+        let wanted = std::fs::canonicalize(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let Some(f) = self
+            .plan
+            .contest
+            .results
+            .iter()
+            .position(|r| std::fs::canonicalize(r).ok().as_ref() == Some(&wanted))
+        else {
             return Err(format!(
                 "{} is not a results file of {}: add it to `results` in [contest] (paths relative to the manifest)",
                 file.display(),
@@ -352,7 +441,9 @@ impl Session {
         let mut records = Vec::new();
         let mut newly = Vec::new();
         for (i, run) in self.plan.runs.iter().enumerate() {
-            let crate::plan::RunOrigin::Imported { file, row } = run.origin else { continue };
+            let crate::plan::RunOrigin::Imported { file, row } = run.origin else {
+                continue;
+            };
             if file != f {
                 continue;
             }
@@ -361,16 +452,27 @@ impl Session {
                 summary.cached += 1;
                 continue;
             }
-            records.push(imported_record(&self.plan, run, &self.plan.imported[file][row]));
+            records.push(imported_record(
+                &self.plan,
+                run,
+                &self.plan.imported[file][row],
+            ));
             newly.push(i);
         }
-        self.store.put_many(&records).map_err(|e| format!("cannot write into the store {}: {e}", self.store.root().display()))?;
+        self.store.put_many(&records).map_err(|e| {
+            format!(
+                "cannot write into the store {}: {e}",
+                self.store.root().display()
+            )
+        })?;
         for (record, i) in records.iter().zip(newly) {
             self.index.insert(record.key, Summary::of(record));
             self.stored[i] = true;
         }
         summary.imported = records.len();
-        self.index.save(&self.store).map_err(|e| format!("cannot save the store index: {e}"))?;
+        self.index
+            .save(&self.store)
+            .map_err(|e| format!("cannot save the store index: {e}"))?;
         Ok(summary)
     }
 }
@@ -383,29 +485,60 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
     let exam = &plan.contest.edition.examinations[ei.exam];
     let mut diagnostics = Vec::new();
     let mut answers = Vec::new();
-    let techniques: Vec<String> = row.techniques.split_whitespace().map(String::from).collect();
+    let techniques: Vec<String> = row
+        .techniques
+        .split_whitespace()
+        .map(String::from)
+        .collect();
     let (verdict, termination) = match parse_results(&row.results, exam.value) {
-        Ok(RowResults::DoNotCompete) => (crate::answers::Verdict::DoNotCompete, crate::store::Termination::Exit { code: 0 }),
-        Ok(RowResults::DidNotFinish) => (crate::answers::Verdict::CannotCompute, crate::store::Termination::CpuLimit),
-        Ok(RowResults::CannotCompute) => (crate::answers::Verdict::CannotCompute, crate::store::Termination::Exit { code: 0 }),
+        Ok(RowResults::DoNotCompete) => (
+            crate::answers::Verdict::DoNotCompete,
+            crate::store::Termination::Exit { code: 0 },
+        ),
+        Ok(RowResults::DidNotFinish) => (
+            crate::answers::Verdict::CannotCompute,
+            crate::store::Termination::CpuLimit,
+        ),
+        Ok(RowResults::CannotCompute) => (
+            crate::answers::Verdict::CannotCompute,
+            crate::store::Termination::Exit { code: 0 },
+        ),
         Ok(RowResults::Values(values)) => {
             for (position, value) in values.into_iter().enumerate() {
                 let Some(value) = value else { continue };
                 match ei.ids.get(position) {
-                    Some(id) => answers.push(crate::answers::Answer { id: id.clone(), position: position as u16, value, techniques: techniques.clone() }),
-                    None => diagnostics.push(format!("value {position} is beyond the {} values of {}", ei.ids.len(), exam.name)),
+                    Some(id) => answers.push(crate::answers::Answer {
+                        id: id.clone(),
+                        position: position as u16,
+                        value,
+                        techniques: techniques.clone(),
+                    }),
+                    None => diagnostics.push(format!(
+                        "value {position} is beyond the {} values of {}",
+                        ei.ids.len(),
+                        exam.name
+                    )),
                 }
             }
-            let verdict = if answers.is_empty() { crate::answers::Verdict::CannotCompute } else { crate::answers::Verdict::Answered };
+            let verdict = if answers.is_empty() {
+                crate::answers::Verdict::CannotCompute
+            } else {
+                crate::answers::Verdict::Answered
+            };
             (verdict, crate::store::Termination::Exit { code: 0 })
         }
         Err(e) => {
             diagnostics.push(format!("unreadable results `{}`: {e}", row.results));
-            (crate::answers::Verdict::CannotCompute, crate::store::Termination::Exit { code: 0 })
+            (
+                crate::answers::Verdict::CannotCompute,
+                crate::store::Termination::Exit { code: 0 },
+            )
         }
     };
     let source = match run.origin {
-        crate::plan::RunOrigin::Imported { file, .. } => plan.contest.results[file].display().to_string(),
+        crate::plan::RunOrigin::Imported { file, .. } => {
+            plan.contest.results[file].display().to_string()
+        }
         crate::plan::RunOrigin::Executed => String::new(),
     };
     RunRecord {
@@ -430,7 +563,10 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
         answers,
         diagnostics,
         stdout: crate::store::CapturedOutput {
-            text: format!("imported from {source}, line {}: results `{}`, status `{}`\n", row.line, row.results, row.status),
+            text: format!(
+                "imported from {source}, line {}: results `{}`, status `{}`\n",
+                row.line, row.results, row.status
+            ),
             bytes: 0,
             truncated: false,
         },
@@ -440,17 +576,33 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
 
 /// `tool/instance/examination`, for progress lines.
 pub fn label(plan: &Plan, run: &Run) -> String {
-    format!("{} {} {}", plan.contest.tools[run.tool].name, plan.instance_of(run).name, plan.exam_name(run))
+    format!(
+        "{} {} {}",
+        plan.contest.tools[run.tool].name,
+        plan.instance_of(run).name,
+        plan.exam_name(run)
+    )
 }
 
 /// Turns an execution into the run's record: the answers are matched to the instance's ids.
-pub fn make_record(plan: &Plan, run: &Run, executor: Vec<(String, String)>, execution: Execution) -> RunRecord {
+pub fn make_record(
+    plan: &Plan,
+    run: &Run,
+    executor: Vec<(String, String)>,
+    execution: Execution,
+) -> RunRecord {
     let ei = &plan.exam_instances[run.exam_instance];
     let exam = &plan.contest.edition.examinations[ei.exam];
     let instance = &plan.instances[ei.instance];
     let resolved = resolve(
         &execution.parsed,
-        Expected { examination: &exam.name, instance: &instance.name, form: exam.answers, kind: exam.value, ids: &ei.ids },
+        Expected {
+            examination: &exam.name,
+            instance: &instance.name,
+            form: exam.answers,
+            kind: exam.value,
+            ids: &ei.ids,
+        },
     );
     RunRecord {
         format: RECORD_FORMAT,
@@ -479,15 +631,31 @@ pub fn make_record(plan: &Plan, run: &Run, executor: Vec<(String, String)>, exec
 }
 
 /// Builds the scoring database of a plan from run summaries.
-pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> Option<&'a Summary>) -> (ScoringDb, Handles) {
+pub fn build_scoring<'a>(
+    mut db: ScoringDb,
+    plan: &Plan,
+    summary: impl Fn(&crate::key::RunKey) -> Option<&'a Summary>,
+) -> (ScoringDb, Handles) {
     let edition = plan.contest.edition.clone();
     let tools: Vec<ToolInfo> = plan
         .contest
         .tools
         .iter()
-        .map(|t| ToolInfo { name: t.name.clone(), family: t.family.clone(), competing: t.kind == ToolKind::Competing })
+        .map(|t| ToolInfo {
+            name: t.name.clone(),
+            family: t.family.clone(),
+            competing: t.kind == ToolKind::Competing,
+        })
         .collect();
-    let models: Vec<ModelInfo> = plan.models.iter().map(|m| ModelInfo { name: m.name.clone(), kind: m.kind, instances: m.instances.len() }).collect();
+    let models: Vec<ModelInfo> = plan
+        .models
+        .iter()
+        .map(|m| ModelInfo {
+            name: m.name.clone(),
+            kind: m.kind,
+            instances: m.instances.len(),
+        })
+        .collect();
     let mut runs_by_ei: Vec<Vec<RunShape>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
         let shape = match summary(&run.key) {
@@ -495,9 +663,17 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
                 tool: run.tool as u32,
                 competes: s.verdict != crate::answers::Verdict::DoNotCompete,
                 answers: s.answers.clone(),
-                perf: Perf { cpu_s: s.cpu_time_s, peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64 },
+                perf: Perf {
+                    cpu_s: s.cpu_time_s,
+                    peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64,
+                },
             },
-            None => RunShape { tool: run.tool as u32, competes: false, answers: Arc::from(Vec::new()), perf: Perf::default() },
+            None => RunShape {
+                tool: run.tool as u32,
+                competes: false,
+                answers: Arc::from(Vec::new()),
+                perf: Perf::default(),
+            },
         };
         runs_by_ei[run.exam_instance].push(shape);
     }
@@ -516,7 +692,11 @@ pub fn build_scoring<'a>(plan: &Plan, summary: impl Fn(&crate::key::RunKey) -> O
             _marker: std::marker::PhantomData,
         })
         .collect();
-    let mut db = ScoringDb::default();
-    let handles = db.build(ContestShape { edition, tools, models, exam_instances });
+    let handles = db.build(ContestShape {
+        edition,
+        tools,
+        models,
+        exam_instances,
+    });
     (db, handles)
 }

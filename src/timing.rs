@@ -15,13 +15,20 @@ pub struct Phase {
 }
 
 pub fn phase(name: &'static str) -> Phase {
-    Phase { name, start: Instant::now() }
+    Phase {
+        name,
+        start: Instant::now(),
+    }
 }
 
 impl Drop for Phase {
     fn drop(&mut self) {
         if enabled() {
-            eprintln!("timing: {:<28} {:>9.1} ms", self.name, self.start.elapsed().as_secs_f64() * 1e3);
+            eprintln!(
+                "timing: {:<28} {:>9.1} ms",
+                self.name,
+                self.start.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
 }

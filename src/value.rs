@@ -195,18 +195,27 @@ mod tests {
     #[test]
     fn rejects_garbage() {
         for word in ["", "true", "1.5", "7.1790E+0023", "12a", "+", "∞"] {
-            assert!(matches!(Value::parse(word), Err(ValueError::Invalid(_))), "{word}");
+            assert!(
+                matches!(Value::parse(word), Err(ValueError::Invalid(_))),
+                "{word}"
+            );
         }
     }
 
     #[test]
     fn u64_boundary_is_exact() {
-        assert_eq!(Value::parse("18446744073709551615"), Ok(Value::Int(u64::MAX)));
+        assert_eq!(
+            Value::parse("18446744073709551615"),
+            Ok(Value::Int(u64::MAX))
+        );
         let above = Value::parse("18446744073709551616").unwrap();
         assert!(matches!(above, Value::Big(_)));
         assert_eq!(above.to_string(), "18446744073709551616");
         // Leading zeros do not push a small number into the big form.
-        assert_eq!(Value::parse("000000000000000000000000000007"), Ok(Value::Int(7)));
+        assert_eq!(
+            Value::parse("000000000000000000000000000007"),
+            Ok(Value::Int(7))
+        );
     }
 
     #[test]
@@ -223,7 +232,14 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for word in ["TRUE", "FALSE", "0", "17", "+inf", "123456789012345678901234567890"] {
+        for word in [
+            "TRUE",
+            "FALSE",
+            "0",
+            "17",
+            "+inf",
+            "123456789012345678901234567890",
+        ] {
             assert_eq!(Value::parse(word).unwrap().to_string(), word);
         }
     }
@@ -238,7 +254,10 @@ mod tests {
             Value::Inf,
         ];
         let json = serde_json::to_string(&values).unwrap();
-        assert_eq!(json, r#"["TRUE","FALSE","3","123456789012345678901234567890","+inf"]"#);
+        assert_eq!(
+            json,
+            r#"["TRUE","FALSE","3","123456789012345678901234567890","+inf"]"#
+        );
         assert_eq!(serde_json::from_str::<Vec<Value>>(&json).unwrap(), values);
         let bytes = postcard::to_allocvec(&values).unwrap();
         assert_eq!(postcard::from_bytes::<Vec<Value>>(&bytes).unwrap(), values);

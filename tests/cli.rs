@@ -16,12 +16,20 @@ fn three_tools() -> TestContest {
     c.copy_demo_instance("Philosophers-PT-000003");
     c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
     for tool in ["a", "b", "c"] {
-        c.scripted_tool(tool, "examinations = [\"StateSpace\", \"ReachabilityDeadlock\"]");
+        c.scripted_tool(
+            tool,
+            "examinations = [\"StateSpace\", \"ReachabilityDeadlock\"]",
+        );
         for instance in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
             c.answer(tool, instance, "StateSpace", SS);
         }
     }
-    c.answer("a", "Philosophers-PT-000002", "ReachabilityDeadlock", "FORMULA ReachabilityDeadlock FALSE TECHNIQUES EXPLICIT\n");
+    c.answer(
+        "a",
+        "Philosophers-PT-000002",
+        "ReachabilityDeadlock",
+        "FORMULA ReachabilityDeadlock FALSE TECHNIQUES EXPLICIT\n",
+    );
     c.write("time_s = 10\nmemory_mb = 512");
     c
 }
@@ -35,9 +43,16 @@ fn second_run_executes_nothing_and_prints_the_same_podiums() {
     let second = c.mccbuild(&["run"]);
     assert!(second.status.success());
     assert_eq!(stdout(&first), stdout(&second));
-    assert!(stderr(&second).contains("0 executed, 12 cached, 0 failed"), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("0 executed, 12 cached, 0 failed"),
+        "{}",
+        stderr(&second)
+    );
     let json_run = c.mccbuild(&["run", "--json"]);
-    assert_eq!(json(&json_run), serde_json::json!({"executed": 0, "cached": 12, "failed": 0}));
+    assert_eq!(
+        json(&json_run),
+        serde_json::json!({"executed": 0, "cached": 12, "failed": 0})
+    );
 }
 
 #[test]
@@ -48,21 +63,31 @@ fn plan_json_counts_runs_by_tool() {
     assert_eq!(plan["runs"], 12);
     assert_eq!(plan["cached"], 0);
     assert_eq!(plan["to_run"], 12);
-    assert_eq!(plan["by_tool"]["a"], serde_json::json!({"runs": 4, "cached": 0, "to_run": 4}));
+    assert_eq!(
+        plan["by_tool"]["a"],
+        serde_json::json!({"runs": 4, "cached": 0, "to_run": 4})
+    );
 }
 
 #[test]
 fn changing_one_file_of_one_tool_reruns_exactly_that_tool() {
     let c = three_tools();
     assert!(c.mccbuild(&["run"]).status.success());
-    fs::write(c.path().join("tools/b/README"), "a new file in b's folder\n").unwrap();
+    fs::write(
+        c.path().join("tools/b/README"),
+        "a new file in b's folder\n",
+    )
+    .unwrap();
     let plan = json(&c.mccbuild(&["plan", "--json"]));
     assert_eq!(plan["to_run"], 4);
     assert_eq!(plan["by_tool"]["b"]["to_run"], 4);
     assert_eq!(plan["by_tool"]["a"]["to_run"], 0);
     assert_eq!(plan["by_tool"]["c"]["to_run"], 0);
     let run = json(&c.mccbuild(&["run", "--json"]));
-    assert_eq!(run, serde_json::json!({"executed": 4, "cached": 8, "failed": 0}));
+    assert_eq!(
+        run,
+        serde_json::json!({"executed": 4, "cached": 8, "failed": 0})
+    );
 }
 
 #[test]
@@ -87,14 +112,28 @@ fn irrelevant_changes_do_not_rerun_anything() {
     // Touching files, reordering tools and changing a tool's kind or family change no key.
     let script = c.path().join("tools/a/BenchKit_head.sh");
     let f = fs::File::options().write(true).open(&script).unwrap();
-    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(100)).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(100))
+        .unwrap();
     let manifest = c.path().join("contest.toml");
     let text = fs::read_to_string(&manifest).unwrap();
     let (head, tools) = text.split_at(text.find("[[tool]]").unwrap());
-    let mut blocks: Vec<&str> = tools.split("[[tool]]").filter(|b| !b.trim().is_empty()).collect();
+    let mut blocks: Vec<&str> = tools
+        .split("[[tool]]")
+        .filter(|b| !b.trim().is_empty())
+        .collect();
     blocks.reverse();
-    let reordered = format!("{head}{}", blocks.iter().map(|b| format!("[[tool]]{b}")).collect::<String>());
-    let reordered = reordered.replacen("name = \"c\"\n", "name = \"c\"\nkind = \"reference\"\nfamily = \"other\"\n", 1);
+    let reordered = format!(
+        "{head}{}",
+        blocks
+            .iter()
+            .map(|b| format!("[[tool]]{b}"))
+            .collect::<String>()
+    );
+    let reordered = reordered.replacen(
+        "name = \"c\"\n",
+        "name = \"c\"\nkind = \"reference\"\nfamily = \"other\"\n",
+        1,
+    );
     fs::write(&manifest, reordered).unwrap();
     let plan = json(&c.mccbuild(&["plan", "--json"]));
     assert_eq!(plan["to_run"], 0, "{plan}");
@@ -115,14 +154,32 @@ fn scores_json_has_confidence_scores_podiums_and_values() {
     // ReachabilityDeadlock: only `a` answered, Confidence 1 >= 0.997: trusted; 16 points.
     assert_eq!(scores["scores"]["GlobalProperties"]["a"], 16.0);
     // b and c said DO_NOT_COMPETE there: they do not take part, they are not on that podium.
-    assert_eq!(scores["podiums"]["GlobalProperties"], serde_json::json!(["a"]));
+    assert_eq!(
+        scores["podiums"]["GlobalProperties"],
+        serde_json::json!(["a"])
+    );
     assert_eq!(scores["podiums"]["StateSpace"].as_array().unwrap().len(), 3);
-    assert_eq!(scores["standings"]["GlobalProperties"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        scores["standings"]["GlobalProperties"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let values = scores["values"].as_array().unwrap();
-    let states = values.iter().find(|v| v["instance"] == "Philosophers-PT-000002" && v["id"] == "STATES").unwrap();
+    let states = values
+        .iter()
+        .find(|v| v["instance"] == "Philosophers-PT-000002" && v["id"] == "STATES")
+        .unwrap();
     assert_eq!(states["trusted"], "9");
-    assert_eq!(states["answers"], serde_json::json!({"a": "9", "b": "9", "c": "9"}));
-    let rd = values.iter().find(|v| v["instance"] == "Philosophers-PT-000003" && v["id"] == "ReachabilityDeadlock").unwrap();
+    assert_eq!(
+        states["answers"],
+        serde_json::json!({"a": "9", "b": "9", "c": "9"})
+    );
+    let rd = values
+        .iter()
+        .find(|v| v["instance"] == "Philosophers-PT-000003" && v["id"] == "ReachabilityDeadlock")
+        .unwrap();
     assert_eq!(rd["trusted"], serde_json::Value::Null);
 }
 
@@ -132,16 +189,33 @@ fn a_corrupt_record_is_reported_and_rerun() {
     assert!(c.mccbuild(&["run"]).status.success());
     let record = c.record("b", "Philosophers-PT-000002", "StateSpace");
     let key = record["key"].as_str().unwrap().to_string();
-    let path = c.path().join("cache/runs").join(&key[..2]).join(format!("{key}.json"));
+    let path = c
+        .path()
+        .join("cache/runs")
+        .join(&key[..2])
+        .join(format!("{key}.json"));
     // Damage it and remove the index, as a disk or a user might.
     fs::write(&path, b"{\"format\": 1, \"key\": \"tru").unwrap();
     fs::remove_file(c.path().join("cache/index.bin")).unwrap();
     let out = c.mccbuild(&["run", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("damaged run record") && stderr(&out).contains(&key), "{}", stderr(&out));
-    assert_eq!(json(&out), serde_json::json!({"executed": 1, "cached": 11, "failed": 0}));
+    assert!(
+        stderr(&out).contains("damaged run record") && stderr(&out).contains(&key),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 1, "cached": 11, "failed": 0})
+    );
     // The rerun replaced it with a good record.
-    assert_eq!(c.record("b", "Philosophers-PT-000002", "StateSpace")["answers"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        c.record("b", "Philosophers-PT-000002", "StateSpace")["answers"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
 }
 
 #[test]
@@ -150,7 +224,11 @@ fn a_lost_index_is_rebuilt_from_the_records() {
     assert!(c.mccbuild(&["run"]).status.success());
     fs::write(c.path().join("cache/index.bin"), b"garbage").unwrap();
     let out = c.mccbuild(&["run", "--json"]);
-    assert!(stderr(&out).contains("rebuilding it from the records"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("rebuilding it from the records"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(json(&out)["executed"], 0);
 }
 
@@ -158,7 +236,9 @@ fn a_lost_index_is_rebuilt_from_the_records() {
 fn check_reports_an_unknown_manifest_key_with_its_line() {
     let c = three_tools();
     let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap().replacen("jobs = 2", "jobs = 2\njbos = 3", 1);
+    let text = fs::read_to_string(&manifest)
+        .unwrap()
+        .replacen("jobs = 2", "jobs = 2\njbos = 3", 1);
     fs::write(&manifest, &text).unwrap();
     let out = c.mccbuild(&["check"]);
     assert_eq!(out.status.code(), Some(2));
@@ -172,10 +252,18 @@ fn check_reports_an_unknown_manifest_key_with_its_line() {
 fn check_reports_every_problem_at_once() {
     let mut c = TestContest::new();
     c.copy_demo_instance("Philosophers-PT-000002");
-    c.model("Philosophers", "known", &["models/Philosophers-PT-000002", "models/Nope-PT-1"]);
+    c.model(
+        "Philosophers",
+        "known",
+        &["models/Philosophers-PT-000002", "models/Nope-PT-1"],
+    );
     c.model("Other", "unknown-kind", &["models/*-COL-*"]);
     let dir = c.scripted_tool("a", "");
-    fs::set_permissions(dir.join("BenchKit_head.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    fs::set_permissions(
+        dir.join("BenchKit_head.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
     c.scripted_tool("b", "examinations = [\"StateSpaec\"]\ncores = 3");
     c.write("time_s = 10");
     let out = c.mccbuild(&["check"]);
@@ -205,14 +293,29 @@ fn a_model_that_is_not_xml_is_an_error_for_check_and_an_outcome_for_run() {
     c.write("time_s = 10");
     let out = c.mccbuild(&["check"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("model.pnml is not") && stderr(&out).contains("Philosophers-PT-000002"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("model.pnml is not")
+            && stderr(&out).contains("Philosophers-PT-000002"),
+        "{}",
+        stderr(&out)
+    );
     let out = c.mccbuild(&["run", "--json"]);
-    assert!(stderr(&out).contains("warning: ") && stderr(&out).contains("model.pnml is not"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: ") && stderr(&out).contains("model.pnml is not"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(json(&out)["executed"], 1);
     let record = c.record("reader", "Philosophers-PT-000002", "StateSpace");
     assert_eq!(record["verdict"], "cannot_compute");
-    assert_eq!(record["termination"], serde_json::json!({"reason": "exit", "code": 1}));
-    assert!(record["stderr"]["text"].as_str().unwrap().contains("not PNML"));
+    assert_eq!(
+        record["termination"],
+        serde_json::json!({"reason": "exit", "code": 1})
+    );
+    assert!(record["stderr"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("not PNML"));
 }
 
 #[test]
@@ -220,8 +323,14 @@ fn an_archive_escaping_its_folder_is_refused_and_nothing_is_written_outside() {
     let mut c = TestContest::new();
     fs::create_dir_all(c.path().join("inputs")).unwrap();
     // Build X-PT-1.tgz by hand with an entry `X-PT-1/../../evil`.
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-    for (path, content) in [("X-PT-1/model.pnml", b"<pnml/>".as_slice()), ("X-PT-1/../../evil", b"gotcha".as_slice())] {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for (path, content) in [
+        ("X-PT-1/model.pnml", b"<pnml/>".as_slice()),
+        ("X-PT-1/../../evil", b"gotcha".as_slice()),
+    ] {
         let mut header = tar::Header::new_gnu();
         header.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
         header.set_size(content.len() as u64);
@@ -230,15 +339,27 @@ fn an_archive_escaping_its_folder_is_refused_and_nothing_is_written_outside() {
         header.set_cksum();
         builder.append(&header, content).unwrap();
     }
-    fs::write(c.path().join("inputs/X-PT-1.tgz"), builder.into_inner().unwrap().finish().unwrap()).unwrap();
+    fs::write(
+        c.path().join("inputs/X-PT-1.tgz"),
+        builder.into_inner().unwrap().finish().unwrap(),
+    )
+    .unwrap();
     c.model("X", "known", &["inputs/X-PT-1.tgz"]);
     c.scripted_tool("a", "");
     c.write("time_s = 10");
     let out = c.mccbuild(&["check"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("escapes the instance folder"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("escapes the instance folder"),
+        "{}",
+        stderr(&out)
+    );
     let out = c.mccbuild(&["run", "--json"]);
-    assert!(stderr(&out).contains("left out of the contest"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("left out of the contest"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(json(&out)["executed"], 0);
     assert!(!c.path().join("evil").exists() && !c.path().parent().unwrap().join("evil").exists());
 }
@@ -270,7 +391,11 @@ fn a_tool_that_never_stops_is_killed_at_the_cpu_limit() {
     c.copy_demo_instance("Philosophers-PT-000002");
     c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
     // A child burns the CPU while the main process waits: the limit is on the whole tree.
-    c.script_tool("loop", "#!/bin/sh\necho 'STATE_SPACE STATES 9'\nsh -c 'while :; do :; done' &\nwait\n", "examinations = [\"StateSpace\"]");
+    c.script_tool(
+        "loop",
+        "#!/bin/sh\necho 'STATE_SPACE STATES 9'\nsh -c 'while :; do :; done' &\nwait\n",
+        "examinations = [\"StateSpace\"]",
+    );
     c.write("time_s = 1");
     let started = std::time::Instant::now();
     let out = c.mccbuild(&["run", "--json"]);
@@ -290,18 +415,35 @@ fn verdict_file_is_hidden_where_rule_m9_says() {
     c.copy_demo_instance("Philosophers-PT-000002");
     // A surprise model with a verdict file (the demo's surprise model has none: add one).
     let surprise = c.copy_demo_instance("ProdCons-PT-2");
-    fs::copy(surprise.parent().unwrap().join("Philosophers-PT-000002/GenericPropertiesVerdict.xml"), surprise.join("GenericPropertiesVerdict.xml")).unwrap();
+    fs::copy(
+        surprise
+            .parent()
+            .unwrap()
+            .join("Philosophers-PT-000002/GenericPropertiesVerdict.xml"),
+        surprise.join("GenericPropertiesVerdict.xml"),
+    )
+    .unwrap();
     c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
     c.model("ProdCons", "surprise", &["models/ProdCons-PT-2"]);
     c.script_tool("looker", "#!/bin/sh\nif [ -e GenericPropertiesVerdict.xml ]; then echo 'SEES VERDICT' >&2; else echo 'NO VERDICT' >&2; fi\necho DO_NOT_COMPETE\n", "examinations = [\"StateSpace\", \"UpperBounds\", \"ReachabilityDeadlock\", \"ReachabilityCardinality\"]");
     c.write("time_s = 10");
     assert!(c.mccbuild(&["run"]).status.success());
-    let sees = |instance: &str, exam: &str| c.record("looker", instance, exam)["stderr"]["text"].as_str().unwrap().contains("SEES VERDICT");
+    let sees = |instance: &str, exam: &str| {
+        c.record("looker", instance, exam)["stderr"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("SEES VERDICT")
+    };
     assert!(sees("Philosophers-PT-000002", "StateSpace"));
     assert!(sees("Philosophers-PT-000002", "ReachabilityCardinality"));
     assert!(!sees("Philosophers-PT-000002", "UpperBounds"));
     assert!(!sees("Philosophers-PT-000002", "ReachabilityDeadlock"));
-    for exam in ["StateSpace", "UpperBounds", "ReachabilityDeadlock", "ReachabilityCardinality"] {
+    for exam in [
+        "StateSpace",
+        "UpperBounds",
+        "ReachabilityDeadlock",
+        "ReachabilityCardinality",
+    ] {
         assert!(!sees("ProdCons-PT-2", exam), "surprise model, {exam}");
     }
 }
@@ -318,7 +460,10 @@ fn benchkit_environment_is_set() {
     );
     c.write("time_s = 123\nmemory_mb = 456");
     assert!(c.mccbuild(&["run"]).status.success());
-    let err = c.record("env", "Philosophers-PT-000002", "UpperBounds")["stderr"]["text"].as_str().unwrap().to_string();
+    let err = c.record("env", "Philosophers-PT-000002", "UpperBounds")["stderr"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     for expected in [
         "BK_EXAMINATION=UpperBounds",
         "BK_INPUT=Philosophers-PT-000002",
@@ -342,17 +487,31 @@ fn a_failing_setup_fails_that_tools_runs_without_recording_them() {
         c.copy_demo_instance("Philosophers-PT-000002");
         c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
         c.scripted_tool("ok", "examinations = [\"StateSpace\"]");
-        c.scripted_tool("broken", "examinations = [\"StateSpace\"]\nsetup = \"echo building; exit 3\"");
+        c.scripted_tool(
+            "broken",
+            "examinations = [\"StateSpace\"]\nsetup = \"echo building; exit 3\"",
+        );
         c.answer("ok", "Philosophers-PT-000002", "StateSpace", SS);
         c.write("time_s = 10");
         c
     };
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(json(&out), serde_json::json!({"executed": 1, "cached": 0, "failed": 1}));
-    assert!(stderr(&out).contains("the setup of tool `broken` failed") && stderr(&out).contains("| building"), "{}", stderr(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 1, "cached": 0, "failed": 1})
+    );
+    assert!(
+        stderr(&out).contains("the setup of tool `broken` failed")
+            && stderr(&out).contains("| building"),
+        "{}",
+        stderr(&out)
+    );
     // Not recorded: next time it is tried again.
-    assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["by_tool"]["broken"]["to_run"], 1);
+    assert_eq!(
+        json(&c.mccbuild(&["plan", "--json"]))["by_tool"]["broken"]["to_run"],
+        1
+    );
 }
 
 #[test]
@@ -368,15 +527,24 @@ fn setup_runs_once_per_tool_identity_and_products_live_in_the_store() {
     c.write("time_s = 10");
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
-    assert_eq!(c.record("built", "Philosophers-PT-000002", "StateSpace")["answers"][0]["value"], "9");
+    assert_eq!(
+        c.record("built", "Philosophers-PT-000002", "StateSpace")["answers"][0]["value"],
+        "9"
+    );
     assert!(!c.path().join("tools/built/answer.sh").exists());
     // Another examination of the same tool: no new setup.
     let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap().replace("examinations = [\"StateSpace\"]", "examinations = [\"StateSpace\", \"OneSafe\"]");
+    let text = fs::read_to_string(&manifest).unwrap().replace(
+        "examinations = [\"StateSpace\"]",
+        "examinations = [\"StateSpace\", \"OneSafe\"]",
+    );
     fs::write(&manifest, text).unwrap();
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
-    let counts: Vec<_> = glob::glob(&format!("{}/cache/tools/*/count", c.path().display())).unwrap().flatten().collect();
+    let counts: Vec<_> = glob::glob(&format!("{}/cache/tools/*/count", c.path().display()))
+        .unwrap()
+        .flatten()
+        .collect();
     assert_eq!(counts.len(), 1);
     assert_eq!(fs::read_to_string(&counts[0]).unwrap(), "x\n");
 }
@@ -395,7 +563,11 @@ fn two_processes_running_the_same_key_at_once_keep_their_measures_apart() {
     };
     let (a, b) = (make(), make());
     let spawn = |c: &TestContest| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild")).args(["run", "--json"]).current_dir(c.path()).output().unwrap()
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(["run", "--json"])
+            .current_dir(c.path())
+            .output()
+            .unwrap()
     };
     let (ra, rb) = std::thread::scope(|s| {
         let ha = s.spawn(|| spawn(&a));
@@ -404,11 +576,20 @@ fn two_processes_running_the_same_key_at_once_keep_their_measures_apart() {
     });
     assert_eq!(json(&ra)["executed"], 1, "{}", stderr(&ra));
     assert_eq!(json(&rb)["executed"], 1, "{}", stderr(&rb));
-    let (ka, kb) = (a.record("burn", "Philosophers-PT-000002", "StateSpace"), b.record("burn", "Philosophers-PT-000002", "StateSpace"));
+    let (ka, kb) = (
+        a.record("burn", "Philosophers-PT-000002", "StateSpace"),
+        b.record("burn", "Philosophers-PT-000002", "StateSpace"),
+    );
     assert_eq!(ka["key"], kb["key"]);
-    let (ca, cb) = (ka["cpu_time_s"].as_f64().unwrap(), kb["cpu_time_s"].as_f64().unwrap());
+    let (ca, cb) = (
+        ka["cpu_time_s"].as_f64().unwrap(),
+        kb["cpu_time_s"].as_f64().unwrap(),
+    );
     // Each run measured its own tree: the same work, within a factor of 2 (not 0, not double).
-    assert!(ca > 0.05 && cb > 0.05 && ca / cb < 2.0 && cb / ca < 2.0, "{ca} vs {cb}");
+    assert!(
+        ca > 0.05 && cb > 0.05 && ca / cb < 2.0 && cb / ca < 2.0,
+        "{ca} vs {cb}"
+    );
 }
 
 #[test]
@@ -435,14 +616,23 @@ fn the_expected_answer_of_a_ground_truth_contest_is_hidden_and_not_in_the_key() 
     svcomp_task(&c, "t1", "SAFE\n");
     c.model("Tasks", "known", &["tasks/t1"]);
     // A cheater prints the expected verdict if it can see it.
-    c.script_tool("cheater", "#!/bin/sh\nif [ -e expected_verdict ]; then cat expected_verdict; else echo UNKNOWN; fi\n", "");
+    c.script_tool(
+        "cheater",
+        "#!/bin/sh\nif [ -e expected_verdict ]; then cat expected_verdict; else echo UNKNOWN; fi\n",
+        "",
+    );
     c.write("time_s = 10");
     let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap().replace("rules/mcc-2026.toml", "rules/svcomp-2012.toml");
+    let text = fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("rules/mcc-2026.toml", "rules/svcomp-2012.toml");
     fs::write(&manifest, text).unwrap();
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
-    assert_eq!(c.record("cheater", "t1", "ReachSafety")["verdict"], "cannot_compute");
+    assert_eq!(
+        c.record("cheater", "t1", "ReachSafety")["verdict"],
+        "cannot_compute"
+    );
     // Correcting the expected verdict changes the scores, not the runs.
     fs::write(c.path().join("tasks/t1/expected_verdict"), "UNSAFE\n").unwrap();
     assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 0);
@@ -450,4 +640,59 @@ fn the_expected_answer_of_a_ground_truth_contest_is_hidden_and_not_in_the_key() 
     assert_eq!(scores["values"][0]["trusted"], "FALSE");
     assert_eq!(scores["values"][0]["case"], "ground-truth");
     assert_eq!(scores["confidence"], serde_json::json!({}));
+}
+
+#[test]
+fn check_validates_rules_files_with_the_line_of_each_problem() {
+    let all: Vec<String> = ["mcc-2026", "mcc-2023", "mcc-2015", "svcomp-2012"]
+        .iter()
+        .map(|e| format!("{REPO}/rules/{e}.toml"))
+        .collect();
+    let mut args = vec!["check"];
+    for f in &all {
+        args.push("--rules");
+        args.push(f);
+    }
+    let out = mccbuild_in(std::path::Path::new(REPO), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.starts_with("ok: "))
+            .count(),
+        4
+    );
+    // A broken edition: a typo in a key and an unknown category.
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(format!("{REPO}/rules/mcc-2026.toml")).unwrap();
+    let broken = text.replacen("penalty_factor = 2", "penalty_factr = 2", 1);
+    let path = dir.path().join("broken.toml");
+    fs::write(&path, &broken).unwrap();
+    let out = mccbuild_in(dir.path(), &["check", "--rules", "broken.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let line = broken
+        .lines()
+        .position(|l| l.starts_with("penalty_factr"))
+        .unwrap()
+        + 1;
+    assert!(
+        stderr(&out).contains(&format!("broken.toml:{line}:"))
+            && stderr(&out).contains("penalty_factr"),
+        "{}",
+        stderr(&out)
+    );
+    let unknown = text.replacen("category = \"CTL\"", "category = \"CTLL\"", 1);
+    fs::write(&path, &unknown).unwrap();
+    let out = mccbuild_in(dir.path(), &["check", "--rules", "broken.toml"]);
+    let line = unknown
+        .lines()
+        .position(|l| l.contains("\"CTLL\""))
+        .unwrap()
+        + 1;
+    assert!(
+        stderr(&out).contains(&format!("broken.toml:{line}:"))
+            && stderr(&out).contains("unknown category `CTLL`"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -18,14 +18,24 @@ fn demo_contest_runs_once_and_its_trusted_values_are_the_hand_computed_answers()
     assert!(first.status.success(), "{}", stderr(&first));
     let second = mccbuild_in(repo, &["run", "--json"]);
     let counts = json(&second);
-    assert_eq!(counts["executed"], 0, "a second run executes nothing: {counts}");
+    assert_eq!(
+        counts["executed"], 0,
+        "a second run executes nothing: {counts}"
+    );
     assert_eq!(counts["failed"], 0);
-    assert_eq!(counts["cached"], json(&mccbuild_in(repo, &["plan", "--json"]))["runs"]);
+    assert_eq!(
+        counts["cached"],
+        json(&mccbuild_in(repo, &["plan", "--json"]))["runs"]
+    );
 
     let scores = json(&mccbuild_in(repo, &["scores", "--json"]));
     let mut trusted: BTreeMap<(String, String, String), Option<String>> = BTreeMap::new();
     for v in scores["values"].as_array().unwrap() {
-        let key = (v["instance"].as_str().unwrap().to_string(), v["examination"].as_str().unwrap().to_string(), v["id"].as_str().unwrap().to_string());
+        let key = (
+            v["instance"].as_str().unwrap().to_string(),
+            v["examination"].as_str().unwrap().to_string(),
+            v["id"].as_str().unwrap().to_string(),
+        );
         trusted.insert(key, v["trusted"].as_str().map(String::from));
     }
     let golden = std::fs::read_to_string(repo.join("tests/golden/demo-models.csv")).unwrap();
@@ -35,7 +45,9 @@ fn demo_contest_runs_once_and_its_trusted_values_are_the_hand_computed_answers()
         let f: Vec<&str> = line.split(',').collect();
         let key = (f[0].to_string(), f[1].to_string(), f[2].to_string());
         let expected = f[3];
-        let got = trusted.get(&key).unwrap_or_else(|| panic!("no value {key:?} in the demo contest"));
+        let got = trusted
+            .get(&key)
+            .unwrap_or_else(|| panic!("no value {key:?} in the demo contest"));
         match got {
             _ if expected == "CANNOT" => {}
             None => unknown += 1,
@@ -43,19 +55,32 @@ fn demo_contest_runs_once_and_its_trusted_values_are_the_hand_computed_answers()
             Some(v) => wrong.push(format!("{key:?}: trusted {v}, by hand {expected}")),
         }
     }
-    assert!(wrong.is_empty(), "trusted values differ from the hand-computed answers:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "trusted values differ from the hand-computed answers:\n{}",
+        wrong.join("\n")
+    );
     // Only values of the unbounded net that no tool can decide stay unknown (docs/demo-models.md).
-    assert!(agree >= 360 && unknown <= 20, "agree {agree}, unknown {unknown}");
+    assert!(
+        agree >= 360 && unknown <= 20,
+        "agree {agree}, unknown {unknown}"
+    );
     for tool in ["explorer", "pm4py", "snakes"] {
         assert_eq!(scores["confidence"][tool], 1.0, "{tool}");
     }
     // The three tools take part in StateSpace, only the explorer in the formula categories.
     assert_eq!(scores["podiums"]["StateSpace"].as_array().unwrap().len(), 3);
-    assert_eq!(scores["podiums"]["Reachability"], serde_json::json!(["explorer"]));
+    assert_eq!(
+        scores["podiums"]["Reachability"],
+        serde_json::json!(["explorer"])
+    );
     assert_eq!(scores["podiums"]["LTL"], serde_json::json!([]));
 
     // `run` and `scores` print the same podiums.
     let run_text = stdout(&mccbuild_in(repo, &["run"]));
     assert_eq!(run_text, stdout(&mccbuild_in(repo, &["scores"])));
-    assert!(run_text.contains("explorer") && run_text.contains("gold"), "{run_text}");
+    assert!(
+        run_text.contains("explorer") && run_text.contains("gold"),
+        "{run_text}"
+    );
 }

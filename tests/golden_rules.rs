@@ -73,7 +73,10 @@ fn set_edition(c: &TestContest, edition: &str) {
 fn switch_edition(c: &TestContest, edition: &str) {
     set_edition(c, edition);
     let p = plan(c);
-    assert_eq!(p["to_run"], 0, "switching to {edition} must reuse every run: {p}");
+    assert_eq!(
+        p["to_run"], 0,
+        "switching to {edition} must reuse every run: {p}"
+    );
 }
 
 /// The id of formula `i` of `exam`'s formula file on `instance`.
@@ -89,9 +92,13 @@ fn instance(c: &TestContest, name: &str, formula_files: &[(&str, usize)]) {
     fs::write(dir.join("model.pnml"), PNML).unwrap();
     fs::write(dir.join("iscolored"), "FALSE\n").unwrap();
     for (exam, n) in formula_files {
-        let mut xml = String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");
+        let mut xml =
+            String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");
         for i in 0..*n {
-            xml.push_str(&format!("  <property><id>{}</id><description>golden</description><formula/></property>\n", fid(name, exam, i)));
+            xml.push_str(&format!(
+                "  <property><id>{}</id><description>golden</description><formula/></property>\n",
+                fid(name, exam, i)
+            ));
         }
         xml.push_str("</property-set>\n");
         fs::write(dir.join(format!("{exam}.xml")), xml).unwrap();
@@ -114,8 +121,20 @@ fn solo(c: &mut TestContest, instance_name: &str, formula_files: &[(&str, usize)
 
 /// `FORMULA` lines of a formula examination: (formula index, value) pairs; the value may be
 /// `CANNOT_COMPUTE`.
-fn formulas<V: Display>(instance: &str, exam: &str, answers: impl IntoIterator<Item = (usize, V)>) -> String {
-    answers.into_iter().map(|(i, v)| format!("FORMULA {} {v} TECHNIQUES EXPLICIT\n", fid(instance, exam, i))).collect()
+fn formulas<V: Display>(
+    instance: &str,
+    exam: &str,
+    answers: impl IntoIterator<Item = (usize, V)>,
+) -> String {
+    answers
+        .into_iter()
+        .map(|(i, v)| {
+            format!(
+                "FORMULA {} {v} TECHNIQUES EXPLICIT\n",
+                fid(instance, exam, i)
+            )
+        })
+        .collect()
 }
 
 /// The `FORMULA` line of a global property.
@@ -125,18 +144,29 @@ fn global(exam: &str, value: &str) -> String {
 
 /// `STATE_SPACE` lines.
 fn state_space(values: &[(&str, &str)]) -> String {
-    values.iter().map(|(what, v)| format!("STATE_SPACE {what} {v} TECHNIQUES EXPLICIT\n")).collect()
+    values
+        .iter()
+        .map(|(what, v)| format!("STATE_SPACE {what} {v} TECHNIQUES EXPLICIT\n"))
+        .collect()
 }
 
 /// StateSpace answered in full: 10 states, 20 transitions, 1 token at most in a place, 3 per
 /// marking.
-const SS_FULL: &[(&str, &str)] = &[("STATES", "10"), ("TRANSITIONS", "20"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")];
+const SS_FULL: &[(&str, &str)] = &[
+    ("STATES", "10"),
+    ("TRANSITIONS", "20"),
+    ("MAX_TOKEN_IN_PLACE", "1"),
+    ("MAX_TOKEN_PER_MARKING", "3"),
+];
 
 /// A scripted tool taking part in `exams` only (a run without an answer file says
 /// DO_NOT_COMPETE).
 fn tool(c: &mut TestContest, name: &str, exams: &[&str], extra: &str) {
     let list: Vec<String> = exams.iter().map(|e| format!("\"{e}\"")).collect();
-    c.scripted_tool(name, &format!("examinations = [{}]\n{extra}", list.join(", ")));
+    c.scripted_tool(
+        name,
+        &format!("examinations = [{}]\n{extra}", list.join(", ")),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,45 +174,73 @@ fn tool(c: &mut TestContest, name: &str, exams: &[&str], extra: &str) {
 
 fn run_and_score(c: &TestContest) -> Json {
     let run = c.mccbuild(&["run"]);
-    assert!(run.status.success(), "mccbuild run failed:\n{}\n{}", stdout(&run), stderr(&run));
+    assert!(
+        run.status.success(),
+        "mccbuild run failed:\n{}\n{}",
+        stdout(&run),
+        stderr(&run)
+    );
     scores(c)
 }
 
 fn scores(c: &TestContest) -> Json {
     let out = c.mccbuild(&["scores", "--json"]);
-    assert!(out.status.success(), "mccbuild scores failed:\n{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "mccbuild scores failed:\n{}",
+        stderr(&out)
+    );
     json(&out)
 }
 
 fn plan(c: &TestContest) -> Json {
     let out = c.mccbuild(&["plan", "--json"]);
-    assert!(out.status.success(), "mccbuild plan failed:\n{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "mccbuild plan failed:\n{}",
+        stderr(&out)
+    );
     json(&out)
 }
 
 #[track_caller]
 fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() <= TOL, "{what}: mccbuild gives {actual}, the rules give {expected}");
+    assert!(
+        (actual - expected).abs() <= TOL,
+        "{what}: mccbuild gives {actual}, the rules give {expected}"
+    );
 }
 
 #[track_caller]
 fn confidence(s: &Json, tool: &str) -> f64 {
-    s["confidence"][tool].as_f64().unwrap_or_else(|| panic!("no confidence for {tool}: {}", s["confidence"]))
+    s["confidence"][tool]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no confidence for {tool}: {}", s["confidence"]))
 }
 
 #[track_caller]
 fn score(s: &Json, category: &str, tool: &str) -> f64 {
-    s["scores"][category][tool].as_f64().unwrap_or_else(|| panic!("no score for {tool} in {category}: {}", s["scores"]))
+    s["scores"][category][tool]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no score for {tool} in {category}: {}", s["scores"]))
 }
 
 #[track_caller]
 fn assert_confidence(s: &Json, tool: &str, expected: f64) {
-    close(confidence(s, tool), expected, &format!("Confidence of {tool}"));
+    close(
+        confidence(s, tool),
+        expected,
+        &format!("Confidence of {tool}"),
+    );
 }
 
 #[track_caller]
 fn assert_score(s: &Json, category: &str, tool: &str, expected: f64) {
-    close(score(s, category, tool), expected, &format!("{category} score of {tool}"));
+    close(
+        score(s, category, tool),
+        expected,
+        &format!("{category} score of {tool}"),
+    );
 }
 
 /// The `values` row of one value.
@@ -198,7 +256,14 @@ fn value_row<'a>(s: &'a Json, instance: &str, exam: &str, id: &str) -> &'a Json 
 
 /// Asserts a value's trusted value (`None`: unknown) and the E-3.1 situation that decided it.
 #[track_caller]
-fn assert_trusted(s: &Json, instance: &str, exam: &str, id: &str, expected: Option<&str>, case: &str) {
+fn assert_trusted(
+    s: &Json,
+    instance: &str,
+    exam: &str,
+    id: &str,
+    expected: Option<&str>,
+    case: &str,
+) {
     let row = value_row(s, instance, exam, id);
     let expected_json = expected.map_or(Json::Null, |v| Json::String(v.to_string()));
     assert_eq!(
@@ -215,20 +280,40 @@ fn standings(s: &Json, category: &str) -> Vec<(String, Option<u64>, Option<Strin
         .as_array()
         .unwrap_or_else(|| panic!("no standings for {category}"))
         .iter()
-        .map(|r| (r["tool"].as_str().unwrap().to_string(), r["rank"].as_u64(), r["medal"].as_str().map(String::from)))
+        .map(|r| {
+            (
+                r["tool"].as_str().unwrap().to_string(),
+                r["rank"].as_u64(),
+                r["medal"].as_str().map(String::from),
+            )
+        })
         .collect()
 }
 
 fn standing<'a>(s: &'a Json, category: &str, tool: &str) -> &'a Json {
-    s["standings"][category].as_array().unwrap().iter().find(|r| r["tool"] == tool).unwrap_or_else(|| panic!("{tool} not in {category}"))
+    s["standings"][category]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == tool)
+        .unwrap_or_else(|| panic!("{tool} not in {category}"))
 }
 
-fn row(tool: &str, rank: Option<u64>, medal: Option<&str>) -> (String, Option<u64>, Option<String>) {
+fn row(
+    tool: &str,
+    rank: Option<u64>,
+    medal: Option<&str>,
+) -> (String, Option<u64>, Option<String>) {
     (tool.to_string(), rank, medal.map(String::from))
 }
 
 fn podium(s: &Json, category: &str) -> Vec<String> {
-    s["podiums"][category].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
+    s["podiums"][category]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect()
 }
 
 fn keys(obj: &Json) -> Vec<String> {
@@ -259,12 +344,70 @@ fn e2_2_confidence_set_v_and_tool_confidence() {
     //   v6: a=1 b=1 c=1 d=2 e=3 f=4   3 of 6 (a plurality only)  -> not in V
     //   v7: a=8 d=9 e=9 f=9           3 of 4 > 4/2               -> in V (9)
     //   v8: a=CC b=2 c=2 d=2          a not considered; 3 of 3   -> in V (2)
-    let f = |t: &str, answers: &[(usize, &str)]| c.answer(t, inst, "UpperBounds", &formulas(inst, "UpperBounds", answers.iter().copied()));
-    f("a", &[(0, "1"), (1, "1"), (2, "1"), (3, "1"), (4, "5"), (5, "1"), (6, "1"), (7, "8"), (8, "CANNOT_COMPUTE")]);
-    f("b", &[(0, "1"), (1, "1"), (2, "1"), (3, "1"), (4, "5"), (5, "1"), (6, "1"), (8, "2")]);
-    f("c", &[(0, "1"), (1, "1"), (4, "5"), (5, "1"), (6, "1"), (8, "2")]);
-    f("d", &[(0, "1"), (1, "2"), (2, "2"), (4, "6"), (5, "2"), (6, "2"), (7, "9"), (8, "2")]);
-    f("e", &[(0, "1"), (1, "2"), (2, "2"), (4, "7"), (5, "2"), (6, "3"), (7, "9")]);
+    let f = |t: &str, answers: &[(usize, &str)]| {
+        c.answer(
+            t,
+            inst,
+            "UpperBounds",
+            &formulas(inst, "UpperBounds", answers.iter().copied()),
+        )
+    };
+    f(
+        "a",
+        &[
+            (0, "1"),
+            (1, "1"),
+            (2, "1"),
+            (3, "1"),
+            (4, "5"),
+            (5, "1"),
+            (6, "1"),
+            (7, "8"),
+            (8, "CANNOT_COMPUTE"),
+        ],
+    );
+    f(
+        "b",
+        &[
+            (0, "1"),
+            (1, "1"),
+            (2, "1"),
+            (3, "1"),
+            (4, "5"),
+            (5, "1"),
+            (6, "1"),
+            (8, "2"),
+        ],
+    );
+    f(
+        "c",
+        &[(0, "1"), (1, "1"), (4, "5"), (5, "1"), (6, "1"), (8, "2")],
+    );
+    f(
+        "d",
+        &[
+            (0, "1"),
+            (1, "2"),
+            (2, "2"),
+            (4, "6"),
+            (5, "2"),
+            (6, "2"),
+            (7, "9"),
+            (8, "2"),
+        ],
+    );
+    f(
+        "e",
+        &[
+            (0, "1"),
+            (1, "2"),
+            (2, "2"),
+            (4, "7"),
+            (5, "2"),
+            (6, "3"),
+            (7, "9"),
+        ],
+    );
     f("f", &[(0, "1"), (5, "2"), (6, "4"), (7, "9")]);
     write_manifest(&c, "2026", LIMITS);
     let s = run_and_score(&c);
@@ -288,8 +431,22 @@ fn e2_2_confidence_set_v_and_tool_confidence() {
     // (E-3.1), and v5 (3 against 3) is decided by Confidence weights:
     // 1: C_a + C_b + C_c = 0.75 + 1 + 1 = 2.75; 2: C_d + C_e + C_f = 0.6 + 0.5 + 1 = 2.1;
     // total 4.85, half 2.425; 2.75 > 2.425 -> 1.
-    assert_trusted(&s, inst, "UpperBounds", &fid(inst, "UpperBounds", 3), Some("1"), "unanimity");
-    assert_trusted(&s, inst, "UpperBounds", &fid(inst, "UpperBounds", 5), Some("1"), "weighted-majority");
+    assert_trusted(
+        &s,
+        inst,
+        "UpperBounds",
+        &fid(inst, "UpperBounds", 3),
+        Some("1"),
+        "unanimity",
+    );
+    assert_trusted(
+        &s,
+        inst,
+        "UpperBounds",
+        &fid(inst, "UpperBounds", 5),
+        Some("1"),
+        "weighted-majority",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,11 +483,18 @@ fn vote_contest() -> &'static Json {
         };
         for t in tools {
             let answers = (0..40).map(|i| (i, if wrong(t).contains(&i) { "1" } else { "0" }));
-            c.answer(t, "Cal-PT-1", "UpperBounds", &formulas("Cal-PT-1", "UpperBounds", answers));
+            c.answer(
+                t,
+                "Cal-PT-1",
+                "UpperBounds",
+                &formulas("Cal-PT-1", "UpperBounds", answers),
+            );
         }
         let v = "Vote-PT-1";
         let mut vote: std::collections::BTreeMap<&str, Vec<(usize, &str)>> = Default::default();
-        let mut say = |t: &'static str, i: usize, value: &'static str| vote.entry(t).or_default().push((i, value));
+        let mut say = |t: &'static str, i: usize, value: &'static str| {
+            vote.entry(t).or_default().push((i, value))
+        };
         // t0: h1 = h2 = h3 = 4 (in V)
         for h in ["h1", "h2", "h3"] {
             say(h, 0, "4");
@@ -383,7 +547,17 @@ fn e3_1_vote_contest_confidences() {
     // than 3 agreeing tools or no strict majority, so they are not in V.
     // h1..h3: 41/41 = 1; p: 40/40 = 1; q: 36/40 = 0.9; r, s: 32/40 = 0.8; u: 12/40 = 0.3;
     // w: 16/40 = 0.4.
-    for (t, c) in [("h1", 1.0), ("h2", 1.0), ("h3", 1.0), ("p", 1.0), ("q", 0.9), ("r", 0.8), ("s", 0.8), ("u", 0.3), ("w", 0.4)] {
+    for (t, c) in [
+        ("h1", 1.0),
+        ("h2", 1.0),
+        ("h3", 1.0),
+        ("p", 1.0),
+        ("q", 0.9),
+        ("r", 0.8),
+        ("s", 0.8),
+        ("u", 0.3),
+        ("w", 0.4),
+    ] {
         assert_confidence(s, t, c);
     }
 }
@@ -393,10 +567,24 @@ fn e3_1_vote_contest_confidences() {
 fn e3_1_unanimity() {
     let s = vote_contest();
     // t0: h1 = h2 = h3 = 4 -> 4.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(0), Some("4"), "unanimity");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(0),
+        Some("4"),
+        "unanimity",
+    );
     // t1: u = w = 3; both have a low Confidence (0.3, 0.4), which does not matter when all the
     // tools agree -> 3.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(1), Some("3"), "unanimity");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(1),
+        Some("3"),
+        "unanimity",
+    );
 }
 
 /// E-3.1, second situation: "a weighted majority of tools that agree on one value", each tool
@@ -406,13 +594,34 @@ fn e3_1_weighted_majority() {
     let s = vote_contest();
     // t2, two against two: 1 <- p, s: 1.0 + 0.8 = 1.8; 2 <- q, r: 0.9 + 0.8 = 1.7;
     // total 3.5, half 1.75; 1.8 > 1.75 -> 1.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(2), Some("1"), "weighted-majority");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(2),
+        Some("1"),
+        "weighted-majority",
+    );
     // t3, one against two: 5 <- p: 1.0; 6 <- u, w: 0.3 + 0.4 = 0.7; total 1.7, half 0.85;
     // 1.0 > 0.85 -> 5 (the weights decide, not the number of tools).
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(3), Some("5"), "weighted-majority");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(3),
+        Some("5"),
+        "weighted-majority",
+    );
     // t4, three distinct values: 1 <- p 1.0, 2 <- q 0.9, 3 <- r 0.8; total 2.7, half 1.35;
     // no value weighs more than 1.35 -> unknown.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(4), None, "weighted-majority");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(4),
+        None,
+        "weighted-majority",
+    );
 }
 
 /// E-3.1, third situation: "Only two tools provide different values": the higher Confidence
@@ -421,16 +630,37 @@ fn e3_1_weighted_majority() {
 fn e3_1_two_tools_higher_confidence_wins() {
     let s = vote_contest();
     // t5: q = 10 (C 0.9), r = 11 (C 0.8); 0.8 < 0.9 -> 10.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(5), Some("10"), "two-tools");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(5),
+        Some("10"),
+        "two-tools",
+    );
     // t6: u = 12 (C 0.3), w = 13 (C 0.4); 0.3 < 0.4 -> 13 (the second tool in manifest order).
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(6), Some("13"), "two-tools");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(6),
+        Some("13"),
+        "two-tools",
+    );
 }
 
 #[test]
 fn e3_1_two_tools_equal_confidence_unknown() {
     let s = vote_contest();
     // t7: r = 14 (C 0.8), s = 15 (C 0.8); neither is lower -> unknown.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(7), None, "two-tools");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(7),
+        None,
+        "two-tools",
+    );
 }
 
 /// E-3.1, fourth situation (2026): "if C_tool >= 0.997, the value is considered correct".
@@ -438,9 +668,23 @@ fn e3_1_two_tools_equal_confidence_unknown() {
 fn e3_1_single_tool_in_the_vote_contest() {
     let s = vote_contest();
     // t8: p alone, C_p = 1 >= 0.997 -> 16.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(8), Some("16"), "single-tool");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(8),
+        Some("16"),
+        "single-tool",
+    );
     // t9: q alone, C_q = 0.9 < 0.997 -> unknown.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(9), None, "single-tool");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(9),
+        None,
+        "single-tool",
+    );
 }
 
 /// E-3.1, fifth situation: "No tool provides any value"; CANNOT_COMPUTE is not a value.
@@ -448,9 +692,23 @@ fn e3_1_single_tool_in_the_vote_contest() {
 fn e3_1_no_answer() {
     let s = vote_contest();
     // t10: nobody answered -> unknown.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(10), None, "no-answer");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(10),
+        None,
+        "no-answer",
+    );
     // t11: h1 and p said CANNOT_COMPUTE -> no value provided -> unknown.
-    assert_trusted(s, "Vote-PT-1", "UpperBounds", &vote_id(11), None, "no-answer");
+    assert_trusted(
+        s,
+        "Vote-PT-1",
+        "UpperBounds",
+        &vote_id(11),
+        None,
+        "no-answer",
+    );
 }
 
 /// E-4.2 on the vote contest: the points follow the trusted values decided above.
@@ -485,10 +743,20 @@ fn e3_1_issue_example_lone_answer_at_0_995_trusted_2023_unknown_2026() {
         tool(&mut c, t, &["UpperBounds", "ReachabilityDeadlock"], "");
         // Cal: 200 bounds, all 0; x says 1 on the first one.
         let answers = (0..200).map(|i| (i, if t == "x" && i == 0 { "1" } else { "0" }));
-        c.answer(t, "Cal-PT-1", "UpperBounds", &formulas("Cal-PT-1", "UpperBounds", answers));
+        c.answer(
+            t,
+            "Cal-PT-1",
+            "UpperBounds",
+            &formulas("Cal-PT-1", "UpperBounds", answers),
+        );
     }
     // Lone: only x answers ReachabilityDeadlock.
-    c.answer("x", "Lone-PT-1", "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
+    c.answer(
+        "x",
+        "Lone-PT-1",
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "TRUE"),
+    );
     write_manifest(&c, "2026", LIMITS);
     let s = run_and_score(&c);
 
@@ -497,11 +765,21 @@ fn e3_1_issue_example_lone_answer_at_0_995_trusted_2023_unknown_2026() {
     assert_confidence(&s, "x", 0.995);
     assert_confidence(&s, "b", 1.0);
     // E-3.1 single tool, 2026: 0.995 < 0.997 -> unknown.
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityDeadlock", "ReachabilityDeadlock", None, "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+        None,
+        "single-tool",
+    );
     // E-4.2: an unknown trusted value scores 0 -> GlobalProperties: x = 0.
     assert_score(&s, "GlobalProperties", "x", 0.0);
     // E-4.6: x is alone on the GlobalProperties podium with 0 points: rank 1, no medal.
-    assert_eq!(standings(&s, "GlobalProperties"), vec![row("x", Some(1), None)]);
+    assert_eq!(
+        standings(&s, "GlobalProperties"),
+        vec![row("x", Some(1), None)]
+    );
     // UpperBounds: ScoreValue 16/200 = 0.08, PenaltyValue 0.16; x: 199 x 0.08 - 0.16 = 15.76.
     assert_score(&s, "UpperBounds", "x", 15.76);
     assert_score(&s, "UpperBounds", "b", 16.0);
@@ -509,15 +787,29 @@ fn e3_1_issue_example_lone_answer_at_0_995_trusted_2023_unknown_2026() {
     // The same store under 2023: nothing to run (the run key does not depend on scoring rules).
     set_edition(&c, "2023");
     let p = plan(&c);
-    assert_eq!((p["to_run"].as_u64(), p["cached"].as_u64()), (Some(0), p["runs"].as_u64()), "{p}");
+    assert_eq!(
+        (p["to_run"].as_u64(), p["cached"].as_u64()),
+        (Some(0), p["runs"].as_u64()),
+        "{p}"
+    );
     let s = scores(&c);
     assert_eq!(s["edition"], "MCC 2023");
     assert_confidence(&s, "x", 0.995);
     // E-3.1 single tool, 2023: 0.995 >= 0.993 -> trusted TRUE.
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityDeadlock", "ReachabilityDeadlock", Some("TRUE"), "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+        Some("TRUE"),
+        "single-tool",
+    );
     // E-4.1: a global property is one value: ScoreValue 16 -> x = 16, gold.
     assert_score(&s, "GlobalProperties", "x", 16.0);
-    assert_eq!(standings(&s, "GlobalProperties"), vec![row("x", Some(1), Some("gold"))]);
+    assert_eq!(
+        standings(&s, "GlobalProperties"),
+        vec![row("x", Some(1), Some("gold"))]
+    );
     assert_score(&s, "UpperBounds", "x", 15.76);
 }
 
@@ -530,41 +822,135 @@ fn e3_1_single_tool_at_above_below_threshold() {
     solo(&mut c, "Lone-PT-1", &[("UpperBounds", 5)]);
     // Wrong (1 instead of 0) on disjoint formulas: at most 1 of the 8 tools is wrong on a value,
     // so all 1000 are in V.
-    let tools: [(&str, std::ops::Range<usize>); 8] =
-        [("h1", 0..0), ("h2", 0..0), ("h3", 0..0), ("z", 0..0), ("x", 0..3), ("y", 3..7), ("v", 7..14), ("w", 14..22)];
+    let tools: [(&str, std::ops::Range<usize>); 8] = [
+        ("h1", 0..0),
+        ("h2", 0..0),
+        ("h3", 0..0),
+        ("z", 0..0),
+        ("x", 0..3),
+        ("y", 3..7),
+        ("v", 7..14),
+        ("w", 14..22),
+    ];
     for (t, wrong) in &tools {
         tool(&mut c, t, &["UpperBounds"], "");
         let answers = (0..1000).map(|i| (i, if wrong.contains(&i) { "1" } else { "0" }));
-        c.answer(t, "Cal-PT-1", "UpperBounds", &formulas("Cal-PT-1", "UpperBounds", answers));
+        c.answer(
+            t,
+            "Cal-PT-1",
+            "UpperBounds",
+            &formulas("Cal-PT-1", "UpperBounds", answers),
+        );
     }
     // Lone: formula i answered by one tool only.
     for (i, t) in ["z", "x", "y", "v", "w"].iter().enumerate() {
-        c.answer(t, "Lone-PT-1", "UpperBounds", &formulas("Lone-PT-1", "UpperBounds", [(i, "5")]));
+        c.answer(
+            t,
+            "Lone-PT-1",
+            "UpperBounds",
+            &formulas("Lone-PT-1", "UpperBounds", [(i, "5")]),
+        );
     }
     write_manifest(&c, "2026", LIMITS);
     let s = run_and_score(&c);
     // C_z = 1000/1000 = 1; C_x = 997/1000 = 0.997; C_y = 996/1000 = 0.996;
     // C_v = 993/1000 = 0.993; C_w = 992/1000 = 0.992.
-    for (t, conf) in [("z", 1.0), ("x", 0.997), ("y", 0.996), ("v", 0.993), ("w", 0.992)] {
+    for (t, conf) in [
+        ("z", 1.0),
+        ("x", 0.997),
+        ("y", 0.996),
+        ("v", 0.993),
+        ("w", 0.992),
+    ] {
         assert_confidence(&s, t, conf);
     }
     let lone = |i| fid("Lone-PT-1", "UpperBounds", i);
     // 2026, threshold 0.997: z 1 >= 0.997 trusted; x 0.997 >= 0.997 trusted (at the threshold);
     // y 0.996, v 0.993, w 0.992 < 0.997 unknown.
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(0), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(1), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(2), None, "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(3), None, "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(4), None, "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(0),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(1),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(2),
+        None,
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(3),
+        None,
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(4),
+        None,
+        "single-tool",
+    );
 
     switch_edition(&c, "2023");
     let s = scores(&c);
     // 2023, threshold 0.993: z, x, y trusted; v 0.993 >= 0.993 trusted (at); w 0.992 unknown.
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(0), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(1), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(2), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(3), Some("5"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "UpperBounds", &lone(4), None, "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(0),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(1),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(2),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(3),
+        Some("5"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "UpperBounds",
+        &lone(4),
+        None,
+        "single-tool",
+    );
 }
 
 /// 2015 report: "We also discarded lonely answers from tools whose reliability was less than
@@ -580,11 +966,26 @@ fn e3_1_2015_lonely_answers_need_confidence_0_9() {
         tool(&mut c, t, &["ReachabilityCardinality"], "");
         let wrong = |i: usize| (t == "x" && i == 0) || (t == "y" && (i == 1 || i == 2));
         let answers = (0..10).map(|i| (i, if wrong(i) { "FALSE" } else { "TRUE" }));
-        c.answer(t, "Cal-PT-1", "ReachabilityCardinality", &formulas("Cal-PT-1", "ReachabilityCardinality", answers));
+        c.answer(
+            t,
+            "Cal-PT-1",
+            "ReachabilityCardinality",
+            &formulas("Cal-PT-1", "ReachabilityCardinality", answers),
+        );
     }
     // Lone: formula 0 answered by x alone, formula 1 by y alone.
-    c.answer("x", "Lone-PT-1", "ReachabilityCardinality", &formulas("Lone-PT-1", "ReachabilityCardinality", [(0, "TRUE")]));
-    c.answer("y", "Lone-PT-1", "ReachabilityCardinality", &formulas("Lone-PT-1", "ReachabilityCardinality", [(1, "TRUE")]));
+    c.answer(
+        "x",
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &formulas("Lone-PT-1", "ReachabilityCardinality", [(0, "TRUE")]),
+    );
+    c.answer(
+        "y",
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &formulas("Lone-PT-1", "ReachabilityCardinality", [(1, "TRUE")]),
+    );
     write_manifest(&c, "2015", LIMITS);
     let s = run_and_score(&c);
     assert_eq!(s["edition"], "MCC 2015");
@@ -593,8 +994,22 @@ fn e3_1_2015_lonely_answers_need_confidence_0_9() {
     assert_confidence(&s, "y", 0.8);
     let lone = |i| fid("Lone-PT-1", "ReachabilityCardinality", i);
     // x alone: 0.9 is not less than 0.9 -> kept: TRUE. y alone: 0.8 < 0.9 -> discarded.
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityCardinality", &lone(0), Some("TRUE"), "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityCardinality", &lone(1), None, "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &lone(0),
+        Some("TRUE"),
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &lone(1),
+        None,
+        "single-tool",
+    );
     // Scores (2015: no penalty, one wrong value loses the examination on that instance;
     // Lone has 2 values: ScoreValue 16/2 = 8):
     // x: Cal one wrong -> 0; Lone 8 -> 8.  y: Cal 0; Lone unknown -> 0.  h1: Cal 10 x 1.6 = 16.
@@ -605,8 +1020,22 @@ fn e3_1_2015_lonely_answers_need_confidence_0_9() {
     // Under 2026 the same lonely answers are both unknown (0.9 and 0.8 < 0.997).
     switch_edition(&c, "2026");
     let s = scores(&c);
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityCardinality", &lone(0), None, "single-tool");
-    assert_trusted(&s, "Lone-PT-1", "ReachabilityCardinality", &lone(1), None, "single-tool");
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &lone(0),
+        None,
+        "single-tool",
+    );
+    assert_trusted(
+        &s,
+        "Lone-PT-1",
+        "ReachabilityCardinality",
+        &lone(1),
+        None,
+        "single-tool",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -620,32 +1049,76 @@ fn e4_1_e4_2_score_value_penalty_value_unknown_counts_zero() {
     let mut c = TestContest::new();
     let inst = "Score-PT-1";
     solo(&mut c, inst, &[("UpperBounds", 16)]);
-    let exams = ["StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "UpperBounds"];
+    let exams = [
+        "StateSpace",
+        "ReachabilityDeadlock",
+        "QuasiLiveness",
+        "UpperBounds",
+    ];
     for t in ["a", "b", "c", "e"] {
         tool(&mut c, t, &exams, "");
     }
     let ub = |answers: Vec<(usize, String)>| formulas(inst, "UpperBounds", answers);
     for t in ["a", "b", "c"] {
         c.answer(t, inst, "StateSpace", &state_space(SS_FULL));
-        c.answer(t, inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
+        c.answer(
+            t,
+            inst,
+            "ReachabilityDeadlock",
+            &global("ReachabilityDeadlock", "TRUE"),
+        );
         c.answer(t, inst, "QuasiLiveness", &global("QuasiLiveness", "TRUE"));
     }
     // UpperBounds: a, b, c give bound i for formulas 0..14; on 14 a, b (and e) give three
     // different values, on 15 a and b (both C = 1) disagree.
     let base = |extra: &[(usize, &str)]| -> Vec<(usize, String)> {
-        (0..14).map(|i| (i, i.to_string())).chain(extra.iter().map(|(i, v)| (*i, v.to_string()))).collect()
+        (0..14)
+            .map(|i| (i, i.to_string()))
+            .chain(extra.iter().map(|(i, v)| (*i, v.to_string())))
+            .collect()
     };
-    c.answer("a", inst, "UpperBounds", &ub(base(&[(14, "100"), (15, "200")])));
-    c.answer("b", inst, "UpperBounds", &ub(base(&[(14, "101"), (15, "201")])));
+    c.answer(
+        "a",
+        inst,
+        "UpperBounds",
+        &ub(base(&[(14, "100"), (15, "200")])),
+    );
+    c.answer(
+        "b",
+        inst,
+        "UpperBounds",
+        &ub(base(&[(14, "101"), (15, "201")])),
+    );
     c.answer("c", inst, "UpperBounds", &ub(base(&[])));
     // e: StateSpace with TRANSITIONS wrong; ReachabilityDeadlock wrong; QuasiLiveness right;
     // UpperBounds 0..10 right, 10 and 11 wrong, 12 and 13 CANNOT_COMPUTE, 14 a third value.
-    c.answer("e", inst, "StateSpace", &state_space(&[("STATES", "10"), ("TRANSITIONS", "21"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")]));
-    c.answer("e", inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "FALSE"));
+    c.answer(
+        "e",
+        inst,
+        "StateSpace",
+        &state_space(&[
+            ("STATES", "10"),
+            ("TRANSITIONS", "21"),
+            ("MAX_TOKEN_IN_PLACE", "1"),
+            ("MAX_TOKEN_PER_MARKING", "3"),
+        ]),
+    );
+    c.answer(
+        "e",
+        inst,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "FALSE"),
+    );
     c.answer("e", inst, "QuasiLiveness", &global("QuasiLiveness", "TRUE"));
     let e_ub: Vec<(usize, String)> = (0..10)
         .map(|i| (i, i.to_string()))
-        .chain([(10, "99".to_string()), (11, "99".into()), (12, "CANNOT_COMPUTE".into()), (13, "CANNOT_COMPUTE".into()), (14, "102".into())])
+        .chain([
+            (10, "99".to_string()),
+            (11, "99".into()),
+            (12, "CANNOT_COMPUTE".into()),
+            (13, "CANNOT_COMPUTE".into()),
+            (14, "102".into()),
+        ])
         .collect();
     c.answer("e", inst, "UpperBounds", &ub(e_ub));
     write_manifest(&c, "2026", LIMITS);
@@ -661,7 +1134,14 @@ fn e4_1_e4_2_score_value_penalty_value_unknown_counts_zero() {
     // -> unknown. UB 15: a and b, both C = 1 -> unknown.
     assert_trusted(&s, inst, "UpperBounds", &id(14), None, "weighted-majority");
     assert_trusted(&s, inst, "UpperBounds", &id(15), None, "two-tools");
-    assert_trusted(&s, inst, "UpperBounds", &id(10), Some("10"), "weighted-majority");
+    assert_trusted(
+        &s,
+        inst,
+        "UpperBounds",
+        &id(10),
+        Some("10"),
+        "weighted-majority",
+    );
 
     // One one-instance model: weight 1 (E-4.4).
     // StateSpace: 4 values -> ScoreValue 16/4 = 4, PenaltyValue 8.
@@ -694,25 +1174,69 @@ fn e4_2_2015_one_wrong_value_loses_the_examination() {
     for inst in ["Lost-PT-1", "Kept-PT-1"] {
         for t in ["a", "b", "c"] {
             c.answer(t, inst, "StateSpace", &state_space(SS_FULL));
-            c.answer(t, inst, "ReachabilityCardinality", &formulas(inst, "ReachabilityCardinality", (0..16).map(|i| (i, "TRUE"))));
+            c.answer(
+                t,
+                inst,
+                "ReachabilityCardinality",
+                &formulas(
+                    inst,
+                    "ReachabilityCardinality",
+                    (0..16).map(|i| (i, "TRUE")),
+                ),
+            );
         }
     }
     // e on Lost: StateSpace with TRANSITIONS wrong, 15 formulas right and formula 15 wrong.
-    c.answer("e", "Lost-PT-1", "StateSpace", &state_space(&[("STATES", "10"), ("TRANSITIONS", "21"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")]));
+    c.answer(
+        "e",
+        "Lost-PT-1",
+        "StateSpace",
+        &state_space(&[
+            ("STATES", "10"),
+            ("TRANSITIONS", "21"),
+            ("MAX_TOKEN_IN_PLACE", "1"),
+            ("MAX_TOKEN_PER_MARKING", "3"),
+        ]),
+    );
     c.answer(
         "e",
         "Lost-PT-1",
         "ReachabilityCardinality",
-        &formulas("Lost-PT-1", "ReachabilityCardinality", (0..16).map(|i| (i, if i == 15 { "FALSE" } else { "TRUE" }))),
+        &formulas(
+            "Lost-PT-1",
+            "ReachabilityCardinality",
+            (0..16).map(|i| (i, if i == 15 { "FALSE" } else { "TRUE" })),
+        ),
     );
     // e on Kept: the same answers without the wrong ones (TRANSITIONS and formula 15 not given).
-    c.answer("e", "Kept-PT-1", "StateSpace", &state_space(&[("STATES", "10"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")]));
-    c.answer("e", "Kept-PT-1", "ReachabilityCardinality", &formulas("Kept-PT-1", "ReachabilityCardinality", (0..15).map(|i| (i, "TRUE"))));
+    c.answer(
+        "e",
+        "Kept-PT-1",
+        "StateSpace",
+        &state_space(&[
+            ("STATES", "10"),
+            ("MAX_TOKEN_IN_PLACE", "1"),
+            ("MAX_TOKEN_PER_MARKING", "3"),
+        ]),
+    );
+    c.answer(
+        "e",
+        "Kept-PT-1",
+        "ReachabilityCardinality",
+        &formulas(
+            "Kept-PT-1",
+            "ReachabilityCardinality",
+            (0..15).map(|i| (i, "TRUE")),
+        ),
+    );
     write_manifest(&c, "2015", LIMITS);
     let s = run_and_score(&c);
     // 2015 has four categories ("state-space generation, reachability formulas, CTL formulas,
     // and LTL formulas").
-    assert_eq!(keys(&s["scores"]), vec!["CTL", "LTL", "Reachability", "StateSpace"]);
+    assert_eq!(
+        keys(&s["scores"]),
+        vec!["CTL", "LTL", "Reachability", "StateSpace"]
+    );
     // No normalisation in 2015: each instance weighs 1.
     // StateSpace, 4 values (ScoreValue 4): a = 16 + 16 = 32. e: Lost one wrong value -> 0;
     // Kept 3 right x 4 = 12 -> 12.
@@ -814,16 +1338,42 @@ fn e4_3_e4_5_awards_count_completed_examinations_only() {
     }
     c.answer("s", one, "StateSpace", &full);
     put(&c, "s", "burn", one, "StateSpace", &UNIT.to_string());
-    c.answer("s", two, "StateSpace", &state_space(&[("STATES", "10"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")]));
+    c.answer(
+        "s",
+        two,
+        "StateSpace",
+        &state_space(&[
+            ("STATES", "10"),
+            ("MAX_TOKEN_IN_PLACE", "1"),
+            ("MAX_TOKEN_PER_MARKING", "3"),
+        ]),
+    );
     put(&c, "s", "burn", two, "StateSpace", &(12 * UNIT).to_string());
     put(&c, "s", "mem", two, "StateSpace", "200");
     c.answer("a-var", one, "StateSpace", &full);
     c.answer("a-var", two, "StateSpace", "CANNOT_COMPUTE\n");
     // ReachabilityDeadlock on AwOne: a (no CPU burnt, 80 MB) and b (8 units, no extra memory).
-    c.answer("a", one, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
+    c.answer(
+        "a",
+        one,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "TRUE"),
+    );
     put(&c, "a", "mem", one, "ReachabilityDeadlock", "80");
-    c.answer("b", one, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
-    put(&c, "b", "burn", one, "ReachabilityDeadlock", &(8 * UNIT).to_string());
+    c.answer(
+        "b",
+        one,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "TRUE"),
+    );
+    put(
+        &c,
+        "b",
+        "burn",
+        one,
+        "ReachabilityDeadlock",
+        &(8 * UNIT).to_string(),
+    );
     write_manifest(&c, "2026", LIMITS);
     let s = run_and_score(&c);
 
@@ -835,17 +1385,35 @@ fn e4_3_e4_5_awards_count_completed_examinations_only() {
     // s is third (bronze); a-var is a's family's second variant (unranked).
     assert_eq!(
         standings(&s, "StateSpace"),
-        vec![row("a", Some(1), Some("gold")), row("b", Some(1), Some("gold")), row("r", None, None), row("s", Some(3), Some("bronze")), row("a-var", None, None)]
+        vec![
+            row("a", Some(1), Some("gold")),
+            row("b", Some(1), Some("gold")),
+            row("r", None, None),
+            row("s", Some(3), Some("bronze")),
+            row("a-var", None, None)
+        ]
     );
     // E-4.5 among the ranked tools a, b, s, over their completed examinations:
     //   a: mean 3 units, ~40 MB; b: mean 8 units, ~80 MB; s: AwOne only: 1 unit, ~0 MB.
     //   -> fastest s, least memory s.
     // (Counting s's incomplete AwTwo would give s a mean of 6.5 units and ~100 MB: a would win
     //  both; counting r or a-var, which burn nothing, would give them the awards.)
-    assert_eq!(s["awards"]["StateSpace"], serde_json::json!({"fastest": "s", "least_memory": "s"}), "{}\n{}", s["awards"], perf_table(&c));
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "s", "least_memory": "s"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
     // GlobalProperties: a (0 units, 80 MB) and b (8 units, ~0 MB), both complete, 16 points
     // each -> fastest a, least memory b.
-    assert_eq!(s["awards"]["GlobalProperties"], serde_json::json!({"fastest": "a", "least_memory": "b"}), "{}\n{}", s["awards"], perf_table(&c));
+    assert_eq!(
+        s["awards"]["GlobalProperties"],
+        serde_json::json!({"fastest": "a", "least_memory": "b"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1010,25 +1578,67 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     // UpperBounds: the reference tools give all 16 bounds (bound i for formula i); the competing
     // tools give the first n of them: a1 12, a2 14, b 14, c 10, d 8; z says CANNOT_COMPUTE.
     let first = |n: usize| formulas(inst, "UpperBounds", (0..n).map(|i| (i, i)));
-    for (t, n) in [("r1", 16), ("r2", 16), ("r3", 16), ("a1", 12), ("a2", 14), ("b", 14), ("c", 10), ("d", 8)] {
+    for (t, n) in [
+        ("r1", 16),
+        ("r2", 16),
+        ("r3", 16),
+        ("a1", 12),
+        ("a2", 14),
+        ("b", 14),
+        ("c", 10),
+        ("d", 8),
+    ] {
         c.answer(t, inst, "UpperBounds", &first(n));
     }
     c.answer("z", inst, "UpperBounds", "CANNOT_COMPUTE\n");
     // ReachabilityDeadlock: the reference tools and a1 say TRUE, a2 and b FALSE, c
     // CANNOT_COMPUTE.
     for t in ["r1", "r2", "r3", "a1"] {
-        c.answer(t, inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
+        c.answer(
+            t,
+            inst,
+            "ReachabilityDeadlock",
+            &global("ReachabilityDeadlock", "TRUE"),
+        );
     }
-    c.answer("a2", inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "FALSE"));
-    c.answer("b", inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "FALSE"));
+    c.answer(
+        "a2",
+        inst,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "FALSE"),
+    );
+    c.answer(
+        "b",
+        inst,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "FALSE"),
+    );
     c.answer("c", inst, "ReachabilityDeadlock", "CANNOT_COMPUTE\n");
     write_manifest(&c, "2026", LIMITS);
     let s = run_and_score(&c);
     // E-4.5: six podiums.
-    assert_eq!(keys(&s["podiums"]), vec!["CTL", "GlobalProperties", "LTL", "Reachability", "StateSpace", "UpperBounds"]);
+    assert_eq!(
+        keys(&s["podiums"]),
+        vec![
+            "CTL",
+            "GlobalProperties",
+            "LTL",
+            "Reachability",
+            "StateSpace",
+            "UpperBounds"
+        ]
+    );
     // UpperBounds: every formula is trusted by the reference tools (E-3.1 holds for every tool,
     // reference or not). ScoreValue 1: r1..r3 16; a1 12; a2 14; b 14; c 10; d 8; z 0.
-    for (t, v) in [("r1", 16.0), ("a1", 12.0), ("a2", 14.0), ("b", 14.0), ("c", 10.0), ("d", 8.0), ("z", 0.0)] {
+    for (t, v) in [
+        ("r1", 16.0),
+        ("a1", 12.0),
+        ("a2", 14.0),
+        ("b", 14.0),
+        ("c", 10.0),
+        ("d", 8.0),
+        ("z", 0.0),
+    ] {
         assert_score(&s, "UpperBounds", t, v);
     }
     // Ranked: a2 (best of family a) and b tie at 14 -> both rank 1, gold; c rank 3, bronze;
@@ -1054,7 +1664,10 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     assert_eq!(podium(&s, "UpperBounds"), vec!["a2", "b", "c", "d", "z"]);
     // E-4.3/E-4.5: no ranked tool computed all 16 trusted values (only the reference tools
     // did): no award.
-    assert_eq!(s["awards"]["UpperBounds"], serde_json::json!({"fastest": null, "least_memory": null}));
+    assert_eq!(
+        s["awards"]["UpperBounds"],
+        serde_json::json!({"fastest": null, "least_memory": null})
+    );
     // GlobalProperties: RD trusted TRUE (r1..r3 and a1: 4 of 6 agree). ScoreValue 16,
     // PenaltyValue 32: r1..r3 and a1 16, c 0 (not computed), a2 and b -32.
     // Here a1 is family a's best variant ("the best variant for the current category"): rank 1,
@@ -1094,8 +1707,23 @@ fn state_space_2023_contest() -> TestContest {
     }
     // e: STATES right, TRANSITIONS wrong (21), the two others right; e alone answers
     // ReachabilityDeadlock.
-    c.answer("e", inst, "StateSpace", &state_space(&[("STATES", "10"), ("TRANSITIONS", "21"), ("MAX_TOKEN_IN_PLACE", "1"), ("MAX_TOKEN_PER_MARKING", "3")]));
-    c.answer("e", inst, "ReachabilityDeadlock", &global("ReachabilityDeadlock", "TRUE"));
+    c.answer(
+        "e",
+        inst,
+        "StateSpace",
+        &state_space(&[
+            ("STATES", "10"),
+            ("TRANSITIONS", "21"),
+            ("MAX_TOKEN_IN_PLACE", "1"),
+            ("MAX_TOKEN_PER_MARKING", "3"),
+        ]),
+    );
+    c.answer(
+        "e",
+        inst,
+        "ReachabilityDeadlock",
+        &global("ReachabilityDeadlock", "TRUE"),
+    );
     write_manifest(&c, "2023", LIMITS);
     c
 }
@@ -1110,10 +1738,22 @@ fn e1_2_2023_state_space_scores_states_only() {
     assert_score(&s, "StateSpace", "a", 16.0);
     assert_score(&s, "StateSpace", "e", 16.0);
     // a, b, c and e all say 10 states: unanimity.
-    assert_trusted(&s, "States-PT-1", "StateSpace", "STATES", Some("10"), "unanimity");
+    assert_trusted(
+        &s,
+        "States-PT-1",
+        "StateSpace",
+        "STATES",
+        Some("10"),
+        "unanimity",
+    );
     // TRANSITIONS etc. are read (kept in the record) but not scored.
     let record = c.record("e", "States-PT-1", "StateSpace");
-    assert_eq!(record["answers"].as_array().map(Vec::len), Some(4), "{}", record["answers"]);
+    assert_eq!(
+        record["answers"].as_array().map(Vec::len),
+        Some(4),
+        "{}",
+        record["answers"]
+    );
 
     // 2026 on the same runs: 4 values, ScoreValue 4, PenaltyValue 8.
     // a: 16. e: 3 x 4 - 8 = 4.
@@ -1131,22 +1771,36 @@ fn e1_2_2023_state_space_scores_states_only() {
 fn e2_2_2023_unscored_state_space_values_count_for_confidence() {
     let c = state_space_2023_contest();
     let s = run_and_score(&c);
-    let rd = value_row(&s, "States-PT-1", "ReachabilityDeadlock", "ReachabilityDeadlock");
+    let rd = value_row(
+        &s,
+        "States-PT-1",
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+    );
     // Every discrepancy is reported at once.
     let mut wrong = Vec::new();
     // V = STATES, TRANSITIONS, MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING (a, b, c agree: 3 of 4).
     // e: right on 3, wrong on TRANSITIONS -> C_e = 3/4 = 0.75.
     if (confidence(&s, "e") - 0.75).abs() > TOL {
-        wrong.push(format!("Confidence of e: mccbuild gives {}, the rules give 3/4 = 0.75", confidence(&s, "e")));
+        wrong.push(format!(
+            "Confidence of e: mccbuild gives {}, the rules give 3/4 = 0.75",
+            confidence(&s, "e")
+        ));
     }
     // Consequence (E-3.1, 2023 single tool): e alone on ReachabilityDeadlock with
     // C_e = 0.75 < 0.993 -> unknown ...
     if !rd["trusted"].is_null() {
-        wrong.push(format!("ReachabilityDeadlock (e alone): mccbuild trusts {} ({}), the rules: unknown", rd["trusted"], rd["case"]));
+        wrong.push(format!(
+            "ReachabilityDeadlock (e alone): mccbuild trusts {} ({}), the rules: unknown",
+            rd["trusted"], rd["case"]
+        ));
     }
     // ... and e scores 0 in GlobalProperties.
     if score(&s, "GlobalProperties", "e").abs() > TOL {
-        wrong.push(format!("GlobalProperties score of e: mccbuild gives {}, the rules give 0", score(&s, "GlobalProperties", "e")));
+        wrong.push(format!(
+            "GlobalProperties score of e: mccbuild gives {}, the rules give 0",
+            score(&s, "GlobalProperties", "e")
+        ));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -1168,7 +1822,14 @@ fn e4_3_2023_state_space_awards_need_the_4_values() {
     // t gives STATES only, burning nothing.
     for (t, units, mb) in [("a", 1, "20"), ("b", 5, "100"), ("c", 5, "100")] {
         c.answer(t, inst, "StateSpace", &state_space(SS_FULL));
-        put(&c, t, "burn", inst, "StateSpace", &(units * UNIT).to_string());
+        put(
+            &c,
+            t,
+            "burn",
+            inst,
+            "StateSpace",
+            &(units * UNIT).to_string(),
+        );
         put(&c, t, "mem", inst, "StateSpace", mb);
     }
     c.answer("t", inst, "StateSpace", &state_space(&[("STATES", "10")]));
@@ -1178,7 +1839,13 @@ fn e4_3_2023_state_space_awards_need_the_4_values() {
     // incomplete -> no time nor memory. Awards among a, b, c: fastest a (1 unit against 5),
     // least memory a (20 MB against 100).
     assert_score(&s, "StateSpace", "t", 4.0);
-    assert_eq!(s["awards"]["StateSpace"], serde_json::json!({"fastest": "a", "least_memory": "a"}), "{}\n{}", s["awards"], perf_table(&c));
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "a", "least_memory": "a"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
 
     switch_edition(&c, "2023");
     let s = scores(&c);
@@ -1188,7 +1855,13 @@ fn e4_3_2023_state_space_awards_need_the_4_values() {
     // E-4.3 (2023): t did not compute "the 4 values for StateSpace" (a, b, c agree on all 4:
     // they are trusted, E-3.1), so its run is not measured -> awards among a, b, c: fastest a,
     // least memory a.
-    assert_eq!(s["awards"]["StateSpace"], serde_json::json!({"fastest": "a", "least_memory": "a"}), "{}\n{}", s["awards"], perf_table(&c));
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "a", "least_memory": "a"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1206,8 +1879,18 @@ fn edition_switch_reuses_runs_and_rescores() {
     solo(&mut c, inst, &[("UpperBounds", 16)]);
     c.tools.clear();
     for t in ["a", "b", "c", "e"] {
-        tool(&mut c, t, &["StateSpace", "ReachabilityDeadlock", "UpperBounds"], "");
-        c.answer(t, inst, "UpperBounds", &formulas(inst, "UpperBounds", (0..16).map(|i| (i, i))));
+        tool(
+            &mut c,
+            t,
+            &["StateSpace", "ReachabilityDeadlock", "UpperBounds"],
+            "",
+        );
+        c.answer(
+            t,
+            inst,
+            "UpperBounds",
+            &formulas(inst, "UpperBounds", (0..16).map(|i| (i, i))),
+        );
     }
     write_manifest(&c, "2026", "");
     let s2026 = run_and_score(&c);
@@ -1221,7 +1904,10 @@ fn edition_switch_reuses_runs_and_rescores() {
     assert_eq!(p["to_run"], 0, "{p}");
     assert_eq!(p["cached"].as_u64(), Some(total), "{p}");
     let run = c.mccbuild(&["run", "--json"]);
-    assert_eq!(json(&run), serde_json::json!({"executed": 0, "cached": total, "failed": 0}));
+    assert_eq!(
+        json(&run),
+        serde_json::json!({"executed": 0, "cached": total, "failed": 0})
+    );
     let s2023 = scores(&c);
     assert_eq!(s2023["edition"], "MCC 2023");
     // StateSpace e: 2026 3 x 4 - 8 = 4; 2023 STATES only: 16.

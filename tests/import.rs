@@ -24,7 +24,11 @@ fn contest() -> TestContest {
         "d,M-PT-2,StateSpace,1,0,0,6 8 -1 4,,10,500,600,0,normal,8,,,",
         "d,M-PT-2,NoSuchExamination,1,0,0,T,,10,500,600,0,normal,9,,,",
     ];
-    fs::write(c.path().join("results.csv"), format!("{HEADER}{}\n", rows.join("\n"))).unwrap();
+    fs::write(
+        c.path().join("results.csv"),
+        format!("{HEADER}{}\n", rows.join("\n")),
+    )
+    .unwrap();
     let manifest = format!(
         "[contest]\nname = \"Imported\"\nrules = \"{REPO}/rules/mcc-2026.toml\"\nresults = [\"results.csv\"]\n\n[[tool]]\nname = \"d\"\nkind = \"reference\"\n"
     );
@@ -39,31 +43,58 @@ fn import_reads_a_results_file_into_the_store_once() {
     assert_eq!(plan["runs"], 8, "{plan}");
     let run = c.mccbuild(&["run", "--json"]);
     assert!(stderr(&run).contains("mccbuild import"), "{}", stderr(&run));
-    assert!(stderr(&run).contains("no examination `NoSuchExamination`"), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("no examination `NoSuchExamination`"),
+        "{}",
+        stderr(&run)
+    );
     let first = c.mccbuild(&["import", "results.csv", "--json"]);
-    assert_eq!(json(&first), serde_json::json!({"runs": 8, "imported": 8, "cached": 0}), "{}", stderr(&first));
-    assert_eq!(json(&c.mccbuild(&["import", "results.csv", "--json"]))["cached"], 8);
+    assert_eq!(
+        json(&first),
+        serde_json::json!({"runs": 8, "imported": 8, "cached": 0}),
+        "{}",
+        stderr(&first)
+    );
+    assert_eq!(
+        json(&c.mccbuild(&["import", "results.csv", "--json"]))["cached"],
+        8
+    );
     assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 0);
     let r = c.record("d", "M-PT-1", "ReachabilityDeadlock");
     assert_eq!(r["cpu_time_s"], 4.0);
     assert_eq!(r["peak_memory_bytes"], 40 * 1024 * 1024);
     assert_eq!(r["executor"]["kind"], "import");
-    assert_eq!(c.record("c", "M-PT-2", "StateSpace")["verdict"], "do_not_compete");
+    assert_eq!(
+        c.record("c", "M-PT-2", "StateSpace")["verdict"],
+        "do_not_compete"
+    );
     // A file that is not in `results` is refused with the fix.
     fs::write(c.path().join("other.csv"), HEADER).unwrap();
     let out = c.mccbuild(&["import", "other.csv"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("add it to `results`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("add it to `results`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn changing_a_row_reimports_only_that_run() {
     let c = contest();
     assert!(c.mccbuild(&["import", "results.csv"]).status.success());
-    let text = fs::read_to_string(c.path().join("results.csv")).unwrap().replace("b,M-PT-1,ReachabilityDeadlock,1,0,0,T", "b,M-PT-1,ReachabilityDeadlock,1,0,0,F");
+    let text = fs::read_to_string(c.path().join("results.csv"))
+        .unwrap()
+        .replace(
+            "b,M-PT-1,ReachabilityDeadlock,1,0,0,T",
+            "b,M-PT-1,ReachabilityDeadlock,1,0,0,F",
+        );
     fs::write(c.path().join("results.csv"), text).unwrap();
     assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 1);
-    assert_eq!(json(&c.mccbuild(&["import", "results.csv", "--json"]))["imported"], 1);
+    assert_eq!(
+        json(&c.mccbuild(&["import", "results.csv", "--json"]))["imported"],
+        1
+    );
 }
 
 #[test]
@@ -79,15 +110,47 @@ fn scores_explain_and_confidence_of_imported_runs() {
     assert_eq!(scores["confidence"]["c"], 0.0);
     assert_eq!(scores["confidence"]["d"], 1.0);
 
-    let explained = json(&c.mccbuild(&["explain", "--instance", "M-PT-1", "--examination", "ReachabilityDeadlock", "--id", "ReachabilityDeadlock", "--json"]));
+    let explained = json(&c.mccbuild(&[
+        "explain",
+        "--instance",
+        "M-PT-1",
+        "--examination",
+        "ReachabilityDeadlock",
+        "--id",
+        "ReachabilityDeadlock",
+        "--json",
+    ]));
     // E-3.1 weighted majority: TRUE weighs C_a + C_b + C_d = 3, FALSE weighs C_c = 0.
     assert_eq!(explained["case"], "weighted-majority");
     assert_eq!(explained["trusted"], "TRUE");
     assert_eq!(explained["confidence_set"], "TRUE");
-    assert_eq!(explained["weights"][0], serde_json::json!({"value": "TRUE", "weight": 3.0, "tools": 3}));
-    let text = stdout(&c.mccbuild(&["explain", "--instance", "M-PT-1", "--examination", "ReachabilityDeadlock", "--id", "ReachabilityDeadlock"]));
-    assert!(text.contains("E-3.1, second situation") && text.contains("trusted value: TRUE"), "{text}");
-    let states = json(&c.mccbuild(&["explain", "--instance", "M-PT-2", "--examination", "StateSpace", "--id", "MAX_TOKEN_IN_PLACE", "--json"]));
+    assert_eq!(
+        explained["weights"][0],
+        serde_json::json!({"value": "TRUE", "weight": 3.0, "tools": 3})
+    );
+    let text = stdout(&c.mccbuild(&[
+        "explain",
+        "--instance",
+        "M-PT-1",
+        "--examination",
+        "ReachabilityDeadlock",
+        "--id",
+        "ReachabilityDeadlock",
+    ]));
+    assert!(
+        text.contains("E-3.1, second situation") && text.contains("trusted value: TRUE"),
+        "{text}"
+    );
+    let states = json(&c.mccbuild(&[
+        "explain",
+        "--instance",
+        "M-PT-2",
+        "--examination",
+        "StateSpace",
+        "--id",
+        "MAX_TOKEN_IN_PLACE",
+        "--json",
+    ]));
     // Only a answered (b: ?, d: -1): single tool, C_a = 1 >= 0.997.
     assert_eq!(states["case"], "single-tool");
     assert_eq!(states["trusted"], "1");
@@ -95,7 +158,14 @@ fn scores_explain_and_confidence_of_imported_runs() {
 
     // The breakdown of c's GlobalProperties score sums to it: one wrong value of 16: -32;
     // 2 models of 1 instance each: weight 1.
-    let breakdown = json(&c.mccbuild(&["explain", "--tool", "c", "--category", "GlobalProperties", "--json"]));
+    let breakdown = json(&c.mccbuild(&[
+        "explain",
+        "--tool",
+        "c",
+        "--category",
+        "GlobalProperties",
+        "--json",
+    ]));
     assert_eq!(breakdown["score"], -32.0);
     assert_eq!(scores["scores"]["GlobalProperties"]["c"], -32.0);
     let entries = &breakdown["models"][0]["entries"];
@@ -103,9 +173,25 @@ fn scores_explain_and_confidence_of_imported_runs() {
     assert_eq!(entries[0]["wrong"], 1);
 
     let table = json(&c.mccbuild(&["confidence", "--json"]));
-    let a = table.as_array().unwrap().iter().find(|r| r["tool"] == "a").unwrap();
-    assert_eq!(a, &serde_json::json!({"tool": "a", "rate": 1.0, "correct": 3, "selected": 3, "examinations": 2}));
-    let bad = c.mccbuild(&["explain", "--instance", "M-PT-9", "--examination", "StateSpace", "--id", "STATES"]);
+    let a = table
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == "a")
+        .unwrap();
+    assert_eq!(
+        a,
+        &serde_json::json!({"tool": "a", "rate": 1.0, "correct": 3, "selected": 3, "examinations": 2})
+    );
+    let bad = c.mccbuild(&[
+        "explain",
+        "--instance",
+        "M-PT-9",
+        "--examination",
+        "StateSpace",
+        "--id",
+        "STATES",
+    ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("no examination StateSpace on instance `M-PT-9`"));
 }

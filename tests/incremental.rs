@@ -5,8 +5,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use mccbuild::db::{podiums, ContestShape, EiShape, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo};
+use mccbuild::db::{
+    podiums, ContestShape, EiShape, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo,
+};
 use mccbuild::rules::edition::Edition;
+use mccbuild::rules::trusted::TrustCase;
 use mccbuild::value::Value;
 
 fn edition() -> Arc<Edition> {
@@ -29,8 +32,23 @@ fn counts(executed: Vec<String>) -> BTreeMap<String, usize> {
 fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
     let edition = edition();
     let ss = edition.examination("StateSpace").unwrap() as u32;
-    let ids: Arc<[Arc<str>]> = ["STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING"].iter().map(|s| Arc::from(*s)).collect();
-    let tools = ["A", "B", "C", "D"].iter().map(|n| ToolInfo { name: n.to_string(), family: n.to_string(), competing: true }).collect();
+    let ids: Arc<[Arc<str>]> = [
+        "STATES",
+        "TRANSITIONS",
+        "MAX_TOKEN_IN_PLACE",
+        "MAX_TOKEN_PER_MARKING",
+    ]
+    .iter()
+    .map(|s| Arc::from(*s))
+    .collect();
+    let tools = ["A", "B", "C", "D"]
+        .iter()
+        .map(|n| ToolInfo {
+            name: n.to_string(),
+            family: n.to_string(),
+            competing: true,
+        })
+        .collect();
     let all_ones: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
     let mut exam_instances = Vec::new();
     for instance in 0..5u32 {
@@ -38,16 +56,44 @@ fn contest(db: &mut ScoringDb) -> mccbuild::db::Handles {
             .map(|tool| {
                 let answers: Arc<[(u16, Value)]> = match (instance, tool) {
                     (1, 2) => (1..4).map(|i| (i as u16, Value::Int(1))).collect(),
-                    (1, 3) => (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 2 } else { 1 }))).collect(),
+                    (1, 3) => (0..4)
+                        .map(|i| (i as u16, Value::Int(if i == 0 { 2 } else { 1 })))
+                        .collect(),
                     _ => all_ones.clone(),
                 };
-                RunShape { tool, competes: true, answers, perf: Perf { cpu_s: 1.0 + tool as f64, peak_memory_mb: 10.0 } }
+                RunShape {
+                    tool,
+                    competes: true,
+                    answers,
+                    perf: Perf {
+                        cpu_s: 1.0 + tool as f64,
+                        peak_memory_mb: 10.0,
+                    },
+                }
             })
             .collect();
-        exam_instances.push(EiShape { instance, model: 0, exam: ss, ids: ids.clone(), scored: 4, runs, truth: None, _marker: std::marker::PhantomData });
+        exam_instances.push(EiShape {
+            instance,
+            model: 0,
+            exam: ss,
+            ids: ids.clone(),
+            scored: 4,
+            runs,
+            truth: None,
+            _marker: std::marker::PhantomData,
+        });
     }
-    let models = vec![ModelInfo { name: "M".into(), kind: 0, instances: 5 }];
-    db.build(ContestShape { edition, tools, models, exam_instances })
+    let models = vec![ModelInfo {
+        name: "M".into(),
+        kind: 0,
+        instances: 5,
+    }];
+    db.build(ContestShape {
+        edition,
+        tools,
+        models,
+        exam_instances,
+    })
 }
 
 #[test]
@@ -59,7 +105,9 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
 
     // Tool A now says 5 for instance 0's STATES: three tools still agree on 1 (in V), so A is
     // wrong once: its Confidence drops from 1 to 18/19.
-    let changed: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 }))).collect();
+    let changed: Arc<[(u16, Value)]> = (0..4)
+        .map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 })))
+        .collect();
     db.set_answers(handles.run(0, 0), changed);
     let after = podiums(&db, handles.contest).clone();
 
@@ -69,10 +117,12 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("agreement", 1),        // instance 0 only
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
-        // instance 0 (its answers changed) and instance 1 (its disagreement reads A's
-        // Confidence): there A + B still outweigh D, the trusted value stays 1, and the wave
-        // stops: instance 1's scores are not recomputed.
-        ("trusted_values", 2),
+        // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
+        // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
+        // decision is unchanged and the wave stops there.
+        ("contested_decision", 2),
+        // Instance 0 only (its answers changed); instance 1's trusted values are not re-decided.
+        ("trusted_values", 1),
         ("exam_scores", 1),     // instance 0 only
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
@@ -86,11 +136,24 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
 
     // A lost 1 point and paid a 2-point penalty on STATES (ScoreValue 4 per StateSpace value:
     // 16 / 4 values): from +4 to -8 on that value. Its StateSpace score moves by -12 x weight.
-    let a_before = before[0].standings.iter().find(|s| s.tool == 0).unwrap().score;
-    let a_after = after[0].standings.iter().find(|s| s.tool == 0).unwrap().score;
+    let a_before = before[0]
+        .standings
+        .iter()
+        .find(|s| s.tool == 0)
+        .unwrap()
+        .score;
+    let a_after = after[0]
+        .standings
+        .iter()
+        .find(|s| s.tool == 0)
+        .unwrap()
+        .score;
     // One model of 5 instances is also the largest: it weighs max_model_ratio = 2 in total,
     // 2/5 per instance. -12 x 0.4 = -4.8.
-    assert!((a_after - a_before + 4.8).abs() < 1e-9, "{a_before} -> {a_after}");
+    assert!(
+        (a_after - a_before + 4.8).abs() < 1e-9,
+        "{a_before} -> {a_after}"
+    );
 }
 
 #[test]
@@ -112,13 +175,22 @@ fn time_and_memory_do_not_touch_values() {
     let handles = contest(&mut db);
     let _ = podiums(&db, handles.contest);
     db.start_logging();
-    db.set_perf(handles.run(3, 1), Perf { cpu_s: 0.5, peak_memory_mb: 3.0 });
+    db.set_perf(
+        handles.run(3, 1),
+        Perf {
+            cpu_s: 0.5,
+            peak_memory_mb: 3.0,
+        },
+    );
     let _ = podiums(&db, handles.contest);
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
     // above it: no value group, no Confidence, no trusted value.
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> =
-        [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
     assert_eq!(executed, expected);
 }
 
@@ -131,7 +203,13 @@ fn medium(db: &mut ScoringDb) -> (mccbuild::db::Handles, Vec<usize>, Vec<usize>)
     let rc = edition.examination("ReachabilityCardinality").unwrap() as u32;
     let ctl = edition.examination("CTLCardinality").unwrap() as u32;
     let ids: Arc<[Arc<str>]> = (0..16).map(|i| Arc::from(format!("f{i:02}"))).collect();
-    let tools = (0..4).map(|n| ToolInfo { name: format!("t{n}"), family: format!("t{n}"), competing: true }).collect();
+    let tools = (0..4)
+        .map(|n| ToolInfo {
+            name: format!("t{n}"),
+            family: format!("t{n}"),
+            competing: true,
+        })
+        .collect();
     let truth = |i: u16| Value::Bool(i % 3 == 0);
     let mut exam_instances = Vec::new();
     let (mut rc_eis, mut ctl_eis) = (Vec::new(), Vec::new());
@@ -140,16 +218,61 @@ fn medium(db: &mut ScoringDb) -> (mccbuild::db::Handles, Vec<usize>, Vec<usize>)
         let runs = (0..4u32)
             .map(|tool| {
                 let answers: Arc<[(u16, Value)]> = (0..16u16)
-                    .map(|i| (i, if exam == ctl && tool == 3 && i == 0 { Value::Bool(!(i % 3 == 0)) } else { truth(i) }))
+                    .map(|i| {
+                        (
+                            i,
+                            if exam == ctl && tool == 3 && i == 0 {
+                                Value::Bool(!(i % 3 == 0))
+                            } else {
+                                truth(i)
+                            },
+                        )
+                    })
                     .collect();
-                RunShape { tool, competes: true, answers, perf: Perf { cpu_s: 1.0, peak_memory_mb: 1.0 } }
+                RunShape {
+                    tool,
+                    competes: true,
+                    answers,
+                    perf: Perf {
+                        cpu_s: 1.0,
+                        peak_memory_mb: 1.0,
+                    },
+                }
             })
             .collect();
-        if exam == rc { rc_eis.push(instance as usize) } else { ctl_eis.push(instance as usize) }
-        exam_instances.push(EiShape { instance, model: instance / 10, exam, ids: ids.clone(), scored: 16, runs, truth: None, _marker: std::marker::PhantomData });
+        if exam == rc {
+            rc_eis.push(instance as usize)
+        } else {
+            ctl_eis.push(instance as usize)
+        }
+        exam_instances.push(EiShape {
+            instance,
+            model: instance / 10,
+            exam,
+            ids: ids.clone(),
+            scored: 16,
+            runs,
+            truth: None,
+            _marker: std::marker::PhantomData,
+        });
     }
-    let models = (0..6).map(|m| ModelInfo { name: format!("M{m}"), kind: 0, instances: 10 }).collect();
-    (db.build(ContestShape { edition, tools, models, exam_instances }), rc_eis, ctl_eis)
+    let models = (0..6)
+        .map(|m| ModelInfo {
+            name: format!("M{m}"),
+            kind: 0,
+            instances: 10,
+        })
+        .collect();
+    (
+        db.build(ContestShape {
+            edition,
+            tools,
+            models,
+            exam_instances,
+        }),
+        rc_eis,
+        ctl_eis,
+    )
 }
 
 #[test]
@@ -160,13 +283,26 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     db.start_logging();
     // Tool 0 now gets value 1 wrong on all 40 ReachabilityCardinality instances: those 40 value
     // groups change; each value 1 still has 3 agreeing tools of 4 (in V), tool 0 is wrong 40
-    // times: its Confidence changes. Trusted values: the 40 changed instances (their groups
-    // changed) and the 20 CTL instances (where tools disagree, they read Confidence): 60. On
-    // the CTL instances nothing changes (3 against 1 still wins): the wave stops there, their
-    // scores are not recomputed. Scores: the 40 changed instances only.
+    // times: its Confidence changes. Contested shapes: the new one of the Reachability
+    // instances (tool 0 against 1, 2, 3) and the one all 20 CTL instances share (0, 1, 2 against
+    // 3), which reads tool 0's Confidence but still decides for 0, 1, 2: the wave stops there,
+    // the CTL instances' trusted values are not re-decided. Trusted values and scores: the 40
+    // changed instances only.
     for &e in &rc_eis {
         let (_, answers) = db.run_answers(handles.run(e, 0));
-        let changed: Arc<[(u16, Value)]> = answers.iter().map(|(i, v)| (*i, if *i == 1 { Value::Bool(!matches!(v, Value::Bool(true))) } else { v.clone() })).collect();
+        let changed: Arc<[(u16, Value)]> = answers
+            .iter()
+            .map(|(i, v)| {
+                (
+                    *i,
+                    if *i == 1 {
+                        Value::Bool(!matches!(v, Value::Bool(true)))
+                    } else {
+                        v.clone()
+                    },
+                )
+            })
+            .collect();
         db.set_answers(handles.run(e, 0), changed);
     }
     let after = podiums(&db, handles.contest).clone();
@@ -176,7 +312,8 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("agreement", 40),
         ("confidence_tally", 1),
         ("tool_confidence", 4),
-        ("trusted_values", 40 + ctl_eis.len()),
+        ("contested_decision", 2),
+        ("trusted_values", 40),
         ("exam_scores", 40),
         ("category_scores", 1),
         ("podiums", 1),
@@ -186,4 +323,12 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     .collect();
     assert_eq!(executed, expected);
     assert_ne!(before, after, "tool 0 lost points in Reachability");
+    // The CTL instances' contested value 0 is still decided for the three tools (true).
+    for &e in &ctl_eis {
+        let d = &handles.decisions(&db, e)[0];
+        assert_eq!(
+            (d.value.clone(), d.case),
+            (Some(Value::Bool(true)), TrustCase::WeightedMajority)
+        );
+    }
 }

@@ -23,10 +23,10 @@ const TOOLS: [&str; 3] = ["tester", "frama-c-eva", "pessimist"];
 fn table(answer: Option<bool>, safe: bool) -> f64 {
     match (answer, safe) {
         (None, _) => 0.0,
-        (Some(true), true) => 2.0,    // SAFE correct
-        (Some(true), false) => -4.0,  // SAFE incorrect
-        (Some(false), false) => 1.0,  // UNSAFE correct
-        (Some(false), true) => -2.0,  // UNSAFE incorrect
+        (Some(true), true) => 2.0,   // SAFE correct
+        (Some(true), false) => -4.0, // SAFE incorrect
+        (Some(false), false) => 1.0, // UNSAFE correct
+        (Some(false), true) => -2.0, // UNSAFE incorrect
     }
 }
 
@@ -61,12 +61,19 @@ fn copy_example(to: &Path) -> std::path::PathBuf {
     copy_dir(&example.join("tools"), &target.join("tools"));
     // The manifest names its rules as ../../rules/svcomp-2012.toml.
     fs::create_dir_all(to.join("rules")).unwrap();
-    fs::copy(Path::new(REPO).join("rules/svcomp-2012.toml"), to.join("rules/svcomp-2012.toml")).unwrap();
+    fs::copy(
+        Path::new(REPO).join("rules/svcomp-2012.toml"),
+        to.join("rules/svcomp-2012.toml"),
+    )
+    .unwrap();
     target
 }
 
 fn has_frama_c() -> bool {
-    Command::new("frama-c").arg("-version").output().is_ok_and(|o| o.status.success())
+    Command::new("frama-c")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -82,7 +89,10 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
     let mut expected: BTreeMap<String, bool> = BTreeMap::new();
     for entry in fs::read_dir(dir.join("tasks")).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        assert!(entry.path().join("program.c").is_file(), "{name}: no program.c");
+        assert!(
+            entry.path().join("program.c").is_file(),
+            "{name}: no program.c"
+        );
         let verdict = fs::read_to_string(entry.path().join("expected_verdict")).unwrap();
         let safe = match verdict.trim() {
             "SAFE" => true,
@@ -94,19 +104,35 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
     assert!(expected.len() >= 12, "{} tasks", expected.len());
     let hand: BTreeMap<&str, bool> = HAND.iter().map(|(t, v, _)| (*t, *v == "SAFE")).collect();
     assert_eq!(
-        expected.iter().map(|(t, s)| (t.as_str(), *s)).collect::<BTreeMap<_, _>>(),
+        expected
+            .iter()
+            .map(|(t, s)| (t.as_str(), *s))
+            .collect::<BTreeMap<_, _>>(),
         hand,
         "the tasks of the example and the hand-computed table of this test differ"
     );
 
     let check = mccbuild_in(&dir, &["check"]);
-    assert!(check.status.success(), "{}{}", stdout(&check), stderr(&check));
+    assert!(
+        check.status.success(),
+        "{}{}",
+        stdout(&check),
+        stderr(&check)
+    );
     let run = mccbuild_in(&dir, &["run", "--json"]);
     assert!(run.status.success(), "{}", stderr(&run));
     let counts = json(&run);
-    assert_eq!(counts, serde_json::json!({"executed": 3 * expected.len(), "cached": 0, "failed": 0}), "{}", stderr(&run));
+    assert_eq!(
+        counts,
+        serde_json::json!({"executed": 3 * expected.len(), "cached": 0, "failed": 0}),
+        "{}",
+        stderr(&run)
+    );
     let again = json(&mccbuild_in(&dir, &["run", "--json"]));
-    assert_eq!(again, serde_json::json!({"executed": 0, "cached": 3 * expected.len(), "failed": 0}));
+    assert_eq!(
+        again,
+        serde_json::json!({"executed": 0, "cached": 3 * expected.len(), "failed": 0})
+    );
 
     // One record per run (a fresh store): each tool's answer and CPU time on each task.
     let mut answers: BTreeMap<(String, String), Option<bool>> = BTreeMap::new();
@@ -116,9 +142,13 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
             if file.path().extension().is_none_or(|e| e != "json") {
                 continue;
             }
-            let r: serde_json::Value = serde_json::from_slice(&fs::read(file.path()).unwrap()).unwrap();
+            let r: serde_json::Value =
+                serde_json::from_slice(&fs::read(file.path()).unwrap()).unwrap();
             assert_eq!(r["examination"], "ReachSafety", "{r}");
-            let key = (r["tool"].as_str().unwrap().to_string(), r["instance"].as_str().unwrap().to_string());
+            let key = (
+                r["tool"].as_str().unwrap().to_string(),
+                r["instance"].as_str().unwrap().to_string(),
+            );
             let values = r["answers"].as_array().unwrap();
             assert!(values.len() <= 1, "one verdict per run: {r}");
             let answer = values.first().map(|a| match a["value"].as_str().unwrap() {
@@ -132,8 +162,15 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
                 Some(false) => "UNSAFE",
                 None => "UNKNOWN",
             };
-            assert_eq!(stdout.trim(), word, "each tool prints exactly one verdict line: {r}");
-            assert!(answers.insert(key.clone(), answer).is_none(), "two records for {key:?}");
+            assert_eq!(
+                stdout.trim(),
+                word,
+                "each tool prints exactly one verdict line: {r}"
+            );
+            assert!(
+                answers.insert(key.clone(), answer).is_none(),
+                "two records for {key:?}"
+            );
             cpu.insert(key, r["cpu_time_s"].as_f64().unwrap());
         }
     }
@@ -146,11 +183,21 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
     for v in values {
         let task = v["instance"].as_str().unwrap();
         assert_eq!(v["examination"], "ReachSafety");
-        assert_eq!(v["trusted"], if expected[task] { "TRUE" } else { "FALSE" }, "{v}");
+        assert_eq!(
+            v["trusted"],
+            if expected[task] { "TRUE" } else { "FALSE" },
+            "{v}"
+        );
         assert_eq!(v["case"], "ground-truth", "{v}");
         for tool in TOOLS {
             let shown = v["answers"].get(tool).and_then(|a| a.as_str());
-            let recorded = answers[&(tool.to_string(), task.to_string())].map(|b| if b { "TRUE" } else { "FALSE" });
+            let recorded = answers[&(tool.to_string(), task.to_string())].map(|b| {
+                if b {
+                    "TRUE"
+                } else {
+                    "FALSE"
+                }
+            });
             assert_eq!(shown, recorded, "{tool} on {task}");
         }
     }
@@ -168,7 +215,12 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
                 *success_cpu.entry(tool).or_default() += cpu[&key];
             }
         }
-        assert_eq!(scores["scores"]["Overall"][tool].as_f64(), Some(total[tool]), "{tool}: {}", scores["scores"]);
+        assert_eq!(
+            scores["scores"]["Overall"][tool].as_f64(),
+            Some(total[tool]),
+            "{tool}: {}",
+            scores["scores"]
+        );
     }
 
     // By hand (README.md of the example), 8 SAFE and 9 UNSAFE tasks:
@@ -191,7 +243,11 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
             }
         }
     }
-    assert!(differ.is_empty(), "answers differ from the hand-computed table:\n{}", differ.join("\n"));
+    assert!(
+        differ.is_empty(),
+        "answers differ from the hand-computed table:\n{}",
+        differ.join("\n")
+    );
     assert_eq!(total["tester"], 8.0);
     assert_eq!(total["frama-c-eva"], 8.0);
     assert_eq!(total["pessimist"], -7.0);
@@ -199,13 +255,41 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
     // Podium: by score, ties by success CPU time (lower first). tester and frama-c-eva tie at 8,
     // so the tie-break decides between them.
     let mut order: Vec<&str> = TOOLS.to_vec();
-    order.sort_by(|a, b| total[b].total_cmp(&total[a]).then(success_cpu.get(a).unwrap_or(&0.0).total_cmp(success_cpu.get(b).unwrap_or(&0.0))));
-    let podium: Vec<&str> = scores["podiums"]["Overall"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    order.sort_by(|a, b| {
+        total[b].total_cmp(&total[a]).then(
+            success_cpu
+                .get(a)
+                .unwrap_or(&0.0)
+                .total_cmp(success_cpu.get(b).unwrap_or(&0.0)),
+        )
+    });
+    let podium: Vec<&str> = scores["podiums"]["Overall"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert_eq!(podium, order, "success CPU time: {success_cpu:?}");
     assert_eq!(podium[2], "pessimist");
     let standings = scores["standings"]["Overall"].as_array().unwrap();
-    let ranks: Vec<(String, u64)> = standings.iter().map(|s| (s["tool"].as_str().unwrap().to_string(), s["rank"].as_u64().unwrap())).collect();
-    assert_eq!(ranks, order.iter().enumerate().map(|(i, t)| (t.to_string(), i as u64 + 1)).collect::<Vec<_>>(), "the tie-break gives distinct ranks");
+    let ranks: Vec<(String, u64)> = standings
+        .iter()
+        .map(|s| {
+            (
+                s["tool"].as_str().unwrap().to_string(),
+                s["rank"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ranks,
+        order
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.to_string(), i as u64 + 1))
+            .collect::<Vec<_>>(),
+        "the tie-break gives distinct ranks"
+    );
     // Medals go to positive scores only: no medal for the pessimist's -7.
     assert_eq!(standings[2]["medal"], serde_json::Value::Null);
     assert_eq!(standings[0]["medal"], "gold");

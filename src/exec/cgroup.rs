@@ -38,13 +38,20 @@ pub struct CgroupSupport {
 impl CgroupSupport {
     /// Detects the cgroup hierarchies and checks that groups can be created in them.
     pub fn detect() -> CgroupSupport {
-        let (Ok(own), Ok(mounts)) = (fs::read_to_string("/proc/self/cgroup"), fs::read_to_string("/proc/self/mountinfo")) else {
+        let (Ok(own), Ok(mounts)) = (
+            fs::read_to_string("/proc/self/cgroup"),
+            fs::read_to_string("/proc/self/mountinfo"),
+        ) else {
             return CgroupSupport::default();
         };
         let mut support = CgroupSupport::default();
         for line in own.lines() {
             let mut parts = line.splitn(3, ':');
-            let (Some(_id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let (Some(_id), Some(controllers), Some(path)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
             let path = path.trim_start_matches('/');
             if controllers.is_empty() {
                 if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
@@ -66,10 +73,14 @@ impl CgroupSupport {
             }
         }
         if let Some(v2) = &support.v2 {
-            let controllers = fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
+            let controllers =
+                fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
             let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
-            support.v2_memory = support.v1_memory.is_none() && has("memory") && enable_controllers(&v2.own, "memory");
-            support.v2_pids = support.v1_pids.is_none() && has("pids") && enable_controllers(&v2.own, "pids");
+            support.v2_memory = support.v1_memory.is_none()
+                && has("memory")
+                && enable_controllers(&v2.own, "memory");
+            support.v2_pids =
+                support.v1_pids.is_none() && has("pids") && enable_controllers(&v2.own, "pids");
         }
         support
     }
@@ -111,9 +122,15 @@ impl CgroupSupport {
         group.v2 = make(&self.v2)?;
         if let Some(v2) = &self.v2 {
             if self.v2_memory || self.v2_pids {
-                let controllers = [self.v2_memory.then_some("+memory"), self.v2_pids.then_some("+pids")];
+                let controllers = [
+                    self.v2_memory.then_some("+memory"),
+                    self.v2_pids.then_some("+pids"),
+                ];
                 let text: Vec<&str> = controllers.into_iter().flatten().collect();
-                let _ = fs::write(v2.own.join("mccbuild/cgroup.subtree_control"), text.join(" "));
+                let _ = fs::write(
+                    v2.own.join("mccbuild/cgroup.subtree_control"),
+                    text.join(" "),
+                );
             }
         }
         group.v2_memory = self.v2_memory;
@@ -145,12 +162,17 @@ fn mount_point(mountinfo: &str, fstype: &str, controller: Option<&str>) -> Optio
 }
 
 fn unescape_mount(path: &str) -> String {
-    path.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+    path.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
 }
 
 /// Whether groups can be created below `own` (probe by creating and removing one).
 fn usable(own: PathBuf) -> Option<Hierarchy> {
-    let probe = own.join("mccbuild").join(format!("probe-{}", std::process::id()));
+    let probe = own
+        .join("mccbuild")
+        .join(format!("probe-{}", std::process::id()));
     fs::create_dir_all(&probe).ok()?;
     let _ = fs::remove_dir(&probe);
     Some(Hierarchy { own })
@@ -163,14 +185,17 @@ fn enable_controllers(own: &Path, controller: &str) -> bool {
     if fs::create_dir_all(&base).is_err() {
         return false;
     }
-    let ok = fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
-        || {
-            let leaf = own.join("mccbuild-main");
-            fs::create_dir_all(&leaf).is_ok()
-                && fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).is_ok()
-                && fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
-        };
-    ok && fs::write(base.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
+    let ok = fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok() || {
+        let leaf = own.join("mccbuild-main");
+        fs::create_dir_all(&leaf).is_ok()
+            && fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).is_ok()
+            && fs::write(own.join("cgroup.subtree_control"), format!("+{controller}")).is_ok()
+    };
+    ok && fs::write(
+        base.join("cgroup.subtree_control"),
+        format!("+{controller}"),
+    )
+    .is_ok()
 }
 
 /// The groups of one run.
@@ -189,7 +214,17 @@ impl RunCgroup {
     /// The `cgroup.procs` files the tool's first process writes itself into before it executes
     /// the tool (so that nothing it starts escapes).
     pub fn procs_files(&self) -> Vec<PathBuf> {
-        [&self.memory, &self.cpuacct, &self.pids, &self.freezer, &self.v2].into_iter().flatten().map(|d| d.join("cgroup.procs")).collect()
+        [
+            &self.memory,
+            &self.cpuacct,
+            &self.pids,
+            &self.freezer,
+            &self.v2,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("cgroup.procs"))
+        .collect()
     }
 
     /// Hard memory limit of the whole tree (no swap).
@@ -223,42 +258,73 @@ impl RunCgroup {
     /// CPU time of the whole tree so far, in seconds.
     pub fn cpu_time_s(&self) -> Option<f64> {
         if let Some(c) = &self.cpuacct {
-            let ns: u64 = fs::read_to_string(c.join("cpuacct.usage")).ok()?.trim().parse().ok()?;
+            let ns: u64 = fs::read_to_string(c.join("cpuacct.usage"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
             return Some(ns as f64 / 1e9);
         }
         let v2 = self.v2.as_ref()?;
         let stat = fs::read_to_string(v2.join("cpu.stat")).ok()?;
-        let usec: u64 = stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()?;
+        let usec: u64 = stat
+            .lines()
+            .find_map(|l| l.strip_prefix("usage_usec "))?
+            .trim()
+            .parse()
+            .ok()?;
         Some(usec as f64 / 1e6)
     }
 
     /// Peak memory of the whole tree, in bytes.
     pub fn peak_memory(&self) -> Option<u64> {
         if let Some(m) = &self.memory {
-            return fs::read_to_string(m.join("memory.max_usage_in_bytes")).ok()?.trim().parse().ok();
+            return fs::read_to_string(m.join("memory.max_usage_in_bytes"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok();
         }
         let v2 = self.v2.as_ref().filter(|_| self.v2_memory)?;
-        fs::read_to_string(v2.join("memory.peak")).ok()?.trim().parse().ok()
+        fs::read_to_string(v2.join("memory.peak"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// Whether the kernel killed a process of the tree for lack of memory.
     pub fn oom_killed(&self) -> bool {
         if let Some(m) = &self.memory {
             let control = fs::read_to_string(m.join("memory.oom_control")).unwrap_or_default();
-            return control.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
+            return control
+                .lines()
+                .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
         }
         if let (Some(v2), true) = (&self.v2, self.v2_memory) {
             let events = fs::read_to_string(v2.join("memory.events")).unwrap_or_default();
-            return events.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
+            return events
+                .lines()
+                .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
         }
         false
     }
 
     /// The processes still in the tree.
     pub fn pids(&self) -> Vec<i32> {
-        let dir = self.v2.as_ref().or(self.freezer.as_ref()).or(self.memory.as_ref()).or(self.cpuacct.as_ref()).or(self.pids.as_ref());
+        let dir = self
+            .v2
+            .as_ref()
+            .or(self.freezer.as_ref())
+            .or(self.memory.as_ref())
+            .or(self.cpuacct.as_ref())
+            .or(self.pids.as_ref());
         let Some(dir) = dir else { return Vec::new() };
-        fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+        fs::read_to_string(dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -303,10 +369,21 @@ impl RunCgroup {
 
     /// Removes the groups (after the tree is empty).
     pub fn remove(&self) {
-        for dir in [&self.memory, &self.cpuacct, &self.pids, &self.freezer, &self.v2].into_iter().flatten() {
+        for dir in [
+            &self.memory,
+            &self.cpuacct,
+            &self.pids,
+            &self.freezer,
+            &self.v2,
+        ]
+        .into_iter()
+        .flatten()
+        {
             for _ in 0..50 {
                 match fs::remove_dir(dir) {
-                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::sleep(Duration::from_millis(2)),
+                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                        std::thread::sleep(Duration::from_millis(2))
+                    }
                     _ => break,
                 }
             }
@@ -323,9 +400,15 @@ mod tests {
         let info = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
                     35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
                     41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
-        assert_eq!(mount_point(info, "cgroup", Some("memory")), Some(PathBuf::from("/sys/fs/cgroup/memory")));
+        assert_eq!(
+            mount_point(info, "cgroup", Some("memory")),
+            Some(PathBuf::from("/sys/fs/cgroup/memory"))
+        );
         assert_eq!(mount_point(info, "cgroup", Some("pids")), None);
-        assert_eq!(mount_point(info, "cgroup2", None), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        assert_eq!(
+            mount_point(info, "cgroup2", None),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
         // A bind mount of a subfolder is not a hierarchy's root.
         let bind = "50 31 0:32 /sub /mnt/mem rw - cgroup cgroup rw,memory\n";
         assert_eq!(mount_point(bind, "cgroup", Some("memory")), None);

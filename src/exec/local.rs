@@ -58,8 +58,14 @@ impl LocalExecutor {
     /// fallback, and their keys say so.
     pub fn new(settings: LocalSettings) -> LocalExecutor {
         let forced_fallback = std::env::var("MCCBUILD_SANDBOX").is_ok_and(|v| v == "fallback");
-        let support = (!forced_fallback).then(CgroupSupport::detect).filter(CgroupSupport::is_complete);
-        LocalExecutor { settings, cgroups: support, counter: AtomicU64::new(0) }
+        let support = (!forced_fallback)
+            .then(CgroupSupport::detect)
+            .filter(CgroupSupport::is_complete);
+        LocalExecutor {
+            settings,
+            cgroups: support,
+            counter: AtomicU64::new(0),
+        }
     }
 
     /// How runs are limited and measured: `cgroup-v1+v2`, `cgroup-v2`, or `fallback`.
@@ -72,12 +78,21 @@ impl LocalExecutor {
 
     fn fresh_workdir(&self, spec: &RunSpec) -> Result<PathBuf, InfraError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let dir = self.settings.work_root.join(format!("mccbuild-{}-{}-{n}", &spec.key.hex()[..12], std::process::id()));
+        let dir = self.settings.work_root.join(format!(
+            "mccbuild-{}-{}-{n}",
+            &spec.key.hex()[..12],
+            std::process::id()
+        ));
         if dir.exists() {
             let _ = fs::remove_dir_all(&dir);
         }
         for sub in ["result", "home", "tmp"] {
-            fs::create_dir_all(dir.join(sub)).map_err(|e| InfraError(format!("cannot create the run's folder {}: {e}", dir.display())))?;
+            fs::create_dir_all(dir.join(sub)).map_err(|e| {
+                InfraError(format!(
+                    "cannot create the run's folder {}: {e}",
+                    dir.display()
+                ))
+            })?;
         }
         Ok(dir)
     }
@@ -87,10 +102,25 @@ impl RunExecutor for LocalExecutor {
     fn key_ingredients(&self) -> Vec<(String, String)> {
         // The sandbox decides how limits are enforced: a run limited per process (fallback)
         // may end differently from one limited per tree, so they never share a key.
-        vec![("kind".into(), "local".into()), ("sandbox".into(), if self.cgroups.is_some() { "cgroup".into() } else { "fallback".into() })]
+        vec![
+            ("kind".into(), "local".into()),
+            (
+                "sandbox".into(),
+                if self.cgroups.is_some() {
+                    "cgroup".into()
+                } else {
+                    "fallback".into()
+                },
+            ),
+        ]
     }
 
-    fn execute(&self, spec: &RunSpec, cores: &[u32], cancel: &Arc<AtomicBool>) -> Result<Option<Execution>, InfraError> {
+    fn execute(
+        &self,
+        spec: &RunSpec,
+        cores: &[u32],
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<Execution>, InfraError> {
         let dir = self.fresh_workdir(spec)?;
         let result = self.execute_in(spec, cores, cancel, &dir);
         if !self.settings.keep_workdirs {
@@ -101,34 +131,76 @@ impl RunExecutor for LocalExecutor {
 }
 
 impl LocalExecutor {
-    fn execute_in(&self, spec: &RunSpec, cores: &[u32], cancel: &Arc<AtomicBool>, dir: &Path) -> Result<Option<Execution>, InfraError> {
+    fn execute_in(
+        &self,
+        spec: &RunSpec,
+        cores: &[u32],
+        cancel: &Arc<AtomicBool>,
+        dir: &Path,
+    ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
-        materialize(&spec.instance, &spec.source, &workdir, &hidden, self.settings.archive_limits)
-            .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
+        materialize(
+            &spec.instance,
+            &spec.source,
+            &workdir,
+            &hidden,
+            self.settings.archive_limits,
+        )
+        .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
         let entry = spec.tool_dir.join(&spec.entry);
         let mut bin_path = spec.bin_path.to_string_lossy().into_owned();
         if !bin_path.ends_with('/') {
             bin_path.push('/');
         }
         let env = vec![
-            ("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string()),
-            ("HOME".to_string(), dir.join("home").to_string_lossy().into_owned()),
-            ("TMPDIR".to_string(), dir.join("tmp").to_string_lossy().into_owned()),
+            (
+                "PATH".to_string(),
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+            ),
+            (
+                "HOME".to_string(),
+                dir.join("home").to_string_lossy().into_owned(),
+            ),
+            (
+                "TMPDIR".to_string(),
+                dir.join("tmp").to_string_lossy().into_owned(),
+            ),
             ("LANG".to_string(), "C.UTF-8".to_string()),
             ("BK_INPUT".to_string(), spec.instance.clone()),
             ("BK_EXAMINATION".to_string(), spec.examination.clone()),
             ("BK_TOOL".to_string(), spec.tool.clone()),
-            ("BK_TIME_CONFINEMENT".to_string(), spec.limits.time_s.to_string()),
-            ("BK_MEMORY_CONFINEMENT".to_string(), spec.limits.memory_mb.to_string()),
+            (
+                "BK_TIME_CONFINEMENT".to_string(),
+                spec.limits.time_s.to_string(),
+            ),
+            (
+                "BK_MEMORY_CONFINEMENT".to_string(),
+                spec.limits.memory_mb.to_string(),
+            ),
             ("BK_BIN_PATH".to_string(), bin_path),
-            ("BK_LOG_FILE".to_string(), dir.join("BenchKit.log").to_string_lossy().into_owned()),
-            ("BK_RESULT_DIR".to_string(), dir.join("result").to_string_lossy().into_owned()),
+            (
+                "BK_LOG_FILE".to_string(),
+                dir.join("BenchKit.log").to_string_lossy().into_owned(),
+            ),
+            (
+                "BK_RESULT_DIR".to_string(),
+                dir.join("result").to_string_lossy().into_owned(),
+            ),
         ];
         // Unique across processes: two mccbuild processes may run the same key at once.
-        let run_name = format!("{}-{}-{}", &spec.key.hex()[..16], std::process::id(), self.counter.fetch_add(1, Ordering::Relaxed));
+        let run_name = format!(
+            "{}-{}-{}",
+            &spec.key.hex()[..16],
+            std::process::id(),
+            self.counter.fetch_add(1, Ordering::Relaxed)
+        );
         let cgroup = match &self.cgroups {
-            Some(support) => Some(support.create(&run_name).map_err(|e| InfraError(format!("cannot create the run's cgroups: {e}")))?),
+            Some(support) => Some(
+                support
+                    .create(&run_name)
+                    .map_err(|e| InfraError(format!("cannot create the run's cgroups: {e}")))?,
+            ),
             None => None,
         };
         let started_at = now_rfc3339();
@@ -147,7 +219,13 @@ impl LocalExecutor {
             cgroup,
             cancel: cancel.clone(),
         })
-        .map_err(|e| InfraError(format!("cannot start {} for tool {}: {e}", entry.display(), spec.tool)))?;
+        .map_err(|e| {
+            InfraError(format!(
+                "cannot start {} for tool {}: {e}",
+                entry.display(),
+                spec.tool
+            ))
+        })?;
         if result.cancelled {
             return Ok(None);
         }

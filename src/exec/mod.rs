@@ -72,12 +72,19 @@ pub trait RunExecutor: Send + Sync {
     fn key_ingredients(&self) -> Vec<(String, String)>;
 
     /// Runs `spec` on `cores`. `Ok(None)` when `cancel` stopped it.
-    fn execute(&self, spec: &RunSpec, cores: &[u32], cancel: &Arc<AtomicBool>) -> Result<Option<Execution>, InfraError>;
+    fn execute(
+        &self,
+        spec: &RunSpec,
+        cores: &[u32],
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<Execution>, InfraError>;
 }
 
 /// The host's name, for records.
 pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Now, in RFC 3339.

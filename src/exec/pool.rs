@@ -10,8 +10,13 @@ use crate::exec::{Execution, InfraError, RunExecutor, RunSpec};
 
 /// What the pool reports, in the order things happen.
 pub enum PoolEvent {
-    Started { index: usize },
-    Finished { index: usize, result: Result<Option<Execution>, InfraError> },
+    Started {
+        index: usize,
+    },
+    Finished {
+        index: usize,
+        result: Result<Option<Execution>, InfraError>,
+    },
 }
 
 /// The CPUs this process may use (its affinity mask).
@@ -22,7 +27,10 @@ pub fn available_cores() -> Vec<u32> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return vec![0];
         }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).map(|c| c as u32).collect()
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .map(|c| c as u32)
+            .collect()
     }
 }
 
@@ -42,7 +50,10 @@ impl Cores {
     }
 
     fn give_back(&self, cores: Vec<u32>) {
-        self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(cores);
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(cores);
         self.freed.notify_all();
     }
 }
@@ -59,7 +70,10 @@ pub fn run_all(
     mut on_event: impl FnMut(PoolEvent),
 ) {
     let queue: Mutex<VecDeque<usize>> = Mutex::new((0..specs.len()).collect());
-    let pool = Cores { free: Mutex::new(cores.to_vec()), freed: Condvar::new() };
+    let pool = Cores {
+        free: Mutex::new(cores.to_vec()),
+        freed: Condvar::new(),
+    };
     let (tx, rx) = mpsc::channel::<PoolEvent>();
     let jobs = jobs.max(1).min(specs.len().max(1));
     std::thread::scope(|scope| {

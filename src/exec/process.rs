@@ -63,7 +63,11 @@ pub struct ProcessResult {
 /// started); everything the tool does is a result.
 pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
     let procs: Vec<CString> = match &spec.cgroup {
-        Some(cg) => cg.procs_files().iter().map(|p| CString::new(p.as_os_str().as_bytes())).collect::<Result<_, _>>()?,
+        Some(cg) => cg
+            .procs_files()
+            .iter()
+            .map(|p| CString::new(p.as_os_str().as_bytes()))
+            .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
     if let Some(cg) = &spec.cgroup {
@@ -111,11 +115,17 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
                     return Err(io::Error::last_os_error());
                 }
             }
-            let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            let no_core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
             libc::setrlimit(libc::RLIMIT_CORE, &no_core);
             if fallback {
                 // Per process only: a backstop; the monitor enforces the limit on the tree.
-                let cpu = libc::rlimit { rlim_cur: cpu_rlimit, rlim_max: cpu_rlimit + 5 };
+                let cpu = libc::rlimit {
+                    rlim_cur: cpu_rlimit,
+                    rlim_max: cpu_rlimit + 5,
+                };
                 libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             }
             Ok(())
@@ -125,12 +135,32 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
     let start = Instant::now();
     let mut child = command.spawn()?;
     let pid = child.id() as i32;
-    let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
-    let stderr = child.stderr.take().ok_or_else(|| io::Error::other("no stderr pipe"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
     let total_output = Arc::new(AtomicU64::new(0));
     let over_limit = Arc::new(AtomicBool::new(false));
-    let out_thread = spawn_reader(stdout, true, spec.capture_bytes, spec.output_limit, total_output.clone(), over_limit.clone());
-    let err_thread = spawn_reader(stderr, false, spec.capture_bytes, spec.output_limit, total_output, over_limit.clone());
+    let out_thread = spawn_reader(
+        stdout,
+        true,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output.clone(),
+        over_limit.clone(),
+    );
+    let err_thread = spawn_reader(
+        stderr,
+        false,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output,
+        over_limit.clone(),
+    );
 
     let pidfd = pidfd_open(pid);
     let mut killed_for: Option<Termination> = None;
@@ -159,7 +189,9 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
             };
             let reason = if cpu >= spec.cpu_limit_s {
                 Some(Termination::CpuLimit)
-            } else if spec.cgroup.as_ref().is_some_and(|cg| cg.oom_killed()) || (fallback && sampler.peak_rss >= spec.memory_limit_bytes) {
+            } else if spec.cgroup.as_ref().is_some_and(|cg| cg.oom_killed())
+                || (fallback && sampler.peak_rss >= spec.memory_limit_bytes)
+            {
                 Some(Termination::MemoryLimit)
             } else if start.elapsed() >= spec.wall_limit {
                 Some(Termination::WallLimit)
@@ -190,8 +222,12 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
         sampler.sample();
     }
     kill_tree(&spec.cgroup, pid, &sampler);
-    let (stdout_capture, parsed) = out_thread.join().map_err(|_| io::Error::other("stdout reader panicked"))?;
-    let (stderr_capture, _) = err_thread.join().map_err(|_| io::Error::other("stderr reader panicked"))?;
+    let (stdout_capture, parsed) = out_thread
+        .join()
+        .map_err(|_| io::Error::other("stdout reader panicked"))?;
+    let (stderr_capture, _) = err_thread
+        .join()
+        .map_err(|_| io::Error::other("stderr reader panicked"))?;
 
     let rusage_cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
     let (cpu_time_s, peak_memory_bytes, oom) = match &spec.cgroup {
@@ -204,7 +240,11 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
         }
         None => {
             let (cpu, _) = sampler.sample();
-            (cpu.max(rusage_cpu), sampler.peak_rss.max(usage.ru_maxrss as u64 * 1024), false)
+            (
+                cpu.max(rusage_cpu),
+                sampler.peak_rss.max(usage.ru_maxrss as u64 * 1024),
+                false,
+            )
         }
     };
     let termination = if let Some(reason) = killed_for {
@@ -219,9 +259,20 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
             Termination::Signal { signal }
         }
     } else {
-        Termination::Exit { code: libc::WEXITSTATUS(status) }
+        Termination::Exit {
+            code: libc::WEXITSTATUS(status),
+        }
     };
-    Ok(ProcessResult { termination, cpu_time_s, wall_time_s, peak_memory_bytes, stdout: stdout_capture, stderr: stderr_capture, parsed, cancelled })
+    Ok(ProcessResult {
+        termination,
+        cpu_time_s,
+        wall_time_s,
+        peak_memory_bytes,
+        stdout: stdout_capture,
+        stderr: stderr_capture,
+        parsed,
+        cancelled,
+    })
 }
 
 fn timeval_s(t: libc::timeval) -> f64 {
@@ -255,7 +306,11 @@ fn wait_readable(fd: i32, timeout: Duration) {
         std::thread::sleep(timeout);
         return;
     }
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
 }
@@ -305,11 +360,21 @@ fn spawn_reader(
         let truncated = bytes > (head.len() + tail.len()) as u64;
         let mut text = String::from_utf8_lossy(&head).into_owned();
         if truncated {
-            text.push_str(&format!("\n[... {} bytes not kept ...]\n", bytes - (head.len() + tail.len()) as u64));
+            text.push_str(&format!(
+                "\n[... {} bytes not kept ...]\n",
+                bytes - (head.len() + tail.len()) as u64
+            ));
         }
         let tail: Vec<u8> = tail.into_iter().collect();
         text.push_str(&String::from_utf8_lossy(&tail));
-        (CapturedOutput { text, bytes, truncated }, parser.finish())
+        (
+            CapturedOutput {
+                text,
+                bytes,
+                truncated,
+            },
+            parser.finish(),
+        )
     })
 }
 
@@ -323,7 +388,11 @@ struct ProcSampler {
 
 impl ProcSampler {
     fn new(session: i32) -> Self {
-        ProcSampler { session, seen: HashMap::new(), peak_rss: 0 }
+        ProcSampler {
+            session,
+            seen: HashMap::new(),
+            peak_rss: 0,
+        }
     }
 
     /// (CPU seconds of every process seen in the session, current total RSS in bytes).
@@ -333,12 +402,19 @@ impl ProcSampler {
         let mut rss_total = 0u64;
         if let Ok(dir) = std::fs::read_dir("/proc") {
             for entry in dir.flatten() {
-                let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<i32>().ok())
+                else {
+                    continue;
+                };
                 let Some(stat) = read_stat(pid) else { continue };
                 if stat.session != self.session {
                     continue;
                 }
-                self.seen.insert(pid, (stat.utime + stat.stime) as f64 / tick);
+                self.seen
+                    .insert(pid, (stat.utime + stat.stime) as f64 / tick);
                 rss_total += stat.rss_pages * page;
             }
         }

@@ -28,11 +28,21 @@ struct SetupRecord {
 
 /// The folder a tool's runs get as BK_BIN_PATH, after running its setup if needed.
 /// `on_start` is called before a setup command actually runs (for progress output).
-pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_start: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
+pub fn ensure_setup(
+    store: &Store,
+    tool: &Tool,
+    identity: &ToolIdentity,
+    on_start: &mut dyn FnMut(&str),
+) -> Result<PathBuf, String> {
     let Some(dir_of_tool) = &tool.dir else {
-        return Err(format!("tool `{}` has no folder: its runs come from results files (`mccbuild import`)", tool.name));
+        return Err(format!(
+            "tool `{}` has no folder: its runs come from results files (`mccbuild import`)",
+            tool.name
+        ));
     };
-    let Some(command) = &tool.setup else { return Ok(dir_of_tool.clone()) };
+    let Some(command) = &tool.setup else {
+        return Ok(dir_of_tool.clone());
+    };
     let dir = store.tools_dir().join(hex(&identity.setup_digest()));
     let bin = dir.join("bin");
     let marker = dir.join("setup.json");
@@ -41,7 +51,8 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
     }
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // One setup at a time per identity, across processes.
-    let lock = fs::File::create(dir.join(".lock")).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?;
+    let lock = fs::File::create(dir.join(".lock"))
+        .map_err(|e| format!("cannot lock {}: {e}", dir.display()))?;
     // SAFETY: flock on a file descriptor we own.
     unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
     if is_done(&marker) {
@@ -51,7 +62,8 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
     let _ = fs::remove_dir_all(&bin);
     fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     let log_path = dir.join("setup.log");
-    let log = fs::File::create(&log_path).map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+    let log = fs::File::create(&log_path)
+        .map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
     let start = Instant::now();
     let mut bin_env = bin.to_string_lossy().into_owned();
     bin_env.push('/');
@@ -69,7 +81,11 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
         .map_err(|e| format!("cannot start the setup of tool {}: {e}", tool.name))?;
     let seconds = start.elapsed().as_secs_f64();
     let record = SetupRecord {
-        status: if status.success() { "ok".into() } else { format!("failed ({status})") },
+        status: if status.success() {
+            "ok".into()
+        } else {
+            format!("failed ({status})")
+        },
         command: command.clone(),
         tool_dir: dir_of_tool.to_string_lossy().into_owned(),
         seconds,
@@ -80,7 +96,13 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
         let log_text = fs::read_to_string(&log_path).unwrap_or_default();
         let tail: Vec<&str> = log_text.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        let _ = fs::File::create(dir.join("setup.failed")).and_then(|mut f| f.write_all(serde_json::to_string_pretty(&record).unwrap_or_default().as_bytes()));
+        let _ = fs::File::create(dir.join("setup.failed")).and_then(|mut f| {
+            f.write_all(
+                serde_json::to_string_pretty(&record)
+                    .unwrap_or_default()
+                    .as_bytes(),
+            )
+        });
         return Err(format!(
             "the setup of tool `{}` failed ({status}) after {seconds:.1} s; its runs are not executed.\n  command: {command}\n  log: {}\n{}",
             tool.name,
@@ -88,11 +110,19 @@ pub fn ensure_setup(store: &Store, tool: &Tool, identity: &ToolIdentity, on_star
             tail.iter().map(|l| format!("    | {l}")).collect::<Vec<_>>().join("\n")
         ));
     }
-    write_atomically(&marker, serde_json::to_string_pretty(&record).unwrap_or_default().as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    write_atomically(
+        &marker,
+        serde_json::to_string_pretty(&record)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
     Ok(bin)
 }
 
 fn is_done(marker: &std::path::Path) -> bool {
-    fs::read(marker).ok().and_then(|b| serde_json::from_slice::<SetupRecord>(&b).ok()).is_some_and(|r| r.status == "ok")
+    fs::read(marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<SetupRecord>(&b).ok())
+        .is_some_and(|r| r.status == "ok")
 }

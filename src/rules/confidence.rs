@@ -11,7 +11,10 @@ pub type ToolIdx = u32;
 /// "A majority of tools agree on the same value, and at least 3 tools agree on this value":
 /// among the tools that answered this value (not computed results are not considered), more
 /// than half gave the same value, and at least `min_agreeing` of them.
-pub fn agreed_value<'a>(answers: &'a [(ToolIdx, Value)], rules: &ConfidenceRules) -> Option<&'a Value> {
+pub fn agreed_value<'a>(
+    answers: &'a [(ToolIdx, Value)],
+    rules: &ConfidenceRules,
+) -> Option<&'a Value> {
     let (value, count) = most_common(answers)?;
     let majority = 2 * count > answers.len();
     (majority && count >= rules.min_agreeing as usize).then_some(value)
@@ -58,7 +61,9 @@ pub struct ConfidenceTally {
 impl ConfidenceTally {
     /// Rule E-2.2: adds one value (all its answers) to the tally.
     pub fn add_value(&mut self, answers: &[(ToolIdx, Value)], rules: &ConfidenceRules) {
-        let Some(agreed) = agreed_value(answers, rules) else { return };
+        let Some(agreed) = agreed_value(answers, rules) else {
+            return;
+        };
         self.agreed_values += 1;
         for (tool, value) in answers {
             let t = self.tool_mut(*tool);
@@ -112,7 +117,10 @@ mod tests {
     use super::*;
 
     fn rules(denominator: ConfidenceDenominator) -> ConfidenceRules {
-        ConfidenceRules { min_agreeing: 3, denominator }
+        ConfidenceRules {
+            min_agreeing: 3,
+            denominator,
+        }
     }
 
     fn b(v: bool) -> Value {
@@ -123,17 +131,38 @@ mod tests {
     fn agreement_needs_a_strict_majority_and_three_tools() {
         let r = rules(ConfidenceDenominator::Answered);
         // 3 of 3 agree.
-        assert_eq!(agreed_value(&[(0, b(true)), (1, b(true)), (2, b(true))], &r), Some(&b(true)));
+        assert_eq!(
+            agreed_value(&[(0, b(true)), (1, b(true)), (2, b(true))], &r),
+            Some(&b(true))
+        );
         // 2 of 2 agree: a majority, but fewer than 3 tools.
         assert_eq!(agreed_value(&[(0, b(true)), (1, b(true))], &r), None);
         // 3 of 5 agree: 3 > 5/2.
-        let five = [(0, b(true)), (1, b(true)), (2, b(false)), (3, b(true)), (4, b(false))];
+        let five = [
+            (0, b(true)),
+            (1, b(true)),
+            (2, b(false)),
+            (3, b(true)),
+            (4, b(false)),
+        ];
         assert_eq!(agreed_value(&five, &r), Some(&b(true)));
         // 3 of 6 agree: 3 is not more than half of 6.
-        let six = [(0, b(true)), (1, b(true)), (2, b(true)), (3, b(false)), (4, b(false)), (5, b(false))];
+        let six = [
+            (0, b(true)),
+            (1, b(true)),
+            (2, b(true)),
+            (3, b(false)),
+            (4, b(false)),
+            (5, b(false)),
+        ];
         assert_eq!(agreed_value(&six, &r), None);
         // Integers: 3 of 4 agree on 243.
-        let ints = [(0, Value::Int(243)), (1, Value::Int(243)), (2, Value::Int(244)), (3, Value::Int(243))];
+        let ints = [
+            (0, Value::Int(243)),
+            (1, Value::Int(243)),
+            (2, Value::Int(244)),
+            (3, Value::Int(243)),
+        ];
         assert_eq!(agreed_value(&ints, &r), Some(&Value::Int(243)));
         assert_eq!(agreed_value(&[], &r), None);
     }
@@ -160,8 +189,20 @@ mod tests {
             tally.add_value(v, &answered);
         }
         assert_eq!(tally.agreed_values, 3);
-        assert_eq!(tally.tool(0), ToolTally { selected: 3, correct: 2 });
-        assert_eq!(tally.tool(3), ToolTally { selected: 2, correct: 1 });
+        assert_eq!(
+            tally.tool(0),
+            ToolTally {
+                selected: 3,
+                correct: 2
+            }
+        );
+        assert_eq!(
+            tally.tool(3),
+            ToolTally {
+                selected: 2,
+                correct: 1
+            }
+        );
         assert_eq!(tool_confidence(&tally, 0, &answered), 2.0 / 3.0);
         assert_eq!(tool_confidence(&tally, 1, &answered), 1.0);
         assert_eq!(tool_confidence(&tally, 3, &answered), 0.5);

@@ -233,7 +233,10 @@ pub struct AwardRules {
 
 impl Default for AwardRules {
     fn default() -> Self {
-        AwardRules { enabled: true, aggregate: AwardAggregate::default() }
+        AwardRules {
+            enabled: true,
+            aggregate: AwardAggregate::default(),
+        }
     }
 }
 
@@ -261,7 +264,9 @@ fn default_model_file() -> String {
 
 impl Default for InstanceRules {
     fn default() -> Self {
-        InstanceRules { model_file: default_model_file() }
+        InstanceRules {
+            model_file: default_model_file(),
+        }
     }
 }
 
@@ -283,7 +288,10 @@ fn default_verdict_file() -> String {
 
 impl Default for VerdictFileRules {
     fn default() -> Self {
-        VerdictFileRules { file: default_verdict_file(), hidden_for_model_kinds: Vec::new() }
+        VerdictFileRules {
+            file: default_verdict_file(),
+            hidden_for_model_kinds: Vec::new(),
+        }
     }
 }
 
@@ -394,13 +402,22 @@ impl Examination {
     /// The ids a run's answers are matched to: the scored ones first, then the optional ones.
     /// (Formula examinations take theirs from the instance's formula file.)
     pub fn answer_ids(&self) -> Vec<Arc<str>> {
-        self.values.iter().chain(&self.optional_values).cloned().collect()
+        self.values
+            .iter()
+            .chain(&self.optional_values)
+            .cloned()
+            .collect()
     }
 
     /// What reading this examination's answers depends on (part of the run key: records hold
     /// parsed answers, so a change in how they are read must redo the runs).
     pub fn parse_spec(&self) -> String {
-        let ids: Vec<&str> = self.values.iter().chain(&self.optional_values).map(|v| &**v).collect();
+        let ids: Vec<&str> = self
+            .values
+            .iter()
+            .chain(&self.optional_values)
+            .map(|v| &**v)
+            .collect();
         format!("{:?};{:?};{}", self.answers, self.value, ids.join(","))
     }
 }
@@ -428,8 +445,9 @@ impl Edition {
     /// Reads and validates a rules file; every problem found is reported.
     pub fn load(path: &Path) -> Result<Edition, Problems> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Problem::new(path, format!("cannot read the rules file: {e}"))
-                .help("set `rules` in [contest] to an edition of rules/, e.g. \"rules/mcc-2026.toml\"")
+            Problem::new(path, format!("cannot read the rules file: {e}")).help(
+                "set `rules` in [contest] to an edition of rules/, e.g. \"rules/mcc-2026.toml\"",
+            )
         })?;
         Edition::parse(path, &text)
     }
@@ -437,22 +455,35 @@ impl Edition {
     /// Validates the text of a rules file (`path` names it in problems).
     pub fn parse(path: &Path, text: &str) -> Result<Edition, Problems> {
         let source = SourceText { path, text };
-        let file: EditionFile = toml::from_str(text).map_err(|e| source.toml_problem(&e, RULES_HELP))?;
+        let file: EditionFile =
+            toml::from_str(text).map_err(|e| source.toml_problem(&e, RULES_HELP))?;
         let mut problems = Problems::default();
 
         if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
-            problems.push(Problem::new(path, "[limits] time_s and memory_mb must be positive").help(RULES_HELP));
+            problems.push(
+                Problem::new(path, "[limits] time_s and memory_mb must be positive")
+                    .help(RULES_HELP),
+            );
         }
         if file.confidence.min_agreeing == 0 {
-            problems.push(Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP));
+            problems.push(
+                Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP),
+            );
         }
         if !(0.0..=1.0).contains(&file.trusted.single_tool_threshold) {
             problems.push(
-                Problem::new(path, "[trusted] single_tool_threshold must be within [0, 1] (a Confidence)").help(RULES_HELP),
+                Problem::new(
+                    path,
+                    "[trusted] single_tool_threshold must be within [0, 1] (a Confidence)",
+                )
+                .help(RULES_HELP),
             );
         }
         let scoring = &file.scoring;
-        if !(scoring.points_per_examination > 0.0) || !(scoring.penalty_factor >= 0.0) || !(scoring.max_model_ratio >= 1.0) {
+        if !(scoring.points_per_examination > 0.0)
+            || !(scoring.penalty_factor >= 0.0)
+            || !(scoring.max_model_ratio >= 1.0)
+        {
             problems.push(
                 Problem::new(path, "[scoring] needs points_per_examination > 0, penalty_factor >= 0 and max_model_ratio >= 1")
                     .help(RULES_HELP),
@@ -463,7 +494,10 @@ impl Edition {
         for spanned in &file.categories {
             let c = spanned.get_ref();
             if categories.iter().any(|known| known.name == c.name) {
-                problems.push(source.problem_at(Some(spanned.span()), format!("category `{}` is defined twice", c.name)));
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("category `{}` is defined twice", c.name),
+                ));
                 continue;
             }
             categories.push(Category {
@@ -473,7 +507,10 @@ impl Edition {
             });
         }
         if categories.is_empty() {
-            problems.push(Problem::new(path, "no [[category]]: an edition needs at least one").help(RULES_HELP));
+            problems.push(
+                Problem::new(path, "no [[category]]: an edition needs at least one")
+                    .help(RULES_HELP),
+            );
         }
 
         let mut examinations: Vec<Examination> = Vec::new();
@@ -481,14 +518,27 @@ impl Edition {
             let e = spanned.get_ref();
             let here = Some(spanned.span());
             if examinations.iter().any(|known| known.name == e.name) {
-                problems.push(source.problem_at(here.clone(), format!("examination `{}` is defined twice", e.name)));
+                problems.push(source.problem_at(
+                    here.clone(),
+                    format!("examination `{}` is defined twice", e.name),
+                ));
                 continue;
             }
-            let Some(category) = categories.iter().position(|c| &c.name == e.category.get_ref()) else {
+            let Some(category) = categories
+                .iter()
+                .position(|c| &c.name == e.category.get_ref())
+            else {
                 problems.push(
                     source
-                        .problem_at(Some(e.category.span()), format!("unknown category `{}`", e.category.get_ref()))
-                        .help(format!("define it with [[category]] name = \"{}\", or use one of: {}", e.category.get_ref(), names(categories.iter().map(|c| &c.name)))),
+                        .problem_at(
+                            Some(e.category.span()),
+                            format!("unknown category `{}`", e.category.get_ref()),
+                        )
+                        .help(format!(
+                            "define it with [[category]] name = \"{}\", or use one of: {}",
+                            e.category.get_ref(),
+                            names(categories.iter().map(|c| &c.name))
+                        )),
                 );
                 continue;
             };
@@ -501,7 +551,9 @@ impl Edition {
                     ));
                     continue;
                 }
-                (AnswerForm::Global | AnswerForm::Verdict, None, None) => vec![Arc::from(e.name.as_str())],
+                (AnswerForm::Global | AnswerForm::Verdict, None, None) => {
+                    vec![Arc::from(e.name.as_str())]
+                }
                 (AnswerForm::StateSpace, Some(values), None) if !values.is_empty() => {
                     values.iter().map(|v| Arc::from(v.as_str())).collect()
                 }
@@ -517,14 +569,31 @@ impl Edition {
                 }
             };
             let mut seen = HashSet::new();
-            if let Some(dup) = values.iter().map(|v| v.to_string()).chain(e.optional_values.iter().cloned()).find(|v| !seen.insert(v.clone())) {
-                problems.push(source.problem_at(here.clone(), format!("examination `{}` lists value `{dup}` twice", e.name)));
+            if let Some(dup) = values
+                .iter()
+                .map(|v| v.to_string())
+                .chain(e.optional_values.iter().cloned())
+                .find(|v| !seen.insert(v.clone()))
+            {
+                problems.push(source.problem_at(
+                    here.clone(),
+                    format!("examination `{}` lists value `{dup}` twice", e.name),
+                ));
             }
             if e.time_s == Some(0) {
-                problems.push(source.problem_at(here.clone(), format!("examination `{}`: time_s must be positive", e.name)));
+                problems.push(source.problem_at(
+                    here.clone(),
+                    format!("examination `{}`: time_s must be positive", e.name),
+                ));
             }
             if !e.optional_values.is_empty() && e.answers != AnswerForm::StateSpace {
-                problems.push(source.problem_at(here.clone(), format!("examination `{}`: optional_values are for answers = \"state-space\"", e.name)));
+                problems.push(source.problem_at(
+                    here.clone(),
+                    format!(
+                        "examination `{}`: optional_values are for answers = \"state-space\"",
+                        e.name
+                    ),
+                ));
             }
             if e.answers == AnswerForm::Verdict && e.value != ValueKind::Boolean {
                 problems.push(source.problem_at(here.clone(), format!("examination `{}`: answers = \"verdict\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name)));
@@ -544,7 +613,11 @@ impl Edition {
                 answers: e.answers,
                 value: e.value,
                 values,
-                optional_values: e.optional_values.iter().map(|v| Arc::from(v.as_str())).collect(),
+                optional_values: e
+                    .optional_values
+                    .iter()
+                    .map(|v| Arc::from(v.as_str()))
+                    .collect(),
                 formula_file: e.formula_file.clone(),
                 truth_file: e.truth_file.clone(),
                 time_s: e.time_s.unwrap_or(file.limits.time_s),
@@ -553,7 +626,10 @@ impl Edition {
         }
         for c in &categories {
             if c.examinations.is_empty() {
-                problems.push(Problem::new(path, format!("category `{}` has no examination", c.name)).help(RULES_HELP));
+                problems.push(
+                    Problem::new(path, format!("category `{}` has no examination", c.name))
+                        .help(RULES_HELP),
+                );
             }
         }
 
@@ -562,13 +638,21 @@ impl Edition {
         for spanned in &file.model_kinds {
             let k = spanned.get_ref();
             if model_kinds.iter().any(|known| known.name == k.name) {
-                problems.push(source.problem_at(Some(spanned.span()), format!("model kind `{}` is defined twice", k.name)));
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("model kind `{}` is defined twice", k.name),
+                ));
                 continue;
             }
             let weight = match (&k.multiplier, &k.share_of) {
                 (Some(m), None) if *m >= 0.0 => KindWeight::Multiplier(*m),
                 (None, Some(share)) if share.share >= 0.0 => {
-                    shares.push((model_kinds.len(), share.kind.clone(), share.share, spanned.span()));
+                    shares.push((
+                        model_kinds.len(),
+                        share.kind.clone(),
+                        share.share,
+                        spanned.span(),
+                    ));
                     KindWeight::Multiplier(1.0) // resolved below
                 }
                 _ => {
@@ -579,7 +663,10 @@ impl Edition {
                     continue;
                 }
             };
-            model_kinds.push(ModelKind { name: k.name.clone(), weight });
+            model_kinds.push(ModelKind {
+                name: k.name.clone(),
+                weight,
+            });
         }
         for (index, of, share, span) in shares {
             match model_kinds.iter().position(|k| k.name == of) {
@@ -593,7 +680,10 @@ impl Edition {
             }
         }
         if model_kinds.is_empty() {
-            model_kinds.push(ModelKind { name: "known".into(), weight: KindWeight::Multiplier(1.0) });
+            model_kinds.push(ModelKind {
+                name: "known".into(),
+                weight: KindWeight::Multiplier(1.0),
+            });
         }
         for hidden in &file.verdict_files.hidden_for_model_kinds {
             if !model_kinds.iter().any(|k| &k.name == hidden) {
@@ -603,7 +693,16 @@ impl Edition {
 
         for row in &file.scoring.table {
             if !examinations.iter().any(|e| e.value == row.answer.kind()) {
-                problems.push(Problem::new(path, format!("[scoring] table: answer `{}` is not a value any examination asks for", row.answer)).help(RULES_HELP));
+                problems.push(
+                    Problem::new(
+                        path,
+                        format!(
+                            "[scoring] table: answer `{}` is not a value any examination asks for",
+                            row.answer
+                        ),
+                    )
+                    .help(RULES_HELP),
+                );
             }
         }
 
@@ -641,30 +740,50 @@ impl Edition {
     /// verdict file (never for GlobalProperties and UpperBounds, never for surprise models).
     pub fn shows_verdict_file(&self, exam: ExamId, kind: usize) -> bool {
         self.examinations[exam].verdict_file
-            && !self.verdict_files.hidden_for_model_kinds.iter().any(|k| *k == self.model_kinds[kind].name)
+            && !self
+                .verdict_files
+                .hidden_for_model_kinds
+                .iter()
+                .any(|k| *k == self.model_kinds[kind].name)
     }
 
     /// The limits of one examination's runs (E-5.7 per-examination time), before manifest
     /// overrides.
     pub fn limits_for(&self, exam: ExamId) -> Limits {
-        Limits { time_s: self.examinations[exam].time_s, memory_mb: self.limits.memory_mb }
+        Limits {
+            time_s: self.examinations[exam].time_s,
+            memory_mb: self.limits.memory_mb,
+        }
     }
 
     /// Examinations by category, for listings.
     pub fn by_category(&self) -> BTreeMap<&str, Vec<&str>> {
         self.categories
             .iter()
-            .map(|c| (c.name.as_str(), c.examinations.iter().map(|&e| self.examinations[e].name.as_str()).collect()))
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.examinations
+                        .iter()
+                        .map(|&e| self.examinations[e].name.as_str())
+                        .collect(),
+                )
+            })
             .collect()
     }
 }
 
 fn is_share(file: &EditionFile, kind: &str) -> bool {
-    file.model_kinds.iter().any(|k| k.get_ref().name == kind && k.get_ref().share_of.is_some())
+    file.model_kinds
+        .iter()
+        .any(|k| k.get_ref().name == kind && k.get_ref().share_of.is_some())
 }
 
 fn names<'a>(names: impl Iterator<Item = &'a String>) -> String {
-    names.map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    names
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -672,7 +791,8 @@ mod tests {
     use super::*;
 
     fn default_rules() -> String {
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/mcc-2026.toml")).unwrap()
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/mcc-2026.toml"))
+            .unwrap()
     }
 
     #[test]
@@ -688,7 +808,13 @@ mod tests {
         assert_eq!(edition.trusted.single_tool_threshold, 0.997);
         let surprise = edition.model_kind("surprise").unwrap();
         let known = edition.model_kind("known").unwrap();
-        assert_eq!(edition.model_kinds[surprise].weight, KindWeight::ShareOf { of: known, share: 0.5 });
+        assert_eq!(
+            edition.model_kinds[surprise].weight,
+            KindWeight::ShareOf {
+                of: known,
+                share: 0.5
+            }
+        );
         // M-9
         let ub = edition.examination("UpperBounds").unwrap();
         let rc = edition.examination("ReachabilityCardinality").unwrap();
@@ -703,16 +829,25 @@ mod tests {
     fn unknown_key_is_reported_with_its_line() {
         let text = default_rules().replacen("min_agreeing = 3", "min_agreeng = 3", 1);
         let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
-        let line = text.lines().position(|l| l.starts_with("min_agreeng")).unwrap() + 1;
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("min_agreeng"))
+            .unwrap()
+            + 1;
         assert_eq!(err.0[0].location.unwrap().line, line, "{err}");
         assert!(err.0[0].message.contains("min_agreeng"), "{err}");
     }
 
     #[test]
     fn unknown_category_is_reported_with_its_line() {
-        let text = default_rules().replacen("category = \"UpperBounds\"", "category = \"UperBounds\"", 1);
+        let text =
+            default_rules().replacen("category = \"UpperBounds\"", "category = \"UperBounds\"", 1);
         let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
-        let line = text.lines().position(|l| l.contains("\"UperBounds\"")).unwrap() + 1;
+        let line = text
+            .lines()
+            .position(|l| l.contains("\"UperBounds\""))
+            .unwrap()
+            + 1;
         assert_eq!(err.0.len(), 2, "{err}"); // the bad reference, and the now empty category
         assert_eq!(err.0[0].location.unwrap().line, line);
         assert!(err.to_string().contains("unknown category `UperBounds`"));
@@ -721,8 +856,16 @@ mod tests {
     #[test]
     fn bad_threshold_and_share_are_reported_together() {
         let text = default_rules()
-            .replacen("single_tool_threshold = 0.997", "single_tool_threshold = 1.5", 1)
-            .replacen("share_of = { kind = \"known\", share = 0.5 }", "share_of = { kind = \"nope\", share = 0.5 }", 1);
+            .replacen(
+                "single_tool_threshold = 0.997",
+                "single_tool_threshold = 1.5",
+                1,
+            )
+            .replacen(
+                "share_of = { kind = \"known\", share = 0.5 }",
+                "share_of = { kind = \"nope\", share = 0.5 }",
+                1,
+            );
         let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
         assert_eq!(err.len(), 2, "{err}");
     }

@@ -3,7 +3,9 @@
 use serde::Serialize;
 
 use crate::rules::confidence::ToolIdx;
-use crate::rules::edition::{AwardAggregate, KindWeight, ModelKind, ModelWeight, ScoringRules, WrongValue};
+use crate::rules::edition::{
+    AwardAggregate, KindWeight, ModelKind, ModelWeight, ScoringRules, WrongValue,
+};
 use crate::value::Value;
 
 /// Rule E-4.1: ScoreValue, the points of one right value of an examination with `values` values
@@ -61,7 +63,11 @@ pub fn examination_score<'a>(
     let (mut scored_right, mut scored_wrong) = (0u32, 0u32);
     let (mut table_earned, mut table_lost) = (0.0, 0.0);
     for (index, value) in answers {
-        let row = rules.table.iter().find(|r| &r.answer == value).filter(|_| index < scored);
+        let row = rules
+            .table
+            .iter()
+            .find(|r| &r.answer == value)
+            .filter(|_| index < scored);
         match trusted.get(index) {
             Some(Some(reference)) if reference == value => {
                 score.right += 1;
@@ -81,7 +87,10 @@ pub fn examination_score<'a>(
     } else {
         let earned = scored_right as f64 * value_points;
         match rules.wrong_value {
-            WrongValue::Penalty => (earned, scored_wrong as f64 * penalty_value(rules, value_points)),
+            WrongValue::Penalty => (
+                earned,
+                scored_wrong as f64 * penalty_value(rules, value_points),
+            ),
             WrongValue::LoseExamination if scored_wrong > 0 => (earned, earned),
             WrongValue::LoseExamination => (earned, 0.0),
         }
@@ -173,12 +182,28 @@ pub struct Standing {
 /// to the first three ranks, to tools with a positive score (a tool that earned nothing is not
 /// a medallist). Ties share a rank and its medal, unless `tie_break` (lower is better: SV-COMP's
 /// success CPU time) orders them.
-pub fn podium(entrants: &[Entrant<'_>], scores: &[f64], tie_break: Option<&[f64]>) -> Vec<Standing> {
+pub fn podium(
+    entrants: &[Entrant<'_>],
+    scores: &[f64],
+    tie_break: Option<&[f64]>,
+) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
-    let score = |i: usize| scores.get(entrants[i].tool as usize).copied().unwrap_or(0.0);
-    let secondary = |i: usize| tie_break.and_then(|t| t.get(entrants[i].tool as usize).copied()).unwrap_or(0.0);
+    let score = |i: usize| {
+        scores
+            .get(entrants[i].tool as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let secondary = |i: usize| {
+        tie_break
+            .and_then(|t| t.get(entrants[i].tool as usize).copied())
+            .unwrap_or(0.0)
+    };
     order.sort_by(|&a, &b| {
-        score(b).total_cmp(&score(a)).then_with(|| secondary(a).total_cmp(&secondary(b))).then_with(|| entrants[a].name.cmp(entrants[b].name))
+        score(b)
+            .total_cmp(&score(a))
+            .then_with(|| secondary(a).total_cmp(&secondary(b)))
+            .then_with(|| entrants[a].name.cmp(entrants[b].name))
     });
     let mut seen_families: Vec<&str> = Vec::new();
     let mut standings = Vec::with_capacity(order.len());
@@ -203,7 +228,14 @@ pub fn podium(entrants: &[Entrant<'_>], scores: &[f64], tie_break: Option<&[f64]
             }
         });
         let medal = rank.filter(|&r| r <= 3 && s > 0.0).map(|r| r as u8);
-        standings.push(Standing { tool: e.tool, score: s, rank, medal, competing: e.competing, best_of_family });
+        standings.push(Standing {
+            tool: e.tool,
+            score: s,
+            rank,
+            medal,
+            competing: e.competing,
+            best_of_family,
+        });
     }
     standings
 }
@@ -257,7 +289,9 @@ pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAgg
     let mut fastest: Option<(ToolIdx, f64)> = None;
     let mut least: Option<(ToolIdx, f64)> = None;
     for s in standings.iter().filter(|s| s.rank.is_some()) {
-        let Some(p) = performance.get(s.tool as usize).filter(|p| p.completed > 0) else { continue };
+        let Some(p) = performance.get(s.tool as usize).filter(|p| p.completed > 0) else {
+            continue;
+        };
         let (cpu, mem) = p.aggregate(how);
         if fastest.is_none_or(|(_, best)| cpu < best) {
             fastest = Some((s.tool, cpu));
@@ -266,7 +300,10 @@ pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAgg
             least = Some((s.tool, mem));
         }
     }
-    Awards { fastest: fastest.map(|(t, _)| t), least_memory: least.map(|(t, _)| t) }
+    Awards {
+        fastest: fastest.map(|(t, _)| t),
+        least_memory: least.map(|(t, _)| t),
+    }
 }
 
 #[cfg(test)]
@@ -290,8 +327,16 @@ mod tests {
         // -2, UNKNOWN 0. One task per run (one value).
         let table = ScoringRules {
             table: vec![
-                crate::rules::edition::ScoreRow { answer: b(true), correct: 2.0, wrong: -4.0 },
-                crate::rules::edition::ScoreRow { answer: b(false), correct: 1.0, wrong: -2.0 },
+                crate::rules::edition::ScoreRow {
+                    answer: b(true),
+                    correct: 2.0,
+                    wrong: -4.0,
+                },
+                crate::rules::edition::ScoreRow {
+                    answer: b(false),
+                    correct: 1.0,
+                    wrong: -2.0,
+                },
             ],
             model_weight: ModelWeight::None,
             ..rules()
@@ -313,15 +358,36 @@ mod tests {
     fn ties_broken_by_success_cpu_time() {
         // SV-COMP: equal sums of points are sub-ranked by success CPU time, lower first.
         let e = vec![
-            Entrant { tool: 0, name: "a", family: "a", competing: true },
-            Entrant { tool: 1, name: "b", family: "b", competing: true },
-            Entrant { tool: 2, name: "c", family: "c", competing: true },
+            Entrant {
+                tool: 0,
+                name: "a",
+                family: "a",
+                competing: true,
+            },
+            Entrant {
+                tool: 1,
+                name: "b",
+                family: "b",
+                competing: true,
+            },
+            Entrant {
+                tool: 2,
+                name: "c",
+                family: "c",
+                competing: true,
+            },
         ];
         let scores = [10.0, 10.0, 3.0];
         let cpu = [50.0, 20.0, 1.0];
-        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu)).iter().map(|s| (s.tool, s.rank)).collect();
+        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu))
+            .iter()
+            .map(|s| (s.tool, s.rank))
+            .collect();
         assert_eq!(ranks, vec![(1, Some(1)), (0, Some(2)), (2, Some(3))]);
-        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None).iter().map(|s| (s.tool, s.rank)).collect();
+        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None)
+            .iter()
+            .map(|s| (s.tool, s.rank))
+            .collect();
         assert_eq!(shared, vec![(0, Some(1)), (1, Some(1)), (2, Some(3))]);
     }
 
@@ -349,11 +415,38 @@ mod tests {
             .map(|i| (i, b(i % 2 == 0)))
             .chain([(10, b(false)), (11, b(true)), (14, b(true))])
             .collect();
-        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
-        assert_eq!(s, ExamScore { points: 6.0, earned: 10.0, penalty: 4.0, right: 10, wrong: 2, complete: false });
+        let s = examination_score(
+            answers.iter().map(|(i, v)| (*i, v)),
+            &trusted,
+            trusted.len(),
+            &rules(),
+        );
+        assert_eq!(
+            s,
+            ExamScore {
+                points: 6.0,
+                earned: 10.0,
+                penalty: 4.0,
+                right: 10,
+                wrong: 2,
+                complete: false
+            }
+        );
         // 2015: one wrong value loses the examination on this instance.
-        let r2015 = ScoringRules { wrong_value: WrongValue::LoseExamination, ..rules() };
-        assert_eq!(examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &r2015).points, 0.0);
+        let r2015 = ScoringRules {
+            wrong_value: WrongValue::LoseExamination,
+            ..rules()
+        };
+        assert_eq!(
+            examination_score(
+                answers.iter().map(|(i, v)| (*i, v)),
+                &trusted,
+                trusted.len(),
+                &r2015
+            )
+            .points,
+            0.0
+        );
     }
 
     #[test]
@@ -361,26 +454,78 @@ mod tests {
         // 2023 StateSpace: 4 values, only STATES (the first) scored: ScoreValue 16 / 1 = 16.
         // Right STATES, wrong TRANSITIONS: 16 points, no penalty; not complete (E-4.3 needs the
         // 4 values).
-        let trusted = vec![Some(Value::Int(6)), Some(Value::Int(8)), Some(Value::Int(1)), Some(Value::Int(4))];
-        let answers = [(0, Value::Int(6)), (1, Value::Int(9)), (2, Value::Int(1)), (3, Value::Int(4))];
+        let trusted = vec![
+            Some(Value::Int(6)),
+            Some(Value::Int(8)),
+            Some(Value::Int(1)),
+            Some(Value::Int(4)),
+        ];
+        let answers = [
+            (0, Value::Int(6)),
+            (1, Value::Int(9)),
+            (2, Value::Int(1)),
+            (3, Value::Int(4)),
+        ];
         let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, 1, &rules());
-        assert_eq!(s, ExamScore { points: 16.0, earned: 16.0, penalty: 0.0, right: 3, wrong: 1, complete: false });
+        assert_eq!(
+            s,
+            ExamScore {
+                points: 16.0,
+                earned: 16.0,
+                penalty: 0.0,
+                right: 3,
+                wrong: 1,
+                complete: false
+            }
+        );
         // STATES only: 16 points, not complete either.
         let s = examination_score(std::iter::once((0, &Value::Int(6))), &trusted, 1, &rules());
-        assert_eq!(s, ExamScore { points: 16.0, earned: 16.0, penalty: 0.0, right: 1, wrong: 0, complete: false });
+        assert_eq!(
+            s,
+            ExamScore {
+                points: 16.0,
+                earned: 16.0,
+                penalty: 0.0,
+                right: 1,
+                wrong: 0,
+                complete: false
+            }
+        );
     }
 
     #[test]
     fn completeness_counts_trusted_values_only() {
         // StateSpace: TRANSITIONS unknown; the tool gives the 3 trusted ones right: complete,
         // 3 x 4 = 12 points.
-        let trusted = vec![Some(Value::Int(6)), None, Some(Value::Int(1)), Some(Value::Int(4))];
+        let trusted = vec![
+            Some(Value::Int(6)),
+            None,
+            Some(Value::Int(1)),
+            Some(Value::Int(4)),
+        ];
         let answers = [(0, Value::Int(6)), (2, Value::Int(1)), (3, Value::Int(4))];
-        let s = examination_score(answers.iter().map(|(i, v)| (*i, v)), &trusted, trusted.len(), &rules());
-        assert_eq!(s, ExamScore { points: 12.0, earned: 12.0, penalty: 0.0, right: 3, wrong: 0, complete: true });
+        let s = examination_score(
+            answers.iter().map(|(i, v)| (*i, v)),
+            &trusted,
+            trusted.len(),
+            &rules(),
+        );
+        assert_eq!(
+            s,
+            ExamScore {
+                points: 12.0,
+                earned: 12.0,
+                penalty: 0.0,
+                right: 3,
+                wrong: 0,
+                complete: true
+            }
+        );
         // Nothing trusted: never complete.
         let none = vec![None; 4];
-        assert!(!examination_score(answers.iter().map(|(i, v)| (*i, v)), &none, 4, &rules()).complete);
+        assert!(
+            !examination_score(answers.iter().map(|(i, v)| (*i, v)), &none, 4, &rules()).complete
+        );
     }
 
     #[test]
@@ -392,15 +537,24 @@ mod tests {
         assert!((instance_weight(&rules(), 6, 11) - 0.25).abs() < 1e-12);
         // All models have one instance: every instance weighs 1.
         assert_eq!(instance_weight(&rules(), 1, 1), 1.0);
-        let none = ScoringRules { model_weight: ModelWeight::None, ..rules() };
+        let none = ScoringRules {
+            model_weight: ModelWeight::None,
+            ..rules()
+        };
         assert_eq!(instance_weight(&none, 6, 11), 1.0);
     }
 
     #[test]
     fn kind_multipliers_golden() {
         let kinds = vec![
-            ModelKind { name: "known".into(), weight: KindWeight::Multiplier(1.0) },
-            ModelKind { name: "surprise".into(), weight: KindWeight::ShareOf { of: 0, share: 0.5 } },
+            ModelKind {
+                name: "known".into(),
+                weight: KindWeight::Multiplier(1.0),
+            },
+            ModelKind {
+                name: "surprise".into(),
+                weight: KindWeight::ShareOf { of: 0, share: 0.5 },
+            },
         ];
         // Known instances could earn 160 points, surprise ones 40: m = 0.5 * 160 / 40 = 2, so
         // surprise instances weigh 80 in total, half of 160.
@@ -410,20 +564,56 @@ mod tests {
         assert_eq!(kind_multipliers(&kinds, &[0.0, 40.0]), vec![1.0, 1.0]);
         // 2023: a fixed x10.
         let fixed = vec![
-            ModelKind { name: "known".into(), weight: KindWeight::Multiplier(1.0) },
-            ModelKind { name: "surprise".into(), weight: KindWeight::Multiplier(10.0) },
+            ModelKind {
+                name: "known".into(),
+                weight: KindWeight::Multiplier(1.0),
+            },
+            ModelKind {
+                name: "surprise".into(),
+                weight: KindWeight::Multiplier(10.0),
+            },
         ];
         assert_eq!(kind_multipliers(&fixed, &[160.0, 40.0]), vec![1.0, 10.0]);
     }
 
     fn entrants() -> Vec<Entrant<'static>> {
         vec![
-            Entrant { tool: 0, name: "lola", family: "lola", competing: true },
-            Entrant { tool: 1, name: "tapaal-seq", family: "tapaal", competing: true },
-            Entrant { tool: 2, name: "tapaal-par", family: "tapaal", competing: true },
-            Entrant { tool: 3, name: "gold2025", family: "gold2025", competing: false },
-            Entrant { tool: 4, name: "smpt", family: "smpt", competing: true },
-            Entrant { tool: 5, name: "zero", family: "zero", competing: true },
+            Entrant {
+                tool: 0,
+                name: "lola",
+                family: "lola",
+                competing: true,
+            },
+            Entrant {
+                tool: 1,
+                name: "tapaal-seq",
+                family: "tapaal",
+                competing: true,
+            },
+            Entrant {
+                tool: 2,
+                name: "tapaal-par",
+                family: "tapaal",
+                competing: true,
+            },
+            Entrant {
+                tool: 3,
+                name: "gold2025",
+                family: "gold2025",
+                competing: false,
+            },
+            Entrant {
+                tool: 4,
+                name: "smpt",
+                family: "smpt",
+                competing: true,
+            },
+            Entrant {
+                tool: 5,
+                name: "zero",
+                family: "zero",
+                competing: true,
+            },
         ]
     }
 
@@ -435,10 +625,18 @@ mod tests {
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
         let scores = [300.0, 350.0, 400.0, 500.0, 300.0, 0.0];
         let p = podium(&entrants(), &scores, None);
-        let summary: Vec<(u32, Option<u32>, Option<u8>)> = p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
+        let summary: Vec<(u32, Option<u32>, Option<u8>)> =
+            p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
         assert_eq!(
             summary,
-            vec![(3, None, None), (2, Some(1), Some(1)), (1, None, None), (0, Some(2), Some(2)), (4, Some(2), Some(2)), (5, Some(4), None)]
+            vec![
+                (3, None, None),
+                (2, Some(1), Some(1)),
+                (1, None, None),
+                (0, Some(2), Some(2)),
+                (4, Some(2), Some(2)),
+                (5, Some(4), None)
+            ]
         );
     }
 
@@ -453,12 +651,30 @@ mod tests {
         perf[3].add(1.0, 1.0); // reference tool: never awarded
         perf[1].add(0.5, 0.5); // tapaal-seq: not the ranked variant
         let a = awards(&standings, &perf, AwardAggregate::Mean);
-        assert_eq!(a, Awards { fastest: Some(2), least_memory: Some(2) });
+        assert_eq!(
+            a,
+            Awards {
+                fastest: Some(2),
+                least_memory: Some(2)
+            }
+        );
         // Summed, lola totals 40 s and 400 MB: tapaal-par still wins both.
         let a = awards(&standings, &perf, AwardAggregate::Sum);
-        assert_eq!(a, Awards { fastest: Some(2), least_memory: Some(2) });
+        assert_eq!(
+            a,
+            Awards {
+                fastest: Some(2),
+                least_memory: Some(2)
+            }
+        );
         perf[4].add(5.0, 500.0); // smpt: fastest, not least memory
         let a = awards(&standings, &perf, AwardAggregate::Mean);
-        assert_eq!(a, Awards { fastest: Some(4), least_memory: Some(2) });
+        assert_eq!(
+            a,
+            Awards {
+                fastest: Some(4),
+                least_memory: Some(2)
+            }
+        );
     }
 }

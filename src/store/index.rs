@@ -70,7 +70,11 @@ impl Summary {
             cpu_time_s: record.cpu_time_s,
             wall_time_s: record.wall_time_s,
             peak_memory_bytes: record.peak_memory_bytes,
-            answers: record.answers.iter().map(|a| (a.position, a.value.clone())).collect(),
+            answers: record
+                .answers
+                .iter()
+                .map(|a| (a.position, a.value.clone()))
+                .collect(),
         }
     }
 }
@@ -147,13 +151,19 @@ impl Index {
             Ok(bytes) => match decode(bytes) {
                 Ok(index) => index,
                 Err(problem) => {
-                    report.index_problem = Some(format!("{}: {problem}; rebuilding it from the records", store.index_path().display()));
+                    report.index_problem = Some(format!(
+                        "{}: {problem}; rebuilding it from the records",
+                        store.index_path().display()
+                    ));
                     Index::empty()
                 }
             },
             Err(e) if e.kind() == io::ErrorKind::NotFound => Index::empty(),
             Err(e) => {
-                report.index_problem = Some(format!("cannot read {}: {e}; rebuilding it from the records", store.index_path().display()));
+                report.index_problem = Some(format!(
+                    "cannot read {}: {e}; rebuilding it from the records",
+                    store.index_path().display()
+                ));
                 Index::empty()
             }
         };
@@ -181,13 +191,20 @@ impl Index {
     fn file_position(&self, key: &RunKey) -> Option<usize> {
         let b = bucket_of(key);
         let (start, end) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
-        self.file_keys[start..end].iter().position(|k| k == key).map(|p| start + p)
+        self.file_keys[start..end]
+            .iter()
+            .position(|k| k == key)
+            .map(|p| start + p)
     }
 
     /// The file keys of one shard (a contiguous range: keys are sorted).
     fn file_shard(&self, shard: usize) -> &[RunKey] {
-        let start = self.file_keys.partition_point(|k| (k.0[0] as usize) < shard);
-        let end = self.file_keys.partition_point(|k| (k.0[0] as usize) <= shard);
+        let start = self
+            .file_keys
+            .partition_point(|k| (k.0[0] as usize) < shard);
+        let end = self
+            .file_keys
+            .partition_point(|k| (k.0[0] as usize) <= shard);
         &self.file_keys[start..end]
     }
 
@@ -196,7 +213,9 @@ impl Index {
         let runs = store.root().join("runs");
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
-            let mtime = fs::metadata(&dir).ok().map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128);
+            let mtime = fs::metadata(&dir)
+                .ok()
+                .map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128);
             if mtime.is_some() && self.shard_mtimes[shard] == mtime {
                 continue;
             }
@@ -204,18 +223,28 @@ impl Index {
             if let Ok(listing) = fs::read_dir(&dir) {
                 for entry in listing.flatten() {
                     let name = entry.file_name();
-                    if let Some(key) = name.to_str().and_then(|n| n.strip_suffix(".json")).and_then(RunKey::from_hex) {
+                    if let Some(key) = name
+                        .to_str()
+                        .and_then(|n| n.strip_suffix(".json"))
+                        .and_then(RunKey::from_hex)
+                    {
                         present.insert(key);
                     }
                 }
             }
-            let gone: Vec<RunKey> = self.file_shard(shard).iter().filter(|k| !present.contains(k) && !self.removed.contains(k)).copied().collect();
+            let gone: Vec<RunKey> = self
+                .file_shard(shard)
+                .iter()
+                .filter(|k| !present.contains(k) && !self.removed.contains(k))
+                .copied()
+                .collect();
             for key in gone {
                 self.removed.insert(key);
                 self.dirty = true;
             }
             let before = self.added.len();
-            self.added.retain(|k, _| k.0[0] as usize != shard || present.contains(k));
+            self.added
+                .retain(|k, _| k.0[0] as usize != shard || present.contains(k));
             self.dirty |= self.added.len() != before;
             let mut corrupt_here = false;
             for key in present {
@@ -223,7 +252,13 @@ impl Index {
                     continue;
                 }
                 let path = store.record_path(&key);
-                match fs::read(&path).map_err(|e| CorruptRecord { path: path.clone(), reason: format!("cannot read: {e}") }).and_then(|b| parse_record(&path, &b, &key)) {
+                match fs::read(&path)
+                    .map_err(|e| CorruptRecord {
+                        path: path.clone(),
+                        reason: format!("cannot read: {e}"),
+                    })
+                    .and_then(|b| parse_record(&path, &b, &key))
+                {
                     Ok(record) => {
                         report.records_read += 1;
                         self.removed.remove(&key);
@@ -238,7 +273,10 @@ impl Index {
             }
             // A folder changed within the last two seconds may change again within the same
             // clock tick: do not trust its time yet. Nor when a record there was damaged.
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0);
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as i128)
+                .unwrap_or(0);
             let trusted = mtime.filter(|m| now - m >= 2_000_000_000 && !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
@@ -248,11 +286,15 @@ impl Index {
     }
 
     fn summaries(&self) -> &Vec<Option<Summary>> {
-        self.file_summaries.get_or_init(|| match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
-            Ok(entries) if entries.len() == self.file_keys.len() => entries.into_iter().map(Entry::summary).collect(),
-            // The section's checksum was verified: only a bug can get here. Nothing is
-            // claimed then; the runs look unanswered rather than wrong.
-            _ => vec![None; self.file_keys.len()],
+        self.file_summaries.get_or_init(|| {
+            match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
+                Ok(entries) if entries.len() == self.file_keys.len() => {
+                    entries.into_iter().map(Entry::summary).collect()
+                }
+                // The section's checksum was verified: only a bug can get here. Nothing is
+                // claimed then; the runs look unanswered rather than wrong.
+                _ => vec![None; self.file_keys.len()],
+            }
         })
     }
 
@@ -269,11 +311,17 @@ impl Index {
 
     /// Whether the run is stored (without decoding any summary).
     pub fn contains(&self, key: &RunKey) -> bool {
-        self.added.contains_key(key) || (self.file_position(key).is_some() && !self.removed.contains(key))
+        self.added.contains_key(key)
+            || (self.file_position(key).is_some() && !self.removed.contains(key))
     }
 
     pub fn len(&self) -> usize {
-        self.file_keys.len() - self.removed.len() + self.added.keys().filter(|k| self.file_position(k).is_none()).count()
+        self.file_keys.len() - self.removed.len()
+            + self
+                .added
+                .keys()
+                .filter(|k| self.file_position(k).is_none())
+                .count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -308,7 +356,8 @@ impl Index {
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut all: Vec<(RunKey, &Summary)> = Vec::with_capacity(self.file_keys.len() + self.added.len());
+        let mut all: Vec<(RunKey, &Summary)> =
+            Vec::with_capacity(self.file_keys.len() + self.added.len());
         for (i, key) in self.file_keys.iter().enumerate() {
             if self.removed.contains(key) || self.added.contains_key(key) {
                 continue;
@@ -367,13 +416,18 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
         return Err("not an index of this mccbuild version".into());
     }
     let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
-    let keys_end = HEADER.checked_add(SHARDS * 16).and_then(|x| x.checked_add(n.checked_mul(32)?)).ok_or("malformed")?;
+    let keys_end = HEADER
+        .checked_add(SHARDS * 16)
+        .and_then(|x| x.checked_add(n.checked_mul(32)?))
+        .ok_or("malformed")?;
     if bytes.len() < keys_end {
         return Err("truncated".into());
     }
     let keys_section = &bytes[HEADER..keys_end];
     let body = &bytes[keys_end..];
-    if blake3::hash(keys_section).as_bytes() != &bytes[8..40] || blake3::hash(body).as_bytes() != &bytes[40..72] {
+    if blake3::hash(keys_section).as_bytes() != &bytes[8..40]
+        || blake3::hash(body).as_bytes() != &bytes[40..72]
+    {
         return Err("checksum mismatch (damaged)".into());
     }
     let shard_mtimes = keys_section[..SHARDS * 16]
@@ -383,7 +437,10 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
             (m != i128::MIN).then_some(m)
         })
         .collect();
-    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..].chunks_exact(32).map(|c| RunKey(c.try_into().unwrap_or([0; 32]))).collect();
+    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..]
+        .chunks_exact(32)
+        .map(|c| RunKey(c.try_into().unwrap_or([0; 32])))
+        .collect();
     if file_keys.windows(2).any(|w| w[0] >= w[1]) {
         return Err("malformed (unsorted keys)".into());
     }

@@ -44,12 +44,18 @@ impl Store {
     /// Opens (creating it if needed) the store at `root`.
     pub fn open(root: &Path) -> Result<Store, String> {
         let marker = root.join("STORE");
-        fs::create_dir_all(root.join("runs")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
-        fs::create_dir_all(root.join("tmp")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
-        fs::create_dir_all(root.join("meta")).map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        fs::create_dir_all(root.join("runs"))
+            .map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        fs::create_dir_all(root.join("tmp"))
+            .map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
+        fs::create_dir_all(root.join("meta"))
+            .map_err(|e| format!("cannot create the store {}: {e}", root.display()))?;
         match fs::read_to_string(&marker) {
             Ok(text) => {
-                let version = text.trim().strip_prefix("mccbuild store ").and_then(|v| v.parse::<u32>().ok());
+                let version = text
+                    .trim()
+                    .strip_prefix("mccbuild store ")
+                    .and_then(|v| v.parse::<u32>().ok());
                 if version != Some(STORE_FORMAT) {
                     return Err(format!(
                         "{} is a store of another format (`{}`); this mccbuild reads format {STORE_FORMAT}. Use another `store` in [contest] or remove that folder",
@@ -59,12 +65,17 @@ impl Store {
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                write_atomically(&marker, format!("mccbuild store {STORE_FORMAT}\n").as_bytes())
-                    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+                write_atomically(
+                    &marker,
+                    format!("mccbuild store {STORE_FORMAT}\n").as_bytes(),
+                )
+                .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
             }
             Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
         }
-        Ok(Store { root: root.to_path_buf() })
+        Ok(Store {
+            root: root.to_path_buf(),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -73,7 +84,10 @@ impl Store {
 
     pub fn record_path(&self, key: &RunKey) -> PathBuf {
         let hex = key.hex();
-        self.root.join("runs").join(&hex[..2]).join(format!("{hex}.json"))
+        self.root
+            .join("runs")
+            .join(&hex[..2])
+            .join(format!("{hex}.json"))
     }
 
     pub fn index_path(&self) -> PathBuf {
@@ -100,7 +114,12 @@ impl Store {
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(CorruptRecord { path, reason: format!("cannot read: {e}") }),
+            Err(e) => {
+                return Err(CorruptRecord {
+                    path,
+                    reason: format!("cannot read: {e}"),
+                })
+            }
         };
         parse_record(&path, &bytes, key).map(Some)
     }
@@ -117,7 +136,10 @@ impl Store {
 
     /// Writes many records (an import, a generated store): each atomically, made durable together
     /// by one `syncfs` at the end instead of one fsync per record.
-    pub fn put_many<'a>(&self, records: impl IntoIterator<Item = &'a RunRecord>) -> io::Result<usize> {
+    pub fn put_many<'a>(
+        &self,
+        records: impl IntoIterator<Item = &'a RunRecord>,
+    ) -> io::Result<usize> {
         let mut n = 0;
         for record in records {
             let path = self.record_path(&record.key);
@@ -148,18 +170,29 @@ impl Store {
 
 /// Decodes and checks a record file's content.
 pub fn parse_record(path: &Path, bytes: &[u8], key: &RunKey) -> Result<RunRecord, CorruptRecord> {
-    let corrupt = |reason: String| CorruptRecord { path: path.to_path_buf(), reason };
+    let corrupt = |reason: String| CorruptRecord {
+        path: path.to_path_buf(),
+        reason,
+    };
     #[derive(serde::Deserialize)]
     struct FormatOnly {
         format: u32,
     }
-    let format = serde_json::from_slice::<FormatOnly>(bytes).map_err(|e| corrupt(format!("not a run record: {e}")))?;
+    let format = serde_json::from_slice::<FormatOnly>(bytes)
+        .map_err(|e| corrupt(format!("not a run record: {e}")))?;
     if format.format != RECORD_FORMAT {
-        return Err(corrupt(format!("record format {} (this mccbuild reads {RECORD_FORMAT})", format.format)));
+        return Err(corrupt(format!(
+            "record format {} (this mccbuild reads {RECORD_FORMAT})",
+            format.format
+        )));
     }
-    let record: RunRecord = serde_json::from_slice(bytes).map_err(|e| corrupt(format!("damaged run record: {e}")))?;
+    let record: RunRecord =
+        serde_json::from_slice(bytes).map_err(|e| corrupt(format!("damaged run record: {e}")))?;
     if record.key != *key {
-        return Err(corrupt(format!("holds the record of run {} instead", record.key)));
+        return Err(corrupt(format!(
+            "holds the record of run {} instead",
+            record.key
+        )));
     }
     Ok(record)
 }
@@ -169,7 +202,10 @@ pub fn temp_sibling(path: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
@@ -207,7 +243,10 @@ pub(crate) mod tests {
             instance: "Philosophers-PT-000002".into(),
             examination: "StateSpace".into(),
             executor: [("kind".to_string(), "local".to_string())].into(),
-            limits: Limits { time_s: 60, memory_mb: 1024 },
+            limits: Limits {
+                time_s: 60,
+                memory_mb: 1024,
+            },
             started_at: "2026-11-22T00:00:00Z".into(),
             finished_at: "2026-11-22T00:00:01Z".into(),
             termination: Termination::Exit { code: 0 },
@@ -218,9 +257,18 @@ pub(crate) mod tests {
             cores: vec![0],
             host: "h".into(),
             verdict: Verdict::Answered,
-            answers: vec![Answer { id: "STATES".into(), position: 0, value: Value::Int(6), techniques: vec!["EXPLICIT".into()] }],
+            answers: vec![Answer {
+                id: "STATES".into(),
+                position: 0,
+                value: Value::Int(6),
+                techniques: vec!["EXPLICIT".into()],
+            }],
             diagnostics: vec![],
-            stdout: CapturedOutput { text: "STATE_SPACE STATES 6\n".into(), bytes: 21, truncated: false },
+            stdout: CapturedOutput {
+                text: "STATE_SPACE STATES 6\n".into(),
+                bytes: 21,
+                truncated: false,
+            },
             stderr: CapturedOutput::default(),
         }
     }
@@ -247,9 +295,17 @@ pub(crate) mod tests {
         let path = store.record_path(&key);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, b"{\"format\": 1, \"key\": tru").unwrap();
-        assert!(store.get(&key).unwrap_err().reason.contains("not a run record"));
+        assert!(store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("not a run record"));
         fs::write(&path, b"{\"format\": 99}").unwrap();
-        assert!(store.get(&key).unwrap_err().reason.contains("record format 99"));
+        assert!(store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("record format 99"));
         let other = sample_record(RunKey([5; 32]));
         fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
         assert!(store.get(&key).unwrap_err().reason.contains("instead"));
@@ -259,6 +315,8 @@ pub(crate) mod tests {
     fn a_store_of_another_format_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("STORE"), "mccbuild store 999\n").unwrap();
-        assert!(Store::open(dir.path()).unwrap_err().contains("another format"));
+        assert!(Store::open(dir.path())
+            .unwrap_err()
+            .contains("another format"));
     }
 }

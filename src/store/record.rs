@@ -31,7 +31,13 @@ pub enum Termination {
 
 impl Termination {
     pub fn is_limit(&self) -> bool {
-        matches!(self, Termination::CpuLimit | Termination::MemoryLimit | Termination::WallLimit | Termination::OutputLimit)
+        matches!(
+            self,
+            Termination::CpuLimit
+                | Termination::MemoryLimit
+                | Termination::WallLimit
+                | Termination::OutputLimit
+        )
     }
 
     /// Short upper-case label for tables (`TIMEOUT`, `MEMORY`, ...).
@@ -102,11 +108,15 @@ impl RunRecord {
 pub fn outcome_label(verdict: Verdict, termination: Termination, answers: usize) -> String {
     match verdict {
         Verdict::DoNotCompete => "DNC".into(),
-        Verdict::Answered if termination.is_limit() => format!("{answers} answers, then {}", termination.label()),
+        Verdict::Answered if termination.is_limit() => {
+            format!("{answers} answers, then {}", termination.label())
+        }
         Verdict::Answered => format!("{answers} answers"),
         Verdict::CannotCompute => match termination {
             Termination::Exit { code: 0 } => "CC".into(),
-            Termination::Exit { .. } | Termination::Signal { .. } => format!("CC ({})", termination.label()),
+            Termination::Exit { .. } | Termination::Signal { .. } => {
+                format!("CC ({})", termination.label())
+            }
             limit => limit.label(),
         },
     }

@@ -37,7 +37,12 @@ pub struct TestContest {
 
 impl TestContest {
     pub fn new() -> TestContest {
-        TestContest { dir: tempfile::tempdir().expect("temp dir"), models: Vec::new(), tools: Vec::new(), extra: String::new() }
+        TestContest {
+            dir: tempfile::tempdir().expect("temp dir"),
+            models: Vec::new(),
+            tools: Vec::new(),
+            extra: String::new(),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -53,7 +58,11 @@ impl TestContest {
 
     /// Declares a model with instance paths (relative to the contest folder).
     pub fn model(&mut self, name: &str, kind: &str, instances: &[&str]) -> &mut Self {
-        self.models.push((name.to_string(), kind.to_string(), instances.iter().map(|s| s.to_string()).collect()));
+        self.models.push((
+            name.to_string(),
+            kind.to_string(),
+            instances.iter().map(|s| s.to_string()).collect(),
+        ));
         self
     }
 
@@ -66,7 +75,9 @@ impl TestContest {
             &dir.join("BenchKit_head.sh"),
             "#!/bin/sh\nf=\"$(dirname \"$0\")/answers/$BK_INPUT/$BK_EXAMINATION\"\nif [ -f \"$f\" ]; then cat \"$f\"; else echo DO_NOT_COMPETE; fi\n",
         );
-        self.tools.push(format!("[[tool]]\nname = \"{name}\"\ndir = \"tools/{name}\"\n{extra_toml}\n"));
+        self.tools.push(format!(
+            "[[tool]]\nname = \"{name}\"\ndir = \"tools/{name}\"\n{extra_toml}\n"
+        ));
         dir
     }
 
@@ -75,13 +86,20 @@ impl TestContest {
         let dir = self.path().join("tools").join(name);
         fs::create_dir_all(&dir).unwrap();
         write_exec(&dir.join("BenchKit_head.sh"), script);
-        self.tools.push(format!("[[tool]]\nname = \"{name}\"\ndir = \"tools/{name}\"\n{extra_toml}\n"));
+        self.tools.push(format!(
+            "[[tool]]\nname = \"{name}\"\ndir = \"tools/{name}\"\n{extra_toml}\n"
+        ));
         dir
     }
 
     /// Sets what a scripted tool prints for one run.
     pub fn answer(&self, tool: &str, instance: &str, exam: &str, output: &str) {
-        let dir = self.path().join("tools").join(tool).join("answers").join(instance);
+        let dir = self
+            .path()
+            .join("tools")
+            .join(tool)
+            .join("answers")
+            .join(instance);
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join(exam), output).unwrap();
     }
@@ -94,7 +112,10 @@ impl TestContest {
         );
         for (name, kind, instances) in &self.models {
             let list: Vec<String> = instances.iter().map(|i| format!("\"{i}\"")).collect();
-            text.push_str(&format!("[[model]]\nname = \"{name}\"\nkind = \"{kind}\"\ninstances = [{}]\n\n", list.join(", ")));
+            text.push_str(&format!(
+                "[[model]]\nname = \"{name}\"\nkind = \"{kind}\"\ninstances = [{}]\n\n",
+                list.join(", ")
+            ));
         }
         for tool in &self.tools {
             text.push_str(tool);
@@ -112,7 +133,9 @@ impl TestContest {
     pub fn records(&self) -> Vec<serde_json::Value> {
         let mut out = Vec::new();
         let runs = self.path().join("cache/runs");
-        let Ok(shards) = fs::read_dir(&runs) else { return out };
+        let Ok(shards) = fs::read_dir(&runs) else {
+            return out;
+        };
         for shard in shards.flatten() {
             for f in fs::read_dir(shard.path()).unwrap().flatten() {
                 if f.path().extension().is_some_and(|e| e == "json") {
@@ -132,7 +155,12 @@ impl TestContest {
 }
 
 pub fn mccbuild_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mccbuild")).args(args).current_dir(dir).env_remove("MCCBUILD_SANDBOX").output().expect("mccbuild runs")
+    Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("mccbuild runs")
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -144,7 +172,8 @@ pub fn stderr(o: &Output) -> String {
 }
 
 pub fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
 }
 
 pub fn write_exec(path: &Path, text: &str) {
