@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::diag::Problems;
-use crate::results::{podium_text, scores_report};
+use crate::results::{podium_text_styled, scores_report, TermStyle};
 use crate::session::{Filter, OpenError, Progress, Session};
 
 /// Exit codes (docs/cli.md).
@@ -148,6 +148,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the results site (podiums, a page per tool, examination and model, the
+    /// reliability table, execution-time charts): static HTML, readable from file://.
+    Report {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// Where to write it (default: `report` beside the manifest).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print JSON counts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
     Scores {
         #[command(flatten)]
@@ -205,6 +217,42 @@ pub fn main_with(cli: Cli) -> i32 {
             json,
         ),
         Command::Confidence { manifest, json } => confidence(&manifest.manifest, json),
+        Command::Report { manifest, out, json } => report(&manifest.manifest, out.as_deref(), json),
+    }
+}
+
+fn report(manifest: &std::path::Path, out: Option<&std::path::Path>, json: bool) -> i32 {
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => session.plan.contest.root.join("report"),
+    };
+    let (db, handles) = session.scoring();
+    let data = crate::report::ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
+    match crate::report::write_site(&data, &dir) {
+        Ok(summary) => {
+            if json {
+                println!("{}", serde_json::to_string(&summary).unwrap_or_default());
+            } else {
+                println!(
+                    "report: {} pages, {} charts, {:.1} MB in {}; open {}",
+                    summary.pages,
+                    summary.charts,
+                    summary.bytes as f64 / 1e6,
+                    dir.display(),
+                    dir.join("index.html").display()
+                );
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!("help: choose a writable directory with --out DIR");
+            exit::STORE_ERROR
+        }
     }
 }
 
@@ -372,7 +420,7 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
             outcome.executed, outcome.cached, outcome.failed
         );
         let report = session.podium_report();
-        print!("{}", podium_text(&session.plan, &report));
+        print!("{}", podium_text_styled(&session.plan, &report, TermStyle::detect()));
     }
     if outcome.failed > 0 {
         exit::RUNS_FAILED
@@ -489,7 +537,7 @@ fn scores(manifest: &std::path::Path, json: bool) -> i32 {
             .map_err(std::io::Error::other)
             .and_then(|_| writeln!(out))
     } else {
-        write!(out, "{}", podium_text(&session.plan, &report))
+        write!(out, "{}", podium_text_styled(&session.plan, &report, TermStyle::detect()))
     };
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

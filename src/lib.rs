@@ -16,6 +16,7 @@ pub mod instance;
 pub mod key;
 pub mod manifest;
 pub mod plan;
+pub mod report;
 pub mod results;
 pub mod rules;
 pub mod session;

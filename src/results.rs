@@ -261,37 +261,101 @@ fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// The podium tables, as printed after `run` and by `scores`.
+/// How the podium tables are printed on a terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TermStyle {
+    /// ANSI colours (medals, titles).
+    pub color: bool,
+    /// The terminal's width in columns: longer tool names are shortened, the awards line split.
+    pub width: Option<usize>,
+}
+
+impl TermStyle {
+    /// Colour when stdout is a terminal (or `CLICOLOR_FORCE` is set), `NO_COLOR` is unset or
+    /// empty (https://no-color.org) and `TERM` is not `dumb`. The width: `COLUMNS` if set, else
+    /// the terminal's when stdout is one.
+    pub fn detect() -> TermStyle {
+        // SAFETY: isatty and ioctl(TIOCGWINSZ) only read the state of file descriptor 1.
+        let tty = unsafe { libc::isatty(1) } == 1;
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+        let mut width = std::env::var("COLUMNS").ok().and_then(|c| c.parse::<usize>().ok()).filter(|w| *w > 0);
+        if tty && width.is_none() {
+            let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+            if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0 && size.ws_col > 0 {
+                width = Some(size.ws_col as usize);
+            }
+        }
+        let force = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
+        TermStyle { color: (tty || force) && !no_color && !dumb, width }
+    }
+}
+
+/// The podium tables, as printed after `run` and by `scores` (plain: no colour, any width).
 pub fn podium_text(plan: &Plan, report: &ScoresReport) -> String {
+    podium_text_styled(plan, report, TermStyle::default())
+}
+
+/// Shortens `name` to `width` characters, marking the cut with `~`.
+fn fit(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(width.saturating_sub(1)).collect();
+        s.push('~');
+        s
+    }
+}
+
+/// The podium tables for a terminal of the given style.
+pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) -> String {
+    let paint = |code: &str, text: &str| if style.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
     let mut out = String::new();
-    let _ = writeln!(out, "{} ({})", report.contest, report.edition);
+    let _ = writeln!(out, "{}", paint("1", &format!("{} ({})", report.contest, report.edition)));
     for category in &plan.contest.edition.categories {
         let Some(rows) = report.standings.get(&category.name) else {
             continue;
         };
         if rows.is_empty() {
-            let _ = writeln!(out, "\n{}: no tool took part", category.title);
+            let _ = writeln!(out, "\n{}\n  no tool took part", paint("1", &category.title));
             continue;
         }
-        let _ = writeln!(out, "\n{}", category.title);
-        let width = rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
+        let _ = writeln!(out, "\n{}", paint("1", &category.title));
+        // "  " + place (9) + " " + name + "  " + score: 14 columns besides the name and score.
+        let longest = rows.iter().map(|r| r.tool.chars().count()).max().unwrap_or(4).max(4);
+        let score_width = rows.iter().map(|r| format!("{:.2}", r.score).len()).max().unwrap_or(4).max(6);
+        let width = match style.width {
+            Some(w) => longest.min(w.saturating_sub(14 + score_width).max(6)),
+            None => longest,
+        };
         for row in rows {
             let place = match (row.rank, &row.medal) {
-                (Some(r), Some(m)) => format!("{r:>2} {m:<6}"),
+                (Some(r), Some(m)) => {
+                    let code = match m.as_str() {
+                        "gold" => "1;33",
+                        "silver" => "1;37",
+                        _ => "1;31",
+                    };
+                    format!("{r:>2} {}", paint(code, &format!("{m:<6}")))
+                }
                 (Some(r), None) => format!("{r:>2}       "),
                 (None, _) if !row.competing => "  (ref.) ".to_string(),
                 (None, _) => "  (var.) ".to_string(),
             };
-            let _ = writeln!(out, "  {place} {:<width$}  {:>10.2}", row.tool, row.score);
+            let _ = writeln!(out, "  {place} {:<width$}  {:>score_width$.2}", fit(&row.tool, width), row.score);
         }
         if let Some(a) = report.awards.get(&category.name) {
             if a.fastest.is_some() || a.least_memory.is_some() {
-                let _ = writeln!(
-                    out,
-                    "  fastest: {}   least memory: {}",
-                    a.fastest.as_deref().unwrap_or("-"),
-                    a.least_memory.as_deref().unwrap_or("-")
-                );
+                let fastest = format!("  fastest: {}", a.fastest.as_deref().unwrap_or("-"));
+                let memory = format!("least memory: {}", a.least_memory.as_deref().unwrap_or("-"));
+                match style.width {
+                    Some(w) if fastest.chars().count() + 3 + memory.chars().count() > w => {
+                        let _ = writeln!(out, "{fastest}\n  {memory}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{fastest}   {memory}");
+                    }
+                }
             }
         }
     }
