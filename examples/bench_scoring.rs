@@ -64,8 +64,8 @@ fn main() {
     let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let mut values = 0usize;
-    for instance in &handles.instances {
-        values += trusted_values(&db, *instance)
+    for group in &handles.groups {
+        values += trusted_values(&db, *group)
             .iter()
             .map(Vec::len)
             .sum::<usize>();
@@ -73,7 +73,7 @@ fn main() {
     let podium = podiums(&db, handles.contest).clone();
     let queries_ms = t.elapsed().as_secs_f64() * 1e3;
     let answers: usize = handles
-        .instances
+        .groups
         .iter()
         .map(|i| {
             i.answers(&db)

@@ -217,7 +217,11 @@ pub fn main_with(cli: Cli) -> i32 {
             json,
         ),
         Command::Confidence { manifest, json } => confidence(&manifest.manifest, json),
-        Command::Report { manifest, out, json } => report(&manifest.manifest, out.as_deref(), json),
+        Command::Report {
+            manifest,
+            out,
+            json,
+        } => report(&manifest.manifest, out.as_deref(), json),
     }
 }
 
@@ -231,7 +235,9 @@ fn report(manifest: &std::path::Path, out: Option<&std::path::Path>, json: bool)
         None => session.plan.contest.root.join("report"),
     };
     let (db, handles) = session.scoring();
-    let data = crate::report::ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
+    let data = crate::report::ReportData::gather(&session.plan, &db, &handles, |key| {
+        session.index.get(key)
+    });
     match crate::report::write_site(&data, &dir) {
         Ok(summary) => {
             if json {
@@ -420,7 +426,10 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
             outcome.executed, outcome.cached, outcome.failed
         );
         let report = session.podium_report();
-        print!("{}", podium_text_styled(&session.plan, &report, TermStyle::detect()));
+        print!(
+            "{}",
+            podium_text_styled(&session.plan, &report, TermStyle::detect())
+        );
     }
     if outcome.failed > 0 {
         exit::RUNS_FAILED
@@ -537,7 +546,11 @@ fn scores(manifest: &std::path::Path, json: bool) -> i32 {
             .map_err(std::io::Error::other)
             .and_then(|_| writeln!(out))
     } else {
-        write!(out, "{}", podium_text_styled(&session.plan, &report, TermStyle::detect()))
+        write!(
+            out,
+            "{}",
+            podium_text_styled(&session.plan, &report, TermStyle::detect())
+        )
     };
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

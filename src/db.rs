@@ -69,7 +69,7 @@ pub struct ContestData {
     #[returns(ref)]
     pub tool_data: Arc<[ToolData]>,
     #[returns(ref)]
-    pub instances: Arc<[InstanceData]>,
+    pub groups: Arc<[RunGroup]>,
 }
 
 #[salsa::input(debug)]
@@ -80,7 +80,8 @@ pub struct ToolData {
     pub index: u32,
 }
 
-/// One examination of an instance: the values it asks for and the tools whose runs are planned.
+/// One examination instance of a group: the values it asks for and the tools whose runs are
+/// planned.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExamSlot {
     pub exam: u32,
@@ -93,21 +94,28 @@ pub struct ExamSlot {
     pub tools: Arc<[u32]>,
 }
 
-/// One instance with its examinations (`slots`) and, per examination, the runs planned for it.
-/// The runs' answers, whether they take part, and their time and memory are three separate
-/// fields (a run's time does not invalidate the values).
+/// The unit of scoring inputs and queries: one examination on the instances of one model (its
+/// `slots`, one per examination instance) and, per slot, the runs planned for it. The runs'
+/// answers, whether they take part, and their time and memory are three separate fields (a run's
+/// time does not invalidate the values).
+///
+/// Why this grain (docs/BENCHMARKS.md): salsa verifies every memo on the way to a changed input,
+/// so one input per examination instance (~20,000 at MCC scale, times five queries) costs tens of
+/// milliseconds per change; one per model and examination (~1,300) keeps that to a few. Grouping
+/// by examination rather than by instance means a tool rerun on one examination recomputes that
+/// examination's values only. All slots of a group share the model, hence its E-4.4 weight.
 #[salsa::input(debug)]
-pub struct InstanceData {
+pub struct RunGroup {
     #[returns(copy)]
     pub contest: ContestData,
     #[returns(copy)]
     pub model: u32,
     #[returns(ref)]
     pub slots: Arc<[ExamSlot]>,
-    /// Per examination, each run's answers (empty until it is stored).
+    /// Per slot, each run's answers (empty until it is stored).
     #[returns(ref)]
     pub answers: Arc<[Arc<[Answers]>]>,
-    /// Per examination, each run is stored and its tool did not say DO_NOT_COMPETE: it takes part
+    /// Per slot, each run is stored and its tool did not say DO_NOT_COMPETE: it takes part
     /// (E-1.8), even when it computed nothing.
     #[returns(ref)]
     pub competes: Arc<[Arc<[bool]>]>,
@@ -115,10 +123,10 @@ pub struct InstanceData {
     pub perf: Arc<[Arc<[Perf]>]>,
 }
 
-/// A planned run: its instance, examination slot and position there.
+/// A planned run: its group, examination-instance slot and position there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RunRef {
-    pub instance: InstanceData,
+    pub group: RunGroup,
     pub slot: usize,
     pub position: usize,
 }
@@ -182,23 +190,23 @@ impl ValueGroups {
     }
 }
 
-/// The value groups of each examination of an instance.
+/// The value groups of each examination instance of a group.
 #[salsa::tracked(returns(ref))]
-pub fn value_groups(db: &dyn salsa::Database, instance: InstanceData) -> Vec<ValueGroups> {
-    instance
+pub fn value_groups(db: &dyn salsa::Database, group: RunGroup) -> Vec<ValueGroups> {
+    group
         .slots(db)
         .iter()
-        .zip(instance.answers(db).iter())
+        .zip(group.answers(db).iter())
         .map(|(slot, runs)| ValueGroups::of(slot.ids.len(), &slot.tools, runs))
         .collect()
 }
 
-/// Rule E-2.2, for the values of one instance.
+/// Rule E-2.2, for the values of one group.
 #[salsa::tracked(returns(ref))]
-pub fn agreement(db: &dyn salsa::Database, instance: InstanceData) -> ConfidenceTally {
-    let edition = instance.contest(db).edition(db);
+pub fn agreement(db: &dyn salsa::Database, group: RunGroup) -> ConfidenceTally {
+    let edition = group.contest(db).edition(db);
     let mut tally = ConfidenceTally::default();
-    for groups in value_groups(db, instance) {
+    for groups in value_groups(db, group) {
         for group in groups.iter() {
             tally.add_value(group, &edition.confidence);
         }
@@ -210,8 +218,8 @@ pub fn agreement(db: &dyn salsa::Database, instance: InstanceData) -> Confidence
 #[salsa::tracked(returns(ref))]
 pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
     let mut tally = ConfidenceTally::default();
-    for instance in contest.instances(db).iter() {
-        tally.merge(agreement(db, *instance));
+    for group in contest.groups(db).iter() {
+        tally.merge(agreement(db, *group));
     }
     tally
 }
@@ -239,14 +247,14 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
     )
 }
 
-/// Rule E-3.1: the trusted value of each value of each examination of an instance (or the given
+/// Rule E-3.1: the trusted value of each value of each examination instance of a group (or the given
 /// truth, in a ground-truth contest).
 #[salsa::tracked(returns(ref))]
-pub fn trusted_values(db: &dyn salsa::Database, instance: InstanceData) -> Vec<Vec<Decision>> {
-    let contest = instance.contest(db);
+pub fn trusted_values(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<Decision>> {
+    let contest = group.contest(db);
     let edition = contest.edition(db);
     if edition.info.trust == TrustKind::GroundTruth {
-        return instance
+        return group
             .slots(db)
             .iter()
             .map(|slot| {
@@ -275,7 +283,7 @@ pub fn trusted_values(db: &dyn salsa::Database, instance: InstanceData) -> Vec<V
     let contested = |classes: &[Vec<ToolIdx>]| {
         contested_decision(db, Contested::new(db, contest, classes.to_vec())).map(|i| i as usize)
     };
-    value_groups(db, instance)
+    value_groups(db, group)
         .iter()
         .map(|groups| {
             groups
@@ -318,17 +326,13 @@ pub struct ToolExamScore {
     pub perf: Option<Perf>,
 }
 
-/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination of an instance (a
+/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination instance of a group (a
 /// tool that computed nothing scores 0 but takes part; one that said DO_NOT_COMPETE does not).
 #[salsa::tracked(returns(ref))]
-pub fn exam_scores(db: &dyn salsa::Database, instance: InstanceData) -> Vec<Vec<ToolExamScore>> {
-    let edition = instance.contest(db).edition(db);
-    let decisions = trusted_values(db, instance);
-    let (slots, runs, competes) = (
-        instance.slots(db),
-        instance.answers(db),
-        instance.competes(db),
-    );
+pub fn exam_scores(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<ToolExamScore>> {
+    let edition = group.contest(db).edition(db);
+    let decisions = trusted_values(db, group);
+    let (slots, runs, competes) = (group.slots(db), group.answers(db), group.competes(db));
     let mut all = Vec::with_capacity(slots.len());
     for (s, slot) in slots.iter().enumerate() {
         let trusted: Vec<Option<Value>> = decisions[s].iter().map(|d| d.value.clone()).collect();
@@ -344,7 +348,7 @@ pub fn exam_scores(db: &dyn salsa::Database, instance: InstanceData) -> Vec<Vec<
                 slot.scored as usize,
                 &edition.scoring,
             );
-            let perf = score.complete.then(|| instance.perf(db)[s][position]);
+            let perf = score.complete.then(|| group.perf(db)[s][position]);
             scores.push(ToolExamScore {
                 tool: slot.tools[position],
                 score,
@@ -372,14 +376,14 @@ impl Weight {
     }
 }
 
-/// Rule E-4.4's factors of each examination of each instance (`[instance][slot]`): the
+/// Rule E-4.4's factors of each examination instance of each group (`[group][slot]`): the
 /// instance's weight within its model and its model kind's multiplier in the examination's
 /// category.
 #[salsa::tracked(returns(ref))]
 pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight>> {
     let edition = contest.edition(db);
     let models = contest.models(db);
-    let instances = contest.instances(db);
+    let groups = contest.groups(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
     let instance_weight = |model: u32| {
         let m = &models[model as usize];
@@ -387,29 +391,29 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
     };
     // Points each kind could attain per category, for share-of multipliers.
     let mut attainable = vec![vec![0.0; edition.model_kinds.len()]; edition.categories.len()];
-    for instance in instances.iter() {
-        let kind = models[instance.model(db) as usize].kind;
-        for slot in instance.slots(db).iter() {
+    for group in groups.iter() {
+        let kind = models[group.model(db) as usize].kind;
+        for slot in group.slots(db).iter() {
             let category = edition.examinations[slot.exam as usize].category;
             attainable[category][kind] +=
-                edition.scoring.points_per_examination * instance_weight(instance.model(db));
+                edition.scoring.points_per_examination * instance_weight(group.model(db));
         }
     }
     let multipliers: Vec<Vec<f64>> = attainable
         .iter()
         .map(|a| scoring::kind_multipliers(&edition.model_kinds, a))
         .collect();
-    instances
+    groups
         .iter()
-        .map(|instance| {
-            let kind = models[instance.model(db) as usize].kind;
-            instance
+        .map(|group| {
+            let kind = models[group.model(db) as usize].kind;
+            group
                 .slots(db)
                 .iter()
                 .map(|slot| {
                     let category = edition.examinations[slot.exam as usize].category;
                     Weight {
-                        instance: instance_weight(instance.model(db)),
+                        instance: instance_weight(group.model(db)),
                         kind: multipliers[category][kind],
                         category,
                     }
@@ -439,8 +443,8 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
     let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
     let mut participating = vec![vec![false; tools]; edition.categories.len()];
-    for (instance, w) in contest.instances(db).iter().zip(weights) {
-        for (slot, w) in exam_scores(db, *instance).iter().zip(w) {
+    for (group, w) in contest.groups(db).iter().zip(weights) {
+        for (slot, w) in exam_scores(db, *group).iter().zip(w) {
             let (weight, category) = (w.factor(), w.category);
             for s in slot {
                 participating[category][s.tool as usize] = true;
@@ -605,8 +609,8 @@ pub struct EiShape<'a> {
 /// Handles to a built contest.
 pub struct Handles {
     pub contest: ContestData,
-    pub instances: Vec<InstanceData>,
-    /// Per examination instance of the shape, in its order: (index into `instances`, slot).
+    pub groups: Vec<RunGroup>,
+    /// Per examination instance of the shape, in its order: (index into `groups`, slot).
     pub exam_instances: Vec<(usize, usize)>,
 }
 
@@ -615,7 +619,7 @@ impl Handles {
     pub fn run(&self, e: usize, position: usize) -> RunRef {
         let (i, slot) = self.exam_instances[e];
         RunRef {
-            instance: self.instances[i],
+            group: self.groups[i],
             slot,
             position,
         }
@@ -624,19 +628,19 @@ impl Handles {
     /// The value groups of examination instance `e`.
     pub fn value_groups<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db ValueGroups {
         let (i, slot) = self.exam_instances[e];
-        &value_groups(db, self.instances[i])[slot]
+        &value_groups(db, self.groups[i])[slot]
     }
 
     /// The trusted values (E-3.1 decisions) of examination instance `e`.
     pub fn decisions<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [Decision] {
         let (i, slot) = self.exam_instances[e];
-        &trusted_values(db, self.instances[i])[slot]
+        &trusted_values(db, self.groups[i])[slot]
     }
 
     /// The scores (E-4.2) of examination instance `e`.
     pub fn exam_scores<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [ToolExamScore] {
         let (i, slot) = self.exam_instances[e];
-        &exam_scores(db, self.instances[i])[slot]
+        &exam_scores(db, self.groups[i])[slot]
     }
 
     /// The E-4.4 factors of examination instance `e`.
@@ -648,7 +652,7 @@ impl Handles {
     /// The tools of examination instance `e`'s planned runs, in order.
     pub fn run_tools<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [u32] {
         let (i, slot) = self.exam_instances[e];
-        &self.instances[i].slots(db)[slot].tools
+        &self.groups[i].slots(db)[slot].tools
     }
 }
 
@@ -673,26 +677,26 @@ impl ScoringDb {
                     .new(self)
             })
             .collect();
-        // Group the examination instances by instance.
-        let mut order: Vec<u32> = Vec::new();
-        let mut grouped: std::collections::HashMap<u32, (u32, Vec<(usize, EiShape<'_>)>)> =
+        // Group the examination instances by model and examination (see [`RunGroup`]).
+        let mut order: Vec<(u32, u32)> = Vec::new();
+        let mut grouped: std::collections::HashMap<(u32, u32), (u32, Vec<(usize, EiShape<'_>)>)> =
             std::collections::HashMap::new();
         for (e, ei) in shape.exam_instances.into_iter().enumerate() {
-            let entry = grouped.entry(ei.instance).or_insert_with(|| {
-                order.push(ei.instance);
+            let entry = grouped.entry((ei.model, ei.exam)).or_insert_with(|| {
+                order.push((ei.model, ei.exam));
                 (ei.model, Vec::new())
             });
             entry.1.push((e, ei));
         }
         let total: usize = grouped.values().map(|(_, v)| v.len()).sum();
         let mut exam_instances = vec![(0usize, 0usize); total];
-        let mut instances = Vec::with_capacity(order.len());
+        let mut groups = Vec::with_capacity(order.len());
         for key in order {
             let (model, eis) = grouped.remove(&key).unwrap_or_default();
             let mut slots = Vec::with_capacity(eis.len());
             let (mut answers, mut competes, mut perf) = (Vec::new(), Vec::new(), Vec::new());
             for (slot, (e, ei)) in eis.into_iter().enumerate() {
-                exam_instances[e] = (instances.len(), slot);
+                exam_instances[e] = (groups.len(), slot);
                 slots.push(ExamSlot {
                     exam: ei.exam,
                     ids: ei.ids,
@@ -709,7 +713,7 @@ impl ScoringDb {
                         .collect::<Arc<[Answers]>>(),
                 );
             }
-            let instance = InstanceData::builder(
+            let group = RunGroup::builder(
                 contest,
                 model,
                 slots.into(),
@@ -721,64 +725,64 @@ impl ScoringDb {
             .model_durability(Durability::HIGH)
             .slots_durability(Durability::HIGH)
             .new(self);
-            instances.push(instance);
+            groups.push(group);
         }
         contest
             .set_tool_data(self)
             .with_durability(Durability::HIGH)
             .to(tool_data.into());
         contest
-            .set_instances(self)
+            .set_groups(self)
             .with_durability(Durability::HIGH)
-            .to(instances.clone().into());
+            .to(groups.clone().into());
         Handles {
             contest,
-            instances,
+            groups,
             exam_instances,
         }
     }
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
     pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
-        let all = run.instance.answers(self);
+        let all = run.group.answers(self);
         if all[run.slot][run.position] != answers {
             let mut slot: Vec<Answers> = all[run.slot].to_vec();
             slot[run.position] = answers;
             let mut new: Vec<Arc<[Answers]>> = all.to_vec();
             new[run.slot] = slot.into();
-            run.instance.set_answers(self).to(new.into());
+            run.group.set_answers(self).to(new.into());
         }
     }
 
     /// Sets whether a run takes part, only if it changed.
     pub fn set_competes(&mut self, run: RunRef, competes: bool) {
-        let all = run.instance.competes(self);
+        let all = run.group.competes(self);
         if all[run.slot][run.position] != competes {
             let mut slot: Vec<bool> = all[run.slot].to_vec();
             slot[run.position] = competes;
             let mut new: Vec<Arc<[bool]>> = all.to_vec();
             new[run.slot] = slot.into();
-            run.instance.set_competes(self).to(new.into());
+            run.group.set_competes(self).to(new.into());
         }
     }
 
     /// Sets a run's time and memory, only if they changed.
     pub fn set_perf(&mut self, run: RunRef, perf: Perf) {
-        let all = run.instance.perf(self);
+        let all = run.group.perf(self);
         if all[run.slot][run.position] != perf {
             let mut slot: Vec<Perf> = all[run.slot].to_vec();
             slot[run.position] = perf;
             let mut new: Vec<Arc<[Perf]>> = all.to_vec();
             new[run.slot] = slot.into();
-            run.instance.set_perf(self).to(new.into());
+            run.group.set_perf(self).to(new.into());
         }
     }
 
     /// A run's tool and answers.
     pub fn run_answers(&self, run: RunRef) -> (u32, Answers) {
         (
-            run.instance.slots(self)[run.slot].tools[run.position],
-            run.instance.answers(self)[run.slot][run.position].clone(),
+            run.group.slots(self)[run.slot].tools[run.position],
+            run.group.answers(self)[run.slot][run.position].clone(),
         )
     }
 }

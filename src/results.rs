@@ -279,7 +279,10 @@ impl TermStyle {
         let tty = unsafe { libc::isatty(1) } == 1;
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-        let mut width = std::env::var("COLUMNS").ok().and_then(|c| c.parse::<usize>().ok()).filter(|w| *w > 0);
+        let mut width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|w| *w > 0);
         if tty && width.is_none() {
             let mut size: libc::winsize = unsafe { std::mem::zeroed() };
             if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0 && size.ws_col > 0 {
@@ -287,7 +290,10 @@ impl TermStyle {
             }
         }
         let force = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
-        TermStyle { color: (tty || force) && !no_color && !dumb, width }
+        TermStyle {
+            color: (tty || force) && !no_color && !dumb,
+            width,
+        }
     }
 }
 
@@ -309,21 +315,45 @@ fn fit(name: &str, width: usize) -> String {
 
 /// The podium tables for a terminal of the given style.
 pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) -> String {
-    let paint = |code: &str, text: &str| if style.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
+    let paint = |code: &str, text: &str| {
+        if style.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
     let mut out = String::new();
-    let _ = writeln!(out, "{}", paint("1", &format!("{} ({})", report.contest, report.edition)));
+    let _ = writeln!(
+        out,
+        "{}",
+        paint("1", &format!("{} ({})", report.contest, report.edition))
+    );
     for category in &plan.contest.edition.categories {
         let Some(rows) = report.standings.get(&category.name) else {
             continue;
         };
         if rows.is_empty() {
-            let _ = writeln!(out, "\n{}\n  no tool took part", paint("1", &category.title));
+            let _ = writeln!(
+                out,
+                "\n{}\n  no tool took part",
+                paint("1", &category.title)
+            );
             continue;
         }
         let _ = writeln!(out, "\n{}", paint("1", &category.title));
         // "  " + place (9) + " " + name + "  " + score: 14 columns besides the name and score.
-        let longest = rows.iter().map(|r| r.tool.chars().count()).max().unwrap_or(4).max(4);
-        let score_width = rows.iter().map(|r| format!("{:.2}", r.score).len()).max().unwrap_or(4).max(6);
+        let longest = rows
+            .iter()
+            .map(|r| r.tool.chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let score_width = rows
+            .iter()
+            .map(|r| format!("{:.2}", r.score).len())
+            .max()
+            .unwrap_or(4)
+            .max(6);
         let width = match style.width {
             Some(w) => longest.min(w.saturating_sub(14 + score_width).max(6)),
             None => longest,
@@ -342,7 +372,12 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
                 (None, _) if !row.competing => "  (ref.) ".to_string(),
                 (None, _) => "  (var.) ".to_string(),
             };
-            let _ = writeln!(out, "  {place} {:<width$}  {:>score_width$.2}", fit(&row.tool, width), row.score);
+            let _ = writeln!(
+                out,
+                "  {place} {:<width$}  {:>score_width$.2}",
+                fit(&row.tool, width),
+                row.score
+            );
         }
         if let Some(a) = report.awards.get(&category.name) {
             if a.fastest.is_some() || a.least_memory.is_some() {

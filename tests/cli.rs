@@ -700,7 +700,10 @@ fn check_validates_rules_files_with_the_line_of_each_problem() {
 #[test]
 fn podium_tables_respect_no_color_and_narrow_terminals() {
     let mut c = three_tools();
-    c.scripted_tool("a-tool-with-a-rather-long-name", "examinations = [\"StateSpace\"]");
+    c.scripted_tool(
+        "a-tool-with-a-rather-long-name",
+        "examinations = [\"StateSpace\"]",
+    );
     for instance in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
         c.answer("a-tool-with-a-rather-long-name", instance, "StateSpace", SS);
     }
@@ -708,7 +711,11 @@ fn podium_tables_respect_no_color_and_narrow_terminals() {
     assert!(c.mccbuild(&["run"]).status.success());
     let scores = |env: &[(&str, &str)]| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"));
-        cmd.arg("scores").current_dir(c.path()).env_remove("NO_COLOR").env_remove("COLUMNS").env_remove("CLICOLOR_FORCE");
+        cmd.arg("scores")
+            .current_dir(c.path())
+            .env_remove("NO_COLOR")
+            .env_remove("COLUMNS")
+            .env_remove("CLICOLOR_FORCE");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -716,15 +723,27 @@ fn podium_tables_respect_no_color_and_narrow_terminals() {
     };
     // Not a terminal: plain, full names.
     let plain = scores(&[]);
-    assert!(!plain.contains('\x1b') && plain.contains("a-tool-with-a-rather-long-name"), "{plain}");
+    assert!(
+        !plain.contains('\x1b') && plain.contains("a-tool-with-a-rather-long-name"),
+        "{plain}"
+    );
     // Colour when forced, none when NO_COLOR is set as well.
     assert!(scores(&[("CLICOLOR_FORCE", "1")]).contains("\x1b[1;33mgold"));
     assert!(!scores(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
     // 32 columns: every line fits, the long name is shortened, the scores are all there.
     let narrow = scores(&[("COLUMNS", "32")]);
     for line in narrow.lines() {
-        assert!(line.chars().count() <= 32, "{line:?} is wider than 32 columns:\n{narrow}");
+        assert!(
+            line.chars().count() <= 32,
+            "{line:?} is wider than 32 columns:\n{narrow}"
+        );
     }
-    assert!(narrow.contains("a-tool-w") && narrow.contains('~'), "{narrow}");
-    assert_eq!(narrow.matches("gold").count(), plain.matches("gold").count());
+    assert!(
+        narrow.contains("a-tool-w") && narrow.contains('~'),
+        "{narrow}"
+    );
+    assert_eq!(
+        narrow.matches("gold").count(),
+        plain.matches("gold").count()
+    );
 }

@@ -113,17 +113,18 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
 
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = [
-        ("value_groups", 1),     // instance 0 only
-        ("agreement", 1),        // instance 0 only
+        // Scoring inputs and queries are per model and examination: the five instances are one
+        // group, recomputed because instance 0's answers changed.
+        ("value_groups", 1),
+        ("agreement", 1),
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
         // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
         // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
-        // decision is unchanged and the wave stops there.
+        // decision is unchanged: no other group would be re-decided for it.
         ("contested_decision", 2),
-        // Instance 0 only (its answers changed); instance 1's trusted values are not re-decided.
         ("trusted_values", 1),
-        ("exam_scores", 1),     // instance 0 only
+        ("exam_scores", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
     ]
@@ -131,7 +132,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     assert_eq!(executed, expected);
-    // Nothing else: 4 tools x 5 instances of value groups etc. were reused.
+    // The weights (E-4.4) depend on the contest's shape, not on answers: reused.
     assert!(!executed.contains_key("weights"));
 
     // A lost 1 point and paid a 2-point penalty on STATES (ScoreValue 4 per StateSpace value:
@@ -286,8 +287,9 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     // times: its Confidence changes. Contested shapes: the new one of the Reachability
     // instances (tool 0 against 1, 2, 3) and the one all 20 CTL instances share (0, 1, 2 against
     // 3), which reads tool 0's Confidence but still decides for 0, 1, 2: the wave stops there,
-    // the CTL instances' trusted values are not re-decided. Trusted values and scores: the 40
-    // changed instances only.
+    // the CTL instances' trusted values are not re-decided. Scoring queries are per model and
+    // examination: the 40 changed instances are 4 groups (models M0..M3 of 10 instances each),
+    // and only those are regrouped, re-decided and re-scored.
     for &e in &rc_eis {
         let (_, answers) = db.run_answers(handles.run(e, 0));
         let changed: Arc<[(u16, Value)]> = answers
@@ -308,13 +310,13 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = [
-        ("value_groups", 40),
-        ("agreement", 40),
+        ("value_groups", 4),
+        ("agreement", 4),
         ("confidence_tally", 1),
         ("tool_confidence", 4),
         ("contested_decision", 2),
-        ("trusted_values", 40),
-        ("exam_scores", 40),
+        ("trusted_values", 4),
+        ("exam_scores", 4),
         ("category_scores", 1),
         ("podiums", 1),
     ]

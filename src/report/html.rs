@@ -28,7 +28,11 @@ pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
     pages.push(("examinations.html".into(), examinations(data), 0));
     pages.push(("models.html".into(), models(data), 0));
     for t in 0..plan.contest.tools.len() {
-        pages.push((slug("tool", t, &plan.contest.tools[t].name), tool(data, t), 0));
+        pages.push((
+            slug("tool", t, &plan.contest.tools[t].name),
+            tool(data, t),
+            0,
+        ));
     }
     for x in exams_with_runs(data) {
         let name = &plan.contest.edition.examinations[x].name;
@@ -88,7 +92,11 @@ fn seconds(s: f64) -> String {
 fn index(data: &ReportData<'_>) -> String {
     let plan = data.plan;
     let edition = &plan.contest.edition;
-    let stored = data.runs.iter().filter(|r| r.status != Status::NotRun).count();
+    let stored = data
+        .runs
+        .iter()
+        .filter(|r| r.status != Status::NotRun)
+        .count();
     let body = html! {
         p { (plan.contest.tools.len()) " tools, " (plan.models.len()) " models, " (plan.instances.len()) " instances, "
             (plan.runs.len()) " runs (" (stored) " done). Rules: " (edition.info.name) "." }
@@ -211,17 +219,27 @@ struct Tally {
 }
 
 fn status_index(s: Status) -> usize {
-    [Status::Answered, Status::CannotCompute, Status::DoNotCompete, Status::TimeOut, Status::MemoryOut, Status::Failed, Status::NotRun]
-        .iter()
-        .position(|x| *x == s)
-        .unwrap_or(6)
+    [
+        Status::Answered,
+        Status::CannotCompute,
+        Status::DoNotCompete,
+        Status::TimeOut,
+        Status::MemoryOut,
+        Status::Failed,
+        Status::NotRun,
+    ]
+    .iter()
+    .position(|x| *x == s)
+    .unwrap_or(6)
 }
 
 fn tool(data: &ReportData<'_>, t: usize) -> String {
     let plan = data.plan;
     let edition = &plan.contest.edition;
     let tool = &plan.contest.tools[t];
-    let mut per_exam: Vec<Tally> = (0..edition.examinations.len()).map(|_| Tally::default()).collect();
+    let mut per_exam: Vec<Tally> = (0..edition.examinations.len())
+        .map(|_| Tally::default())
+        .collect();
     let mut wrong = Vec::new();
     for run in data.runs.iter().filter(|r| r.tool == t) {
         let ei = &plan.exam_instances[run.exam_instance];
@@ -240,7 +258,12 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         for (position, value) in run.answers.iter() {
             if let Some(d) = decisions.get(*position as usize) {
                 if d.value.as_ref().is_some_and(|v| v != value) {
-                    wrong.push((run.exam_instance, *position as usize, value.clone(), d.clone()));
+                    wrong.push((
+                        run.exam_instance,
+                        *position as usize,
+                        value.clone(),
+                        d.clone(),
+                    ));
                 }
             }
         }
@@ -305,7 +328,10 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
 }
 
 fn case_name(d: &crate::rules::trusted::Decision) -> String {
-    serde_json::to_value(d.case).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    serde_json::to_value(d.case)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 /// The tools with runs in examination `x`, in manifest order.
@@ -323,7 +349,10 @@ fn run_cell(run: Option<&RunView>) -> Markup {
     match run {
         None => html! { td class="s--" { "" } },
         Some(r) => {
-            let (right, wrong) = r.score.as_ref().map_or((0, 0), |s| (s.score.right, s.score.wrong));
+            let (right, wrong) = r
+                .score
+                .as_ref()
+                .map_or((0, 0), |s| (s.score.right, s.score.wrong));
             html! {
                 td class=(format!("s-{}", r.status.label())) title=(r.status.title()) {
                     @if r.status == Status::Answered {
@@ -365,19 +394,40 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
     let plan = data.plan;
     let exam = &plan.contest.edition.examinations[x];
     let tools = tools_in(data, x);
-    let limit = plan.runs.iter().map(|r| r.limits.time_s).max().unwrap_or(60) as f64;
+    let limit = plan
+        .runs
+        .iter()
+        .map(|r| r.limits.time_s)
+        .max()
+        .unwrap_or(60) as f64;
     // Per examination instance of x, each tool's run.
     let mut grid: Vec<(usize, Vec<Option<&RunView>>)> = Vec::new();
     for (e, ei) in plan.exam_instances.iter().enumerate() {
         if ei.exam == x {
-            let row = tools.iter().map(|t| data.runs_of[e].iter().map(|&i| &data.runs[i]).find(|r| r.tool == *t)).collect();
+            let row = tools
+                .iter()
+                .map(|t| {
+                    data.runs_of[e]
+                        .iter()
+                        .map(|&i| &data.runs[i])
+                        .find(|r| r.tool == *t)
+                })
+                .collect();
             grid.push((e, row));
         }
     }
     let series: Vec<Series> = tools
         .iter()
         .enumerate()
-        .map(|(i, t)| Series { name: plan.contest.tools[*t].name.clone(), times: grid.iter().filter_map(|(_, row)| row[i]).filter(|r| r.solved()).map(|r| r.cpu_s).collect() })
+        .map(|(i, t)| Series {
+            name: plan.contest.tools[*t].name.clone(),
+            times: grid
+                .iter()
+                .filter_map(|(_, row)| row[i])
+                .filter(|r| r.solved())
+                .map(|r| r.cpu_s)
+                .collect(),
+        })
         .collect();
     let mut scatters = Vec::new();
     for a in 0..tools.len() {
@@ -390,11 +440,23 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                         return None;
                     }
                     let time = |r: &RunView| (r.status == Status::Answered).then_some(r.cpu_s);
-                    let disagree = ra.answers.iter().any(|(p, v)| rb.answer(*p as usize).is_some_and(|w| w != v));
-                    Some(Pair { x: time(ra), y: time(rb), disagree })
+                    let disagree = ra
+                        .answers
+                        .iter()
+                        .any(|(p, v)| rb.answer(*p as usize).is_some_and(|w| w != v));
+                    Some(Pair {
+                        x: time(ra),
+                        y: time(rb),
+                        disagree,
+                    })
                 })
                 .collect();
-            scatters.push(svg::scatter(&plan.contest.tools[tools[a]].name, &plan.contest.tools[tools[b]].name, &pairs, limit));
+            scatters.push(svg::scatter(
+                &plan.contest.tools[tools[a]].name,
+                &plan.contest.tools[tools[b]].name,
+                &pairs,
+                limit,
+            ));
         }
     }
     let count = scatters.len() + 1;
@@ -406,7 +468,10 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         h2 { "Tool against tool" }
         div.charts { @for s in &scatters { figure { (PreEscaped(s)) } } }
     };
-    (layout(data, &format!("{}: execution times", exam.name), body), count)
+    (
+        layout(data, &format!("{}: execution times", exam.name), body),
+        count,
+    )
 }
 
 /// A value vector as the MCC writes it: booleans as `TFFT`, numbers separated by spaces; `?`

@@ -39,7 +39,9 @@ pub enum Status {
 
 impl Status {
     fn of(summary: Option<&Summary>) -> Status {
-        let Some(s) = summary else { return Status::NotRun };
+        let Some(s) = summary else {
+            return Status::NotRun;
+        };
         match (s.verdict, s.termination) {
             (Verdict::Answered, _) => Status::Answered,
             (Verdict::DoNotCompete, _) => Status::DoNotCompete,
@@ -93,12 +95,17 @@ pub struct RunView {
 impl RunView {
     /// The run computed every trusted value and none wrongly: "solved" for the cactus plots.
     pub fn solved(&self) -> bool {
-        self.score.as_ref().is_some_and(|s| s.score.complete && s.score.wrong == 0)
+        self.score
+            .as_ref()
+            .is_some_and(|s| s.score.complete && s.score.wrong == 0)
     }
 
     /// The value it gave at `position`, if any.
     pub fn answer(&self, position: usize) -> Option<&Value> {
-        self.answers.iter().find(|(p, _)| *p as usize == position).map(|(_, v)| v)
+        self.answers
+            .iter()
+            .find(|(p, _)| *p as usize == position)
+            .map(|(_, v)| v)
     }
 }
 
@@ -117,18 +124,29 @@ pub struct ReportData<'a> {
 }
 
 impl<'a> ReportData<'a> {
-    pub fn gather<'s>(plan: &'a Plan, db: &ScoringDb, handles: &Handles, summary: impl Fn(&crate::key::RunKey) -> Option<&'s Summary>) -> ReportData<'a> {
+    pub fn gather<'s>(
+        plan: &'a Plan,
+        db: &ScoringDb,
+        handles: &Handles,
+        summary: impl Fn(&crate::key::RunKey) -> Option<&'s Summary>,
+    ) -> ReportData<'a> {
         let scores = crate::results::scores_report(plan, db, handles, false);
         let reliability = crate::explain::confidence_table(plan, db, handles);
         let agreed_values = crate::db::confidence_tally(db, handles.contest).agreed_values;
-        let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len()).map(|e| Arc::from(handles.decisions(db, e))).collect();
+        let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
+            .map(|e| Arc::from(handles.decisions(db, e)))
+            .collect();
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
         let mut runs = Vec::with_capacity(plan.runs.len());
         for run in &plan.runs {
             let s = summary(&run.key);
             let e = run.exam_instance;
             // The scoring database's runs of an examination instance are in plan order.
-            let score = handles.exam_scores(db, e).iter().find(|x| x.tool as usize == run.tool).cloned();
+            let score = handles
+                .exam_scores(db, e)
+                .iter()
+                .find(|x| x.tool as usize == run.tool)
+                .cloned();
             runs_of[e].push(runs.len());
             runs.push(RunView {
                 tool: run.tool,
@@ -140,7 +158,15 @@ impl<'a> ReportData<'a> {
                 score,
             });
         }
-        ReportData { plan, scores, reliability, agreed_values, runs, runs_of, decisions }
+        ReportData {
+            plan,
+            scores,
+            reliability,
+            agreed_values,
+            runs,
+            runs_of,
+            decisions,
+        }
     }
 }
 
@@ -156,11 +182,16 @@ pub struct SiteSummary {
 /// Writes the site into `dir` (created if needed; files of an earlier report are replaced).
 pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut summary = SiteSummary { dir: dir.to_path_buf(), ..Default::default() };
+    let mut summary = SiteSummary {
+        dir: dir.to_path_buf(),
+        ..Default::default()
+    };
     for (name, text, charts) in html::pages(data) {
         let path = dir.join(&name);
         let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, text.as_bytes()).and_then(|_| std::fs::rename(&tmp, &path)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&tmp, text.as_bytes())
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         summary.pages += 1;
         summary.charts += charts;
         summary.bytes += text.len() as u64;
@@ -170,7 +201,16 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Stri
 
 /// A file name for a tool, examination or model: its index (unique) and its name's safe letters.
 pub fn slug(prefix: &str, index: usize, name: &str) -> String {
-    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     format!("{prefix}-{index}-{safe}.html")
 }
 
@@ -187,13 +227,47 @@ mod tests {
 
     #[test]
     fn statuses_follow_verdict_then_termination() {
-        let s = |verdict, termination| Summary { verdict, termination, cpu_time_s: 0.0, wall_time_s: 0.0, peak_memory_bytes: 0, answers: Arc::from(Vec::new()) };
+        let s = |verdict, termination| Summary {
+            verdict,
+            termination,
+            cpu_time_s: 0.0,
+            wall_time_s: 0.0,
+            peak_memory_bytes: 0,
+            answers: Arc::from(Vec::new()),
+        };
         assert_eq!(Status::of(None), Status::NotRun);
-        assert_eq!(Status::of(Some(&s(Verdict::Answered, Termination::CpuLimit))), Status::Answered);
-        assert_eq!(Status::of(Some(&s(Verdict::CannotCompute, Termination::CpuLimit))), Status::TimeOut);
-        assert_eq!(Status::of(Some(&s(Verdict::CannotCompute, Termination::MemoryLimit))), Status::MemoryOut);
-        assert_eq!(Status::of(Some(&s(Verdict::CannotCompute, Termination::Exit { code: 0 }))), Status::CannotCompute);
-        assert_eq!(Status::of(Some(&s(Verdict::CannotCompute, Termination::Signal { signal: 11 }))), Status::Failed);
-        assert_eq!(Status::of(Some(&s(Verdict::DoNotCompete, Termination::Exit { code: 0 }))), Status::DoNotCompete);
+        assert_eq!(
+            Status::of(Some(&s(Verdict::Answered, Termination::CpuLimit))),
+            Status::Answered
+        );
+        assert_eq!(
+            Status::of(Some(&s(Verdict::CannotCompute, Termination::CpuLimit))),
+            Status::TimeOut
+        );
+        assert_eq!(
+            Status::of(Some(&s(Verdict::CannotCompute, Termination::MemoryLimit))),
+            Status::MemoryOut
+        );
+        assert_eq!(
+            Status::of(Some(&s(
+                Verdict::CannotCompute,
+                Termination::Exit { code: 0 }
+            ))),
+            Status::CannotCompute
+        );
+        assert_eq!(
+            Status::of(Some(&s(
+                Verdict::CannotCompute,
+                Termination::Signal { signal: 11 }
+            ))),
+            Status::Failed
+        );
+        assert_eq!(
+            Status::of(Some(&s(
+                Verdict::DoNotCompete,
+                Termination::Exit { code: 0 }
+            ))),
+            Status::DoNotCompete
+        );
     }
 }

@@ -24,8 +24,10 @@ pub struct Series {
 }
 
 /// Colours of the tools' lines (colour-blind friendly, repeated beyond 12 tools).
-const PALETTE: [&str; 12] =
-    ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442", "#999999", "#882255", "#44aa99", "#117733"];
+const PALETTE: [&str; 12] = [
+    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442",
+    "#999999", "#882255", "#44aa99", "#117733",
+];
 
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
@@ -42,12 +44,17 @@ struct LogAxis {
 impl LogAxis {
     fn pos(&self, v: f64) -> f64 {
         let v = v.clamp(self.lo, self.hi);
-        self.from + (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10()) * (self.to - self.from)
+        self.from
+            + (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+                * (self.to - self.from)
     }
 
     /// The powers of ten within the axis.
     fn decades(&self) -> impl Iterator<Item = f64> + '_ {
-        let (a, b) = (self.lo.log10().ceil() as i32, self.hi.log10().floor() as i32);
+        let (a, b) = (
+            self.lo.log10().ceil() as i32,
+            self.hi.log10().floor() as i32,
+        );
         (a..=b).map(|e| 10f64.powi(e))
     }
 }
@@ -78,7 +85,10 @@ fn label(seconds: f64) -> String {
 
 /// XML text escaping for names placed in the SVG.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Dots as one path of zero-length segments with round caps: small files even with thousands of
@@ -87,7 +97,10 @@ fn dots(out: &mut String, points: &[(f64, f64)], color: &str, class: &str) {
     if points.is_empty() {
         return;
     }
-    let _ = write!(out, r#"<path class="{class}" stroke="{color}" stroke-width="5" stroke-linecap="round" fill="none" d=""#);
+    let _ = write!(
+        out,
+        r#"<path class="{class}" stroke="{color}" stroke-width="5" stroke-linecap="round" fill="none" d=""#
+    );
     for (x, y) in points {
         let _ = write!(out, "M{x:.1} {y:.1}h0");
     }
@@ -102,8 +115,18 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
     const M: f64 = 46.0; // margin for the labels
     const BORDER: f64 = 14.0; // the failed runs' line, beyond the plot area
     let (lo, hi) = range(pairs.iter().flat_map(|p| [p.x, p.y]).flatten(), limit);
-    let ax = LogAxis { lo, hi, from: M, to: M + SIZE };
-    let ay = LogAxis { lo, hi, from: M + SIZE + BORDER, to: M + BORDER };
+    let ax = LogAxis {
+        lo,
+        hi,
+        from: M,
+        to: M + SIZE,
+    };
+    let ay = LogAxis {
+        lo,
+        hi,
+        from: M + SIZE + BORDER,
+        to: M + BORDER,
+    };
     let fail_x = M + SIZE + BORDER;
     let fail_y = M;
     let w = M + SIZE + BORDER + 12.0;
@@ -115,10 +138,20 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
         escape(x_name),
         escape(y_name)
     );
-    let _ = write!(out, "<title>{} (x) vs {} (y): CPU time per run, log-log</title>", escape(x_name), escape(y_name));
+    let _ = write!(
+        out,
+        "<title>{} (x) vs {} (y): CPU time per run, log-log</title>",
+        escape(x_name),
+        escape(y_name)
+    );
     // Plot area, grid and diagonal.
     let (x0, x1, y0, y1) = (ax.pos(lo), ax.pos(hi), ay.pos(lo), ay.pos(hi));
-    let _ = write!(out, r##"<rect x="{x0:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="#fff" stroke="#444"/>"##, x1 - x0, y0 - y1);
+    let _ = write!(
+        out,
+        r##"<rect x="{x0:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="#fff" stroke="#444"/>"##,
+        x1 - x0,
+        y0 - y1
+    );
     for d in ax.decades() {
         let (x, y) = (ax.pos(d), ay.pos(d));
         let _ = write!(
@@ -131,7 +164,10 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
             label(d)
         );
     }
-    let _ = write!(out, r##"<path d="M{x0:.1} {y0:.1}L{x1:.1} {y1:.1}" stroke="#888" stroke-dasharray="4 3"/>"##);
+    let _ = write!(
+        out,
+        r##"<path d="M{x0:.1} {y0:.1}L{x1:.1} {y1:.1}" stroke="#888" stroke-dasharray="4 3"/>"##
+    );
     // Border lines of the failed runs.
     let _ = write!(
         out,
@@ -145,12 +181,22 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
         let y = p.y.map_or(fail_y, |t| ay.pos(t));
         (x, y)
     };
-    let agree: Vec<_> = pairs.iter().filter(|p| !p.disagree && (p.x.is_some() || p.y.is_some())).map(place).collect();
+    let agree: Vec<_> = pairs
+        .iter()
+        .filter(|p| !p.disagree && (p.x.is_some() || p.y.is_some()))
+        .map(place)
+        .collect();
     let disagree: Vec<_> = pairs.iter().filter(|p| p.disagree).map(place).collect();
     dots(&mut out, &agree, "#1f5fa8", "agree");
     dots(&mut out, &disagree, "#d00000", "disagree");
     // Axis names and counts.
-    let _ = write!(out, r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{} (CPU time)</text>"#, (x0 + x1) / 2.0, y0 + 28.0, escape(x_name));
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{} (CPU time)</text>"#,
+        (x0 + x1) / 2.0,
+        y0 + 28.0,
+        escape(x_name)
+    );
     let _ = write!(
         out,
         r#"<text transform="translate(12 {:.1}) rotate(-90)" font-size="12" text-anchor="middle">{} (CPU time)</text>"#,
@@ -163,7 +209,10 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
         y0 + 42.0,
         pairs.len(),
         disagree.len(),
-        pairs.iter().filter(|p| p.x.is_none() && p.y.is_none()).count()
+        pairs
+            .iter()
+            .filter(|p| p.x.is_none() && p.y.is_none())
+            .count()
     );
     out.push_str("</svg>");
     out
@@ -175,9 +224,19 @@ pub fn cactus(series: &[Series], limit: f64) -> String {
     const W: f64 = 560.0;
     const H: f64 = 300.0;
     const M: f64 = 50.0;
-    let most = series.iter().map(|s| s.times.len()).max().unwrap_or(0).max(1);
+    let most = series
+        .iter()
+        .map(|s| s.times.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let (lo, hi) = range(series.iter().flat_map(|s| s.times.iter().copied()), limit);
-    let ay = LogAxis { lo, hi, from: M + H, to: M };
+    let ay = LogAxis {
+        lo,
+        hi,
+        from: M + H,
+        to: M,
+    };
     let x_of = |n: usize| M + n as f64 / most as f64 * W;
     let legend = 16.0 * series.len() as f64;
     let (w, h) = (M + W + 170.0, M + H + 40.0 + (legend - H).max(0.0));
@@ -186,7 +245,10 @@ pub fn cactus(series: &[Series], limit: f64) -> String {
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart cactus" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="cactus plot"><title>Runs solved within a CPU time, per tool</title>"#
     );
-    let _ = write!(out, r##"<rect x="{M}" y="{M}" width="{W}" height="{H}" fill="#fff" stroke="#444"/>"##);
+    let _ = write!(
+        out,
+        r##"<rect x="{M}" y="{M}" width="{W}" height="{H}" fill="#fff" stroke="#444"/>"##
+    );
     for d in ay.decades() {
         let y = ay.pos(d);
         let _ = write!(
@@ -200,16 +262,36 @@ pub fn cactus(series: &[Series], limit: f64) -> String {
     }
     for i in 0..=4 {
         let n = most * i / 4;
-        let _ = write!(out, r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">{n}</text>"#, x_of(n), M + H + 13.0);
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle">{n}</text>"#,
+            x_of(n),
+            M + H + 13.0
+        );
     }
-    let _ = write!(out, r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">runs solved</text>"#, M + W / 2.0, M + H + 30.0);
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">runs solved</text>"#,
+        M + W / 2.0,
+        M + H + 30.0
+    );
     for (i, s) in series.iter().enumerate() {
         let mut times = s.times.clone();
         times.sort_by(|a, b| a.total_cmp(b));
         if !times.is_empty() {
-            let _ = write!(out, r#"<path class="line" stroke="{}" stroke-width="1.5" fill="none" d=""#, color(i));
+            let _ = write!(
+                out,
+                r#"<path class="line" stroke="{}" stroke-width="1.5" fill="none" d=""#,
+                color(i)
+            );
             for (n, t) in times.iter().enumerate() {
-                let _ = write!(out, "{}{:.1} {:.1}", if n == 0 { 'M' } else { 'L' }, x_of(n + 1), ay.pos(*t));
+                let _ = write!(
+                    out,
+                    "{}{:.1} {:.1}",
+                    if n == 0 { 'M' } else { 'L' },
+                    x_of(n + 1),
+                    ay.pos(*t)
+                );
             }
             out.push_str(r#""/>"#);
         }
@@ -234,20 +316,41 @@ mod tests {
     use super::*;
 
     fn parse(svg: &str) -> roxmltree::Document<'_> {
-        roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not well-formed SVG: {e}\n{svg}"))
+        roxmltree::Document::parse(svg)
+            .unwrap_or_else(|e| panic!("not well-formed SVG: {e}\n{svg}"))
     }
 
     #[test]
     fn scatter_puts_failed_runs_on_the_border_and_disagreements_in_red() {
         let pairs = [
-            Pair { x: Some(1.0), y: Some(10.0), disagree: false },
-            Pair { x: None, y: Some(0.5), disagree: false },
-            Pair { x: Some(2.0), y: Some(2.0), disagree: true },
-            Pair { x: None, y: None, disagree: false },
+            Pair {
+                x: Some(1.0),
+                y: Some(10.0),
+                disagree: false,
+            },
+            Pair {
+                x: None,
+                y: Some(0.5),
+                disagree: false,
+            },
+            Pair {
+                x: Some(2.0),
+                y: Some(2.0),
+                disagree: true,
+            },
+            Pair {
+                x: None,
+                y: None,
+                disagree: false,
+            },
         ];
         let svg = scatter("A<&>", "B", &pairs, 60.0);
         let doc = parse(&svg);
-        let path = |class: &str| doc.descendants().find(|n| n.attribute("class") == Some(class)).map(|n| n.attribute("d").unwrap().to_string());
+        let path = |class: &str| {
+            doc.descendants()
+                .find(|n| n.attribute("class") == Some(class))
+                .map(|n| n.attribute("d").unwrap().to_string())
+        };
         // Two agreeing points drawn (the run both failed is counted, not drawn), one red.
         let agree = path("agree").unwrap();
         assert_eq!(agree.matches('M').count(), 2, "{agree}");
@@ -256,22 +359,48 @@ mod tests {
         // The failed x sits on the right border line: x = 46 + 300 + 14 = 360.
         assert!(agree.contains("M360.0 "), "{agree}");
         // On the diagonal: equal times give equal offsets from the corner.
-        let (x, y) = red.trim_start_matches('M').trim_end_matches("h0").split_once(' ').unwrap();
+        let (x, y) = red
+            .trim_start_matches('M')
+            .trim_end_matches("h0")
+            .split_once(' ')
+            .unwrap();
         let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
-        assert!(((x - 46.0) - (46.0 + 14.0 + 300.0 - y)).abs() < 0.2, "{x} {y}");
+        assert!(
+            ((x - 46.0) - (46.0 + 14.0 + 300.0 - y)).abs() < 0.2,
+            "{x} {y}"
+        );
         assert!(svg.contains("A&lt;&amp;&gt;"));
         assert!(svg.contains("4 runs, 1 disagreements (red), both failed: 1"));
     }
 
     #[test]
     fn cactus_draws_one_sorted_line_per_tool() {
-        let svg = cactus(&[Series { name: "a".into(), times: vec![3.0, 1.0, 2.0] }, Series { name: "b".into(), times: vec![] }], 60.0);
+        let svg = cactus(
+            &[
+                Series {
+                    name: "a".into(),
+                    times: vec![3.0, 1.0, 2.0],
+                },
+                Series {
+                    name: "b".into(),
+                    times: vec![],
+                },
+            ],
+            60.0,
+        );
         let doc = parse(&svg);
-        let lines: Vec<_> = doc.descendants().filter(|n| n.attribute("class") == Some("line")).collect();
+        let lines: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("line"))
+            .collect();
         assert_eq!(lines.len(), 1, "a tool that solved nothing has no line");
         let d = lines[0].attribute("d").unwrap();
         // y grows downwards: sorted times give non-increasing y.
-        let ys: Vec<f64> = d.split(['M', 'L']).filter(|s| !s.is_empty()).map(|p| p.split(' ').nth(1).unwrap().parse().unwrap()).collect();
+        let ys: Vec<f64> = d
+            .split(['M', 'L'])
+            .filter(|s| !s.is_empty())
+            .map(|p| p.split(' ').nth(1).unwrap().parse().unwrap())
+            .collect();
         assert_eq!(ys.len(), 3);
         assert!(ys.windows(2).all(|w| w[1] <= w[0]), "{ys:?}");
         assert!(svg.contains("a (3)") && svg.contains("b (0)"));
