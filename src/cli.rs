@@ -160,6 +160,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Keep the scores current: apply each run record written to the store (by any executor),
+    /// each edit of the manifest, the rules or a tool, and print what changed in the podiums.
+    Watch {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// Also execute the runs a change makes necessary (with `mccbuild run`).
+        #[arg(long)]
+        run: bool,
+        /// Serve the results site, updated live in the browser, on ADDR (`host:port`, or a port
+        /// on loopback).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8017")]
+        serve: Option<String>,
+        /// Print one JSON object per update.
+        #[arg(long)]
+        json: bool,
+        /// Stop after N updates (for scripts and tests).
+        #[arg(long, value_name = "N")]
+        updates: Option<u64>,
+    },
     /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
     Scores {
         #[command(flatten)]
@@ -222,6 +241,19 @@ pub fn main_with(cli: Cli) -> i32 {
             out,
             json,
         } => report(&manifest.manifest, out.as_deref(), json),
+        Command::Watch {
+            manifest,
+            run,
+            serve,
+            json,
+            updates,
+        } => crate::watch::watch(crate::watch::WatchOptions {
+            manifest: manifest.manifest,
+            run,
+            serve,
+            json,
+            updates,
+        }),
     }
 }
 

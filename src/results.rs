@@ -381,8 +381,15 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
         }
         if let Some(a) = report.awards.get(&category.name) {
             if a.fastest.is_some() || a.least_memory.is_some() {
-                let fastest = format!("  fastest: {}", a.fastest.as_deref().unwrap_or("-"));
-                let memory = format!("least memory: {}", a.least_memory.as_deref().unwrap_or("-"));
+                // On a narrow terminal, each award on its own line, names shortened to fit.
+                let name = |n: &Option<String>, label: usize| {
+                    let n = n.as_deref().unwrap_or("-");
+                    style
+                        .width
+                        .map_or(n.to_string(), |w| fit(n, w.saturating_sub(label).max(6)))
+                };
+                let fastest = format!("  fastest: {}", name(&a.fastest, 11));
+                let memory = format!("least memory: {}", name(&a.least_memory, 16));
                 match style.width {
                     Some(w) if fastest.chars().count() + 3 + memory.chars().count() > w => {
                         let _ = writeln!(out, "{fastest}\n  {memory}");

@@ -630,6 +630,22 @@ pub fn make_record(
     }
 }
 
+/// What the scoring database holds of a run: its answers, whether it takes part (stored, and not
+/// DO_NOT_COMPETE: E-1.8), its time and memory. No summary: not run yet.
+pub fn run_inputs(summary: Option<&Summary>) -> (crate::db::Answers, bool, Perf) {
+    match summary {
+        Some(s) => (
+            s.answers.clone(),
+            s.verdict != crate::answers::Verdict::DoNotCompete,
+            Perf {
+                cpu_s: s.cpu_time_s,
+                peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64,
+            },
+        ),
+        None => (Arc::from(Vec::new()), false, Perf::default()),
+    }
+}
+
 /// Builds the scoring database of a plan from run summaries.
 pub fn build_scoring<'a>(
     mut db: ScoringDb,
@@ -658,22 +674,12 @@ pub fn build_scoring<'a>(
         .collect();
     let mut runs_by_ei: Vec<Vec<RunShape>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
-        let shape = match summary(&run.key) {
-            Some(s) => RunShape {
-                tool: run.tool as u32,
-                competes: s.verdict != crate::answers::Verdict::DoNotCompete,
-                answers: s.answers.clone(),
-                perf: Perf {
-                    cpu_s: s.cpu_time_s,
-                    peak_memory_mb: s.peak_memory_bytes as f64 / (1 << 20) as f64,
-                },
-            },
-            None => RunShape {
-                tool: run.tool as u32,
-                competes: false,
-                answers: Arc::from(Vec::new()),
-                perf: Perf::default(),
-            },
+        let (answers, competes, perf) = run_inputs(summary(&run.key));
+        let shape = RunShape {
+            tool: run.tool as u32,
+            competes,
+            answers,
+            perf,
         };
         runs_by_ei[run.exam_instance].push(shape);
     }

@@ -179,6 +179,14 @@ pub struct SiteSummary {
     pub bytes: u64,
 }
 
+/// The site's files in memory: (file name, text).
+pub fn render(data: &ReportData<'_>) -> Vec<(String, String)> {
+    html::pages(data)
+        .into_iter()
+        .map(|(name, text, _)| (name, text))
+        .collect()
+}
+
 /// Writes the site into `dir` (created if needed; files of an earlier report are replaced).
 pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -141,6 +141,8 @@ pub struct LoadReport {
     pub corrupt: Vec<CorruptRecord>,
     /// Why the index file itself was not used, if it was not.
     pub index_problem: Option<String>,
+    /// Keys whose records appeared or disappeared (what `mccbuild watch` applies).
+    pub changed: Vec<RunKey>,
 }
 
 impl Index {
@@ -241,10 +243,16 @@ impl Index {
             for key in gone {
                 self.removed.insert(key);
                 self.dirty = true;
+                report.changed.push(key);
             }
             let before = self.added.len();
-            self.added
-                .retain(|k, _| k.0[0] as usize != shard || present.contains(k));
+            self.added.retain(|k, _| {
+                let keep = k.0[0] as usize != shard || present.contains(k);
+                if !keep {
+                    report.changed.push(*k);
+                }
+                keep
+            });
             self.dirty |= self.added.len() != before;
             let mut corrupt_here = false;
             for key in present {
@@ -261,6 +269,7 @@ impl Index {
                 {
                     Ok(record) => {
                         report.records_read += 1;
+                        report.changed.push(key);
                         self.removed.remove(&key);
                         self.added.insert(key, Summary::of(&record));
                         self.dirty = true;
