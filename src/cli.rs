@@ -548,15 +548,16 @@ fn export(manifest: &std::path::Path, to: ExportTo) -> i32 {
             export.not_stored
         );
     }
-    let outputs: [(&Option<PathBuf>, fn(&crate::export::Export) -> Vec<u8>); 2] = [
-        (&to.csv, crate::export::Export::csv_bytes),
-        (&to.json, crate::export::Export::json_bytes),
-    ];
-    for (path, bytes) in outputs {
+    for (path, csv) in [(&to.csv, true), (&to.json, false)] {
         let Some(path) = path else { continue };
+        let bytes = if csv {
+            export.csv_bytes()
+        } else {
+            export.json_bytes()
+        };
         let written = if path.as_path() == std::path::Path::new("-") {
             let mut out = std::io::stdout().lock();
-            match out.write_all(&bytes(&export)).and_then(|_| out.flush()) {
+            match out.write_all(&bytes).and_then(|_| out.flush()) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     Err(crate::export::ExportError::Write {
                         path: PathBuf::from("standard output"),
@@ -566,8 +567,7 @@ fn export(manifest: &std::path::Path, to: ExportTo) -> i32 {
                 _ => Ok(()),
             }
         } else {
-            crate::export::write_file(path, &bytes(&export))
-                .map(|_| eprintln!("wrote {}", path.display()))
+            crate::export::write_file(path, &bytes).map(|_| eprintln!("wrote {}", path.display()))
         };
         if let Err(e) = written {
             return export_error(e);

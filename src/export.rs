@@ -665,7 +665,11 @@ pub fn verdict_explanation(
             case_name(case),
             tools(computed)
         ),
-        (false, _) => format!(
+        (false, true) => format!(
+            "no expected answer given with the task; {computed} {} computed it",
+            tools(computed)
+        ),
+        (false, false) => format!(
             "no trusted value (rule E-3.1, {}); {computed} {} computed it",
             case_name(case),
             tools(computed)
@@ -913,6 +917,14 @@ mod tests {
         assert_eq!(
             verdict_explanation(false, false, TrustCase::NoAnswer, 0, 0),
             "no trusted value (rule E-3.1, no-answer); 0 tools computed it"
+        );
+        assert_eq!(
+            verdict_explanation(true, true, TrustCase::GroundTruth, 1, 2),
+            "expected answer given with the task; 1 of the 2 tools that computed it gave it"
+        );
+        assert_eq!(
+            verdict_explanation(false, true, TrustCase::GroundTruth, 0, 1),
+            "no expected answer given with the task; 1 tool computed it"
         );
     }
 

@@ -195,8 +195,11 @@ with open(sys.argv[1], newline="") as f:
 print(json.dumps({"header": rows[0], "rows": rows[1:]}))
 "#;
 
-/// Reads a CSV with Python's csv module: (header, rows as column -> field).
-fn python_csv(path: &Path) -> Option<(Vec<String>, Vec<BTreeMap<String, String>>)> {
+/// Rows of a CSV, each as column -> field.
+type Rows = Vec<BTreeMap<String, String>>;
+
+/// Reads a CSV with Python's csv module: (header, rows).
+fn python_csv(path: &Path) -> Option<(Vec<String>, Rows)> {
     let Some(python) = python_with("csv") else {
         skip_or_fail("python3 is not installed (the CSV is read with its csv module)");
         return None;
