@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::diag::Problems;
@@ -24,6 +24,8 @@ pub mod exit {
     pub const INVALID_INPUT: i32 = 2;
     /// The store cannot be used.
     pub const STORE_ERROR: i32 = 3;
+    /// An output file (an export) cannot be written.
+    pub const OUTPUT_ERROR: i32 = 4;
     /// Interrupted (Ctrl-C): runs in flight were stopped and not recorded.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -179,6 +181,25 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         updates: Option<u64>,
     },
+    /// Write the results: a CSV in the layout of the MCC's raw-result-analysis.csv, a JSON with
+    /// the scores and every run, the trusted values as propertiesverdict XML files (one per model).
+    #[command(group(ArgGroup::new("outputs").required(true).multiple(true).args(["csv", "json", "verdicts", "dir"])))]
+    Export {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// The CSV, one row per run in the store (`-`: standard output).
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// The JSON: scores, values and every run (`-`: standard output).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// A folder for the verdict files, `<Model>.xml` (created if needed).
+        #[arg(long, value_name = "DIR")]
+        verdicts: Option<PathBuf>,
+        /// A folder for all three: results.csv, results.json and verdicts/ (created if needed).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
     Scores {
         #[command(flatten)]
@@ -254,6 +275,21 @@ pub fn main_with(cli: Cli) -> i32 {
             json,
             updates,
         }),
+        Command::Export {
+            manifest,
+            csv,
+            json,
+            verdicts,
+            dir,
+        } => export(
+            &manifest.manifest,
+            ExportTo {
+                csv,
+                json,
+                verdicts,
+                dir,
+            },
+        ),
     }
 }
 
@@ -558,6 +594,115 @@ fn import(manifest: &std::path::Path, file: &std::path::Path, json: bool) -> i32
             eprintln!("error: {e}");
             exit::INVALID_INPUT
         }
+    }
+}
+
+struct ExportTo {
+    csv: Option<PathBuf>,
+    json: Option<PathBuf>,
+    verdicts: Option<PathBuf>,
+    dir: Option<PathBuf>,
+}
+
+fn is_stdout(path: &Option<PathBuf>) -> bool {
+    path.as_deref() == Some(std::path::Path::new("-"))
+}
+
+fn export(manifest: &std::path::Path, to: ExportTo) -> i32 {
+    if is_stdout(&to.csv) && is_stdout(&to.json) {
+        eprintln!("error: --csv - and --json - would both write to standard output; write one of them to a file");
+        return exit::INVALID_INPUT;
+    }
+    for (flag, path) in [("--verdicts", &to.verdicts), ("--dir", &to.dir)] {
+        if is_stdout(path) {
+            eprintln!(
+                "error: {flag} names a folder; `-` (standard output) is for --csv and --json"
+            );
+            return exit::INVALID_INPUT;
+        }
+    }
+    let session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    warn_instance_problems(&session);
+    let (db, handles) = session.scoring();
+    let export = match crate::export::collect(&session, &db, &handles) {
+        Ok(e) => e,
+        Err(e) => return export_error(e),
+    };
+    if export.not_stored > 0 {
+        eprintln!(
+            "note: {} planned runs are not in the store and are not exported (`mccbuild run`, or `mccbuild import` for results files, records them)",
+            export.not_stored
+        );
+    }
+    for (path, csv) in [(&to.csv, true), (&to.json, false)] {
+        let Some(path) = path else { continue };
+        let bytes = if csv {
+            export.csv_bytes()
+        } else {
+            export.json_bytes()
+        };
+        let written = if path.as_path() == std::path::Path::new("-") {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(&bytes).and_then(|_| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(crate::export::ExportError::Write {
+                        path: PathBuf::from("standard output"),
+                        source: e,
+                    })
+                }
+                _ => Ok(()),
+            }
+        } else {
+            crate::export::write_file(path, &bytes).map(|_| eprintln!("wrote {}", path.display()))
+        };
+        if let Err(e) = written {
+            return export_error(e);
+        }
+    }
+    let mut without_values = Vec::new();
+    if let Some(dir) = &to.verdicts {
+        match export.write_verdicts(dir) {
+            Ok(files) => eprintln!(
+                "wrote {} verdict files under {}",
+                files.len(),
+                dir.display()
+            ),
+            Err(e) => return export_error(e),
+        }
+        without_values = export.models_without_values();
+    }
+    if let Some(dir) = &to.dir {
+        match export.write_dir(dir) {
+            Ok(written) => {
+                eprintln!(
+                    "wrote results.csv, results.json and {} verdict files under {}",
+                    written.verdicts.len(),
+                    dir.display()
+                );
+                without_values = written.models_without_values;
+            }
+            Err(e) => return export_error(e),
+        }
+    }
+    if !without_values.is_empty() {
+        eprintln!(
+            "note: no verdict file for {} (none of their instances has an examination in the contest)",
+            without_values.join(", ")
+        );
+    }
+    exit::OK
+}
+
+fn export_error(e: crate::export::ExportError) -> i32 {
+    eprintln!("error: {e}");
+    match e {
+        crate::export::ExportError::Write { .. } => exit::OUTPUT_ERROR,
+        crate::export::ExportError::Record { .. } => exit::STORE_ERROR,
+        crate::export::ExportError::ModelFileName { .. }
+        | crate::export::ExportError::NotXml { .. } => exit::INVALID_INPUT,
     }
 }
 

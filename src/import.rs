@@ -4,7 +4,8 @@
 //!
 //! Columns (by header name; extra columns are ignored): `tool`, `Input` (the instance),
 //! `Examination`, `nb cores`, `results`, `techniques`, `max memory (MB)`, `CPU (ms)`,
-//! `Time (ms)`, `Status`. `results` is `DNC` (did not compete), `DNF` (did not finish), `CC`
+//! `Time (ms)`, `Status`, `estimated result` (the trusted values as a vector: only its length is
+//! read, so that an examination no tool answered keeps its number of values). `results` is `DNC` (did not compete), `DNF` (did not finish), `CC`
 //! (cannot compute), or a vector: one character per value for boolean examinations (`T`, `F`,
 //! `?` not computed), space-separated numbers otherwise (`?` or a negative number: not
 //! computed; `+inf`; `7.1790E+0023`, the file's shortened big numbers, read as the integer they
@@ -44,6 +45,8 @@ pub struct ResultRow {
     pub cpu_ms: f64,
     pub time_ms: f64,
     pub status: String,
+    /// The `estimated result` field as written (empty when the file has no such column).
+    pub estimated: String,
     /// blake3 of the row's fields: the content of an imported run.
     pub digest: Digest,
 }
@@ -77,13 +80,14 @@ pub fn read_results(path: &Path) -> Result<(Vec<ResultRow>, Problems), Problems>
         .help("the layout of the MCC's raw-result-analysis.csv (docs/import.md)")
         .into());
     };
-    let (cores, techniques, memory, cpu, time, status) = (
+    let (cores, techniques, memory, cpu, time, status, estimated) = (
         column("nb cores"),
         column("techniques"),
         column("max memory (MB)"),
         column("CPU (ms)"),
         column("Time (ms)"),
         column("Status"),
+        column("estimated result"),
     );
     let mut rows = Vec::new();
     let mut problems = Problems::default();
@@ -134,6 +138,7 @@ pub fn read_results(path: &Path) -> Result<(Vec<ResultRow>, Problems), Problems>
             cpu_ms: number(cpu),
             time_ms: number(time),
             status: field(status),
+            estimated: field(estimated),
             digest: *hasher.finalize().as_bytes(),
         });
     }
@@ -287,5 +292,21 @@ mod tests {
         assert_eq!(rows[1].results, "6 8 1 4");
         assert_eq!(rows[0].cpu_ms, 1500.0);
         assert_ne!(rows[0].digest, rows[1].digest);
+        assert_eq!(rows[0].estimated, "", "no `estimated result` column");
+    }
+
+    #[test]
+    fn the_estimated_result_is_read_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        std::fs::write(
+            &path,
+            "tool,Input,Examination,results,estimated result\n\
+             lola,M-PT-1,UpperBounds,DNC,3 ? +inf\n",
+        )
+        .unwrap();
+        let (rows, problems) = read_results(&path).unwrap();
+        assert!(problems.is_empty(), "{problems}");
+        assert_eq!(rows[0].estimated, "3 ? +inf");
     }
 }

@@ -11,6 +11,7 @@ pub mod diag;
 pub mod digest;
 pub mod exec;
 pub mod explain;
+pub mod export;
 pub mod import;
 pub mod instance;
 pub mod key;

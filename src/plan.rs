@@ -425,7 +425,8 @@ impl Plan {
         drop(_t);
         let _t = crate::timing::phase("plan: imported runs");
         // Imported runs: one per row; an examination instance's values are as many as its
-        // longest results vector (formula ids are positions: the files do not name them).
+        // longest results or estimated-result vector (formula ids are positions: the files do
+        // not name them).
         let import_keys = KeyBuilder::new(&tools, &[("kind".to_string(), "import".to_string())]);
         let mut imported_ei: std::collections::HashMap<(usize, ExamId), usize> =
             std::collections::HashMap::new();
@@ -448,11 +449,15 @@ impl Plan {
                     }
                     continue;
                 };
-                if let Ok(crate::import::RowResults::Values(v)) =
-                    crate::import::parse_results(&row.results, edition.examinations[exam].value)
-                {
-                    let n = lengths.entry((i, exam)).or_insert(0);
-                    *n = (*n).max(v.len());
+                // The row's answers, and the trusted values it states (the only length known
+                // when no tool answered).
+                for vector in [&row.results, &row.estimated] {
+                    if let Ok(crate::import::RowResults::Values(v)) =
+                        crate::import::parse_results(vector, edition.examinations[exam].value)
+                    {
+                        let n = lengths.entry((i, exam)).or_insert(0);
+                        *n = (*n).max(v.len());
+                    }
                 }
             }
         }
