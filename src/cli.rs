@@ -158,6 +158,9 @@ pub enum Command {
         /// Where to write it (default: `report` beside the manifest).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write the exports (as `mccbuild export --dir`) in `exports/` and link them.
+        #[arg(long)]
+        exports: bool,
         /// Print JSON counts.
         #[arg(long)]
         json: bool,
@@ -260,8 +263,9 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Report {
             manifest,
             out,
+            exports,
             json,
-        } => report(&manifest.manifest, out.as_deref(), json),
+        } => report(&manifest.manifest, out.as_deref(), exports, json),
         Command::Watch {
             manifest,
             run,
@@ -293,7 +297,12 @@ pub fn main_with(cli: Cli) -> i32 {
     }
 }
 
-fn report(manifest: &std::path::Path, out: Option<&std::path::Path>, json: bool) -> i32 {
+fn report(
+    manifest: &std::path::Path,
+    out: Option<&std::path::Path>,
+    exports: bool,
+    json: bool,
+) -> i32 {
     let session = match open(manifest) {
         Ok(s) => s,
         Err(code) => return code,
@@ -303,9 +312,22 @@ fn report(manifest: &std::path::Path, out: Option<&std::path::Path>, json: bool)
         None => session.plan.contest.root.join("report"),
     };
     let (db, handles) = session.scoring();
-    let data = crate::report::ReportData::gather(&session.plan, &db, &handles, |key| {
+    let mut data = crate::report::ReportData::gather(&session.plan, &db, &handles, |key| {
         session.index.get(key)
     });
+    if exports {
+        if let Err(e) = std::fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                crate::export::write_all(&session, &db, &handles, &dir.join("exports"))
+                    .map_err(|e| e.to_string())
+            })
+        {
+            eprintln!("error: {e}");
+            return exit::STORE_ERROR;
+        }
+        data.exports = true;
+    }
     match crate::report::write_site(&data, &dir) {
         Ok(summary) => {
             if json {

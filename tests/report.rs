@@ -74,7 +74,11 @@ fn local_links(html: &str) -> Vec<String> {
         for (i, _) in html.match_indices(attr) {
             let rest = &html[i + attr.len()..];
             let link = &rest[..rest.find('"').unwrap_or(0)];
-            if !link.is_empty() && !link.contains("://") && !link.starts_with('#') {
+            if !link.is_empty()
+                && !link.contains("://")
+                && !link.starts_with('#')
+                && !link.starts_with("data:")
+            {
                 links.push(link.split('#').next().unwrap_or("").to_string());
             }
         }
@@ -95,7 +99,13 @@ fn the_demo_site_renders_in_chromium_without_console_errors() {
     let site = tempfile::tempdir().unwrap();
     let out = mccbuild_in(
         repo,
-        &["report", "--out", site.path().to_str().unwrap(), "--json"],
+        &[
+            "report",
+            "--exports",
+            "--out",
+            site.path().to_str().unwrap(),
+            "--json",
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let summary = json(&out);

@@ -269,3 +269,224 @@ fn half_written_records_bursts_and_an_invalid_manifest() {
         "{err}"
     );
 }
+
+/// A minimal Chrome DevTools Protocol client over the browser's WebSocket.
+struct Cdp {
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>,
+    next_id: u64,
+    /// Console errors and uncaught exceptions seen so far.
+    errors: Vec<String>,
+}
+
+impl Cdp {
+    fn call(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: serde_json::Value,
+    ) -> serde_json::Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = serde_json::json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = serde_json::json!(s);
+        }
+        self.ws
+            .send(tungstenite::Message::text(msg.to_string()))
+            .expect("CDP send");
+        loop {
+            let text = match self.ws.read().expect("CDP read") {
+                tungstenite::Message::Text(t) => t.to_string(),
+                _ => continue,
+            };
+            let v: serde_json::Value = serde_json::from_str(&text).expect("CDP JSON");
+            match v["method"].as_str() {
+                Some("Runtime.exceptionThrown") => self.errors.push(v["params"].to_string()),
+                Some("Runtime.consoleAPICalled") if v["params"]["type"] == "error" => {
+                    self.errors.push(v["params"].to_string())
+                }
+                Some("Log.entryAdded") if v["params"]["entry"]["level"] == "error" => {
+                    self.errors.push(v["params"].to_string())
+                }
+                _ => {}
+            }
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+}
+
+#[test]
+fn the_served_page_shows_a_podium_change_after_a_record_arrives() {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|n| {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("command -v {n}"))
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        })
+    else {
+        skip_or_fail("chromium is not installed (apt install chromium)");
+        return;
+    };
+    let (c, records) = contest_with_held_records();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["watch", "--json", "--serve", "127.0.0.1:0"])
+        .current_dir(c.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr_lines = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut addr = None;
+    for line in stderr_lines.lines().map_while(Result::ok) {
+        if let Some(rest) = line.strip_prefix("serving the report on ") {
+            addr = Some(
+                rest.trim_start_matches("http://")
+                    .trim_end_matches('/')
+                    .to_string(),
+            );
+            break;
+        }
+    }
+    let addr = addr.expect("watch says where it serves");
+    let (tx, lines) = mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the start update");
+
+    let profile = tempfile::tempdir().unwrap();
+    let mut browser = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("about:blank")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ws_url = None;
+    for line in std::io::BufReader::new(browser.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        if let Some(i) = line.find("ws://") {
+            ws_url = Some(line[i..].trim().to_string());
+            break;
+        }
+    }
+    // Whatever happens, the browser and the watch are stopped.
+    struct Kill(Vec<Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let _guard = Kill(vec![browser, child]);
+    let ws_url = ws_url.expect("DevTools listening on ws://...");
+    let (ws, _) = tungstenite::connect(ws_url.as_str()).expect("CDP connects");
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    }
+    let mut cdp = Cdp {
+        ws,
+        next_id: 0,
+        errors: Vec::new(),
+    };
+    let target = cdp.call(
+        None,
+        "Target.createTarget",
+        serde_json::json!({"url": "about:blank"}),
+    );
+    let attached = cdp.call(
+        None,
+        "Target.attachToTarget",
+        serde_json::json!({"targetId": target["targetId"], "flatten": true}),
+    );
+    let session = attached["sessionId"].as_str().unwrap().to_string();
+    cdp.call(Some(&session), "Runtime.enable", serde_json::json!({}));
+    cdp.call(Some(&session), "Log.enable", serde_json::json!({}));
+    cdp.call(Some(&session), "Page.enable", serde_json::json!({}));
+    cdp.call(
+        Some(&session),
+        "Page.navigate",
+        serde_json::json!({"url": format!("http://{addr}/index.html")}),
+    );
+    // The StateSpace podium as the page shows it: its rows' text.
+    let podium = "(function(){var h=[...document.querySelectorAll('h2')].find(e=>e.textContent==='StateSpace');\
+                  if(!h)return 'loading';var t=h.nextElementSibling;return t&&t.tagName==='TABLE'?t.innerText:t?t.innerText:'';})()";
+    let mut eval = |cdp: &mut Cdp| {
+        cdp.call(
+            Some(&session),
+            "Runtime.evaluate",
+            serde_json::json!({"expression": podium, "returnByValue": true}),
+        )["result"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let wait_for =
+        |cdp: &mut Cdp, eval: &mut dyn FnMut(&mut Cdp) -> String, what: &dyn Fn(&str) -> bool| {
+            for _ in 0..100 {
+                let text = eval(cdp);
+                if what(&text) {
+                    return text;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let href = cdp.call(None, "Target.getTargets", serde_json::json!({}));
+            panic!(
+                "the page never showed it; last: {:?}; targets: {href}",
+                eval(cdp)
+            );
+        };
+    let before = wait_for(&mut cdp, &mut eval, &|t| t != "loading" && !t.is_empty());
+    assert!(before.contains("No tool took part"), "{before}");
+    // One StateSpace record arrives: the page reloads itself and shows a podium with that tool.
+    let (aside, path) = records
+        .iter()
+        .find(|(a, _)| {
+            std::fs::read_to_string(a)
+                .unwrap()
+                .contains("\"StateSpace\"")
+        })
+        .expect("a StateSpace record");
+    std::fs::rename(aside, path).unwrap();
+    let after = wait_for(&mut cdp, &mut eval, &|t| {
+        t.contains("rank") && t.contains("competing")
+    });
+    assert!(!after.contains("No tool took part"), "{after}");
+    assert!(cdp.errors.is_empty(), "console errors: {:?}", cdp.errors);
+    let shot = cdp.call(
+        Some(&session),
+        "Page.captureScreenshot",
+        serde_json::json!({"format": "png"}),
+    );
+    let png = std::path::Path::new(REPO).join("target/report-screenshots/watch-live.png");
+    std::fs::create_dir_all(png.parent().unwrap()).unwrap();
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().unwrap())
+        .expect("base64 PNG");
+    std::fs::write(&png, bytes).unwrap();
+    eprintln!("screenshot: {}", png.display());
+}

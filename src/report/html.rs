@@ -55,6 +55,8 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " — " (data.scores.contest) }
                 link rel="stylesheet" href="style.css";
+                // No favicon request (a 404 in the browser's console when served).
+                link rel="icon" href="data:,";
             }
             body {
                 nav {
@@ -101,6 +103,11 @@ fn index(data: &ReportData<'_>) -> String {
         p { (plan.contest.tools.len()) " tools, " (plan.models.len()) " models, " (plan.instances.len()) " instances, "
             (plan.runs.len()) " runs (" (stored) " done). Rules: " (edition.info.name) "." }
         @if stored < plan.runs.len() { p.warn { (plan.runs.len() - stored) " runs are not done yet: these results are partial." } }
+        @if data.exports {
+            p { "Exports: " a href="exports/results.csv" { "results.csv" } " (the layout of the MCC's raw-result-analysis.csv), "
+                a href="exports/results.json" { "results.json" } " (scores, values, every run), "
+                "and the trusted values of each model as propertiesverdict XML in " code { "exports/verdicts/" } "." }
+        }
         @for category in &edition.categories {
             h2 { (category.title) }
             @match data.scores.standings.get(&category.name) {

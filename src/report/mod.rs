@@ -121,6 +121,8 @@ pub struct ReportData<'a> {
     pub runs_of: Vec<Vec<usize>>,
     /// Per examination instance, the decision of each value (E-3.1).
     pub decisions: Vec<Arc<[Decision]>>,
+    /// The exports were written beside the site, in `exports/` (the index links them).
+    pub exports: bool,
 }
 
 impl<'a> ReportData<'a> {
@@ -166,6 +168,7 @@ impl<'a> ReportData<'a> {
             runs,
             runs_of,
             decisions,
+            exports: false,
         }
     }
 }
