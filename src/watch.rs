@@ -45,7 +45,8 @@ pub struct Update {
     pub records: usize,
     /// Applying them and re-scoring, in this process.
     pub compute_ms: f64,
-    /// From the newest applied record's write time to the scores (includes noticing it).
+    /// From the moment the newest applied record appeared in the store (its inode change time)
+    /// to the new scores: noticing it, reading it, applying it, re-scoring.
     pub latency_ms: Option<f64>,
     /// The salsa queries that re-executed, by name.
     pub queries: BTreeMap<String, usize>,
@@ -128,9 +129,15 @@ impl State {
             self.db.set_competes(run, competes);
             self.db.set_perf(run, perf);
             applied += 1;
-            if let Ok(t) =
-                std::fs::metadata(self.session.store.record_path(&key)).and_then(|m| m.modified())
-            {
+            // When the record appeared: its inode's change time (set by the write, and by the
+            // rename that atomic writers end with; a record moved in keeps its old mtime).
+            if let Ok(meta) = std::fs::metadata(self.session.store.record_path(&key)) {
+                use std::os::unix::fs::MetadataExt;
+                let t = SystemTime::UNIX_EPOCH
+                    + Duration::new(
+                        meta.ctime().max(0) as u64,
+                        meta.ctime_nsec().clamp(0, 999_999_999) as u32,
+                    );
                 newest = newest.max(Some(t));
             }
         }
@@ -391,9 +398,18 @@ pub fn watch(options: WatchOptions) -> i32 {
             let _ = state.db.take_executed();
             continue;
         }
+        let applied_ms = t.elapsed().as_secs_f64() * 1e3;
         let _ = podiums(&state.db, state.handles.contest);
+        let scored_ms = t.elapsed().as_secs_f64() * 1e3;
         let scores = scores_report(&state.session.plan, &state.db, &state.handles, false);
         let compute_ms = t.elapsed().as_secs_f64() * 1e3;
+        if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
+            eprintln!(
+                "timing: read and applied {applied_ms:.1} ms, podiums {:.1} ms, report {:.1} ms",
+                scored_ms - applied_ms,
+                compute_ms - scored_ms
+            );
+        }
         let latency_ms = newest
             .and_then(|n| SystemTime::now().duration_since(n).ok())
             .map(|d| d.as_secs_f64() * 1e3);
