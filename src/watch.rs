@@ -266,6 +266,8 @@ pub fn watch(options: WatchOptions) -> i32 {
     }
     let mut store_root = absolute(state.session.store.root());
     let mut child: Option<std::process::Child> = None;
+    // A re-plan with runs to do while a `mccbuild run` is still going: start another after it.
+    let mut run_wanted = false;
     let mut pending_corrupt: HashMap<PathBuf, Instant> = HashMap::new();
     let mut update_no = 0u64;
     let publish = |state: &State, update: Update, server: &Option<crate::serve::Server>| {
@@ -347,6 +349,10 @@ pub fn watch(options: WatchOptions) -> i32 {
                 child = None;
             }
         }
+        if run_wanted && child.is_none() {
+            run_wanted = false;
+            child = spawn_run(&options.manifest, state.missing_runs());
+        }
         if inputs_changed {
             // Editors write in several steps: let the burst settle.
             std::thread::sleep(Duration::from_millis(150));
@@ -383,9 +389,7 @@ pub fn watch(options: WatchOptions) -> i32 {
                         );
                     }
                     publish(&state, update, &server);
-                    if options.run && child.is_none() {
-                        child = spawn_run(&options.manifest, state.missing_runs());
-                    }
+                    run_wanted = options.run;
                 }
                 Err(e) => eprintln!("error (keeping the last good state): {e}"),
             }

@@ -490,3 +490,64 @@ fn the_served_page_shows_a_podium_change_after_a_record_arrives() {
     std::fs::write(&png, bytes).unwrap();
     eprintln!("screenshot: {}", png.display());
 }
+
+#[test]
+fn watch_run_executes_what_a_change_makes_necessary() {
+    let (c, records) = contest_with_held_records();
+    // The records are gone: with --run, watch starts `mccbuild run` for the 16 runs, and their
+    // records arrive as updates until the scores are those of the whole contest.
+    for (aside, _) in &records {
+        std::fs::remove_file(aside).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["watch", "--json", "--run"])
+        .current_dir(c.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut applied = 0;
+    while applied < 16 {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("updates as the runs finish");
+        let update: serde_json::Value = serde_json::from_str(&line).unwrap();
+        applied += update["records"].as_u64().unwrap();
+    }
+    assert_eq!(applied, 16);
+    // A tool's answer file edited: a tool change re-plans and reruns that tool's 4 runs.
+    c.answer(
+        "a",
+        "Philosophers-PT-000002",
+        "StateSpace",
+        &SS.replace("TRANSITIONS 22", "TRANSITIONS 23"),
+    );
+    let mut replanned = false;
+    let mut rerun = 0;
+    while !replanned || rerun < 4 {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a re-plan, then the reruns");
+        let update: serde_json::Value = serde_json::from_str(&line).unwrap();
+        replanned |= update["cause"] == "replan";
+        if replanned {
+            rerun += update["records"].as_u64().unwrap();
+        }
+    }
+    assert_eq!(rerun, 4);
+    let _ = child.kill();
+    let _ = child.wait();
+    let scores = c.mccbuild(&["scores", "--json"]);
+    assert_eq!(
+        json(&scores)["confidence"]["a"].as_f64().map(|x| x < 1.0),
+        Some(true),
+        "a now disagrees on TRANSITIONS"
+    );
+}
