@@ -17,33 +17,54 @@ const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITI
 struct Watch {
     child: Child,
     lines: mpsc::Receiver<String>,
+    errors: mpsc::Receiver<String>,
+}
+
+/// The lines of a child's pipe, as they come.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    lines
 }
 
 impl Watch {
     fn start(dir: &Path) -> Watch {
+        Watch::start_with(dir, &[])
+    }
+
+    /// `mccbuild watch --json` with more arguments.
+    fn start_with(dir: &Path, args: &[&str]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
             .args(["watch", "--json"])
+            .args(args)
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("mccbuild watch starts");
-        let (tx, lines) = mpsc::channel();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        Watch { child, lines }
+        let lines = lines_of(child.stdout.take().unwrap());
+        let errors = lines_of(child.stderr.take().unwrap());
+        Watch {
+            child,
+            lines,
+            errors,
+        }
     }
 
     /// The next published update (fails after 20 s).
     fn next(&self) -> serde_json::Value {
+        self.next_within(20)
+    }
+
+    fn next_within(&self, seconds: u64) -> serde_json::Value {
         let line = self
             .lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an update within 20 s");
+            .recv_timeout(Duration::from_secs(seconds))
+            .unwrap_or_else(|_| panic!("an update within {seconds} s"));
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {e}: {line}"))
     }
 
@@ -51,18 +72,25 @@ impl Watch {
     fn quiet(&self, ms: u64) -> Option<String> {
         self.lines.recv_timeout(Duration::from_millis(ms)).ok()
     }
-}
 
-impl Watch {
+    /// The next line on stderr that starts with `prefix`, without it.
+    fn said(&self, prefix: &str) -> String {
+        loop {
+            let line = self
+                .errors
+                .recv_timeout(Duration::from_secs(20))
+                .expect("watch says it");
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_string();
+            }
+        }
+    }
+
     /// Stops it; returns what it printed on stderr.
     fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut e, &mut err);
-        }
-        err
+        self.errors.try_iter().collect::<Vec<_>>().join("\n")
     }
 }
 
@@ -337,36 +365,13 @@ fn the_served_page_shows_a_podium_change_after_a_record_arrives() {
         return;
     };
     let (c, records) = contest_with_held_records();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(["watch", "--json", "--serve", "127.0.0.1:0"])
-        .current_dir(c.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr_lines = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut addr = None;
-    for line in stderr_lines.lines().map_while(Result::ok) {
-        if let Some(rest) = line.strip_prefix("serving the report on ") {
-            addr = Some(
-                rest.trim_start_matches("http://")
-                    .trim_end_matches('/')
-                    .to_string(),
-            );
-            break;
-        }
-    }
-    let addr = addr.expect("watch says where it serves");
-    let (tx, lines) = mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    lines
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the start update");
+    let watch = Watch::start_with(c.path(), &["--serve", "127.0.0.1:0"]);
+    let addr = watch
+        .said("serving the report on ")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    watch.next();
 
     let profile = tempfile::tempdir().unwrap();
     let mut browser = Command::new(&chromium)
@@ -401,7 +406,7 @@ fn the_served_page_shows_a_podium_change_after_a_record_arrives() {
             }
         }
     }
-    let _guard = Kill(vec![browser, child]);
+    let _guard = Kill(vec![browser]);
     let ws_url = ws_url.expect("DevTools listening on ws://...");
     let (ws, _) = tungstenite::connect(ws_url.as_str()).expect("CDP connects");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
@@ -499,27 +504,10 @@ fn watch_run_executes_what_a_change_makes_necessary() {
     for (aside, _) in &records {
         std::fs::remove_file(aside).unwrap();
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(["watch", "--json", "--run"])
-        .current_dir(c.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, lines) = mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let watch = Watch::start_with(c.path(), &["--run"]);
     let mut applied = 0;
     while applied < 16 {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("updates as the runs finish");
-        let update: serde_json::Value = serde_json::from_str(&line).unwrap();
-        applied += update["records"].as_u64().unwrap();
+        applied += watch.next_within(60)["records"].as_u64().unwrap();
     }
     assert_eq!(applied, 16);
     // A tool's answer file edited: a tool change re-plans and reruns that tool's 4 runs.
@@ -532,18 +520,14 @@ fn watch_run_executes_what_a_change_makes_necessary() {
     let mut replanned = false;
     let mut rerun = 0;
     while !replanned || rerun < 4 {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("a re-plan, then the reruns");
-        let update: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let update = watch.next_within(60);
         replanned |= update["cause"] == "replan";
         if replanned {
             rerun += update["records"].as_u64().unwrap();
         }
     }
     assert_eq!(rerun, 4);
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(watch);
     let scores = c.mccbuild(&["scores", "--json"]);
     assert_eq!(
         json(&scores)["confidence"]["a"].as_f64().map(|x| x < 1.0),
