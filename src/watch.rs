@@ -262,7 +262,9 @@ pub fn watch(options: WatchOptions) -> i32 {
     };
     let (mut watched, mut inputs) = watch_paths(&state.session);
     for (path, mode) in &watched {
-        let _ = watcher.watch(path, *mode);
+        if let Err(e) = watcher.watch(path, *mode) {
+            eprintln!("warning: cannot watch {}: {e}; its changes are not noticed", path.display());
+        }
     }
     let mut store_root = absolute(state.session.store.root());
     let mut child: Option<std::process::Child> = None;
