@@ -275,13 +275,28 @@ pub fn trusted_values(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<Deci
     let tools = contest.tool_data(db);
     // Confidences are read only where a decision needs them (salsa records the reads), and then
     // through queries whose results rarely change: a unanimity reads none.
+    // Each query is asked once per group (a group has many values of the same shapes).
+    let alone_seen: std::cell::RefCell<Vec<Option<bool>>> =
+        std::cell::RefCell::new(vec![None; tools.len()]);
     let alone = |t: ToolIdx| {
-        tools
-            .get(t as usize)
-            .is_some_and(|tool| tool_trusted_alone(db, *tool))
+        let Some(tool) = tools.get(t as usize) else {
+            return false;
+        };
+        *alone_seen.borrow_mut()[t as usize].get_or_insert_with(|| tool_trusted_alone(db, *tool))
     };
+    let contested_seen: std::cell::RefCell<
+        std::collections::HashMap<Vec<Vec<ToolIdx>>, Option<usize>>,
+    > = std::cell::RefCell::default();
     let contested = |classes: &[Vec<ToolIdx>]| {
-        contested_decision(db, Contested::new(db, contest, classes.to_vec())).map(|i| i as usize)
+        if let Some(decided) = contested_seen.borrow().get(classes) {
+            return *decided;
+        }
+        let decided = contested_decision(db, Contested::new(db, contest, classes.to_vec()))
+            .map(|i| i as usize);
+        contested_seen
+            .borrow_mut()
+            .insert(classes.to_vec(), decided);
+        decided
     };
     value_groups(db, group)
         .iter()
@@ -332,7 +347,12 @@ pub struct ToolExamScore {
 pub fn exam_scores(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<ToolExamScore>> {
     let edition = group.contest(db).edition(db);
     let decisions = trusted_values(db, group);
-    let (slots, runs, competes) = (group.slots(db), group.answers(db), group.competes(db));
+    let (slots, runs, competes, perfs) = (
+        group.slots(db),
+        group.answers(db),
+        group.competes(db),
+        group.perf(db),
+    );
     let mut all = Vec::with_capacity(slots.len());
     for (s, slot) in slots.iter().enumerate() {
         let trusted: Vec<Option<Value>> = decisions[s].iter().map(|d| d.value.clone()).collect();
@@ -348,7 +368,7 @@ pub fn exam_scores(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<ToolExa
                 slot.scored as usize,
                 &edition.scoring,
             );
-            let perf = score.complete.then(|| group.perf(db)[s][position]);
+            let perf = score.complete.then(|| perfs[s][position]);
             scores.push(ToolExamScore {
                 tool: slot.tools[position],
                 score,
@@ -539,6 +559,20 @@ impl Default for ScoringDb {
 }
 
 impl ScoringDb {
+    /// Brings every group's scores up to date using all cores (salsa runs queries on clones of
+    /// one database at once; a query another thread is computing is waited for, not redone).
+    /// [`podiums`] afterwards only sums. Results are those of [`podiums`] alone: this changes
+    /// when the work is done, not what it computes.
+    pub fn refresh(&self, handles: &Handles) {
+        use rayon::prelude::*;
+        handles
+            .groups
+            .par_iter()
+            .for_each_with(self.clone(), |db, group| {
+                let _ = exam_scores(db, *group);
+            });
+    }
+
     /// A database that records which queries execute (see [`ScoringDb::start_logging`]).
     pub fn with_log() -> Self {
         let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();

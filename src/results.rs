@@ -153,6 +153,17 @@ pub fn scores_report(
     handles: &Handles,
     with_values: bool,
 ) -> ScoresReport {
+    // Whatever is out of date is recomputed on all cores first.
+    db.refresh(handles);
+    report_of(plan, db, handles, with_values)
+}
+
+/// The scores report (without values) when the podiums were just computed: nothing to refresh.
+pub fn scores_report_of_current(plan: &Plan, db: &ScoringDb, handles: &Handles) -> ScoresReport {
+    report_of(plan, db, handles, false)
+}
+
+fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) -> ScoresReport {
     let edition = &plan.contest.edition;
     let tools = &plan.contest.tools;
     let contest = handles.contest;

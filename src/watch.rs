@@ -263,7 +263,10 @@ pub fn watch(options: WatchOptions) -> i32 {
     let (mut watched, mut inputs) = watch_paths(&state.session);
     for (path, mode) in &watched {
         if let Err(e) = watcher.watch(path, *mode) {
-            eprintln!("warning: cannot watch {}: {e}; its changes are not noticed", path.display());
+            eprintln!(
+                "warning: cannot watch {}: {e}; its changes are not noticed",
+                path.display()
+            );
         }
     }
     let mut store_root = absolute(state.session.store.root());
@@ -405,9 +408,18 @@ pub fn watch(options: WatchOptions) -> i32 {
             continue;
         }
         let applied_ms = t.elapsed().as_secs_f64() * 1e3;
+        // Many records at once: their groups are recomputed on all cores. One record touches one
+        // group: spreading the verification over threads costs more than it saves.
+        if records > 32 {
+            state.db.refresh(&state.handles);
+        }
         let _ = podiums(&state.db, state.handles.contest);
         let scored_ms = t.elapsed().as_secs_f64() * 1e3;
-        let scores = scores_report(&state.session.plan, &state.db, &state.handles, false);
+        let scores = crate::results::scores_report_of_current(
+            &state.session.plan,
+            &state.db,
+            &state.handles,
+        );
         let compute_ms = t.elapsed().as_secs_f64() * 1e3;
         if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
             eprintln!(
