@@ -609,6 +609,23 @@ impl ScoringDb {
     }
 }
 
+/// `all` (per slot, per run) with `run`'s entry replaced by `value`; None if it is already that
+/// (salsa's setters do not compare: setting an equal value would still invalidate).
+fn replaced<T: Clone + PartialEq>(
+    all: &Arc<[Arc<[T]>]>,
+    run: RunRef,
+    value: T,
+) -> Option<Arc<[Arc<[T]>]>> {
+    if all[run.slot][run.position] == value {
+        return None;
+    }
+    let mut slot: Vec<T> = all[run.slot].to_vec();
+    slot[run.position] = value;
+    let mut new: Vec<Arc<[T]>> = all.to_vec();
+    new[run.slot] = slot.into();
+    Some(new.into())
+}
+
 /// The shape of a contest for scoring: what [`ScoringDb`] is built from.
 pub struct ContestShape<'a> {
     pub edition: Arc<Edition>,
@@ -778,37 +795,22 @@ impl ScoringDb {
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
     pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
-        let all = run.group.answers(self);
-        if all[run.slot][run.position] != answers {
-            let mut slot: Vec<Answers> = all[run.slot].to_vec();
-            slot[run.position] = answers;
-            let mut new: Vec<Arc<[Answers]>> = all.to_vec();
-            new[run.slot] = slot.into();
-            run.group.set_answers(self).to(new.into());
+        if let Some(new) = replaced(run.group.answers(self), run, answers) {
+            run.group.set_answers(self).to(new);
         }
     }
 
     /// Sets whether a run takes part, only if it changed.
     pub fn set_competes(&mut self, run: RunRef, competes: bool) {
-        let all = run.group.competes(self);
-        if all[run.slot][run.position] != competes {
-            let mut slot: Vec<bool> = all[run.slot].to_vec();
-            slot[run.position] = competes;
-            let mut new: Vec<Arc<[bool]>> = all.to_vec();
-            new[run.slot] = slot.into();
-            run.group.set_competes(self).to(new.into());
+        if let Some(new) = replaced(run.group.competes(self), run, competes) {
+            run.group.set_competes(self).to(new);
         }
     }
 
     /// Sets a run's time and memory, only if they changed.
     pub fn set_perf(&mut self, run: RunRef, perf: Perf) {
-        let all = run.group.perf(self);
-        if all[run.slot][run.position] != perf {
-            let mut slot: Vec<Perf> = all[run.slot].to_vec();
-            slot[run.position] = perf;
-            let mut new: Vec<Arc<[Perf]>> = all.to_vec();
-            new[run.slot] = slot.into();
-            run.group.set_perf(self).to(new.into());
+        if let Some(new) = replaced(run.group.perf(self), run, perf) {
+            run.group.set_perf(self).to(new);
         }
     }
 

@@ -170,13 +170,7 @@ fn folder_facts(
     files: &[(String, fs::Metadata)],
     cache: &mut DigestCache,
 ) -> Result<InstanceFacts, String> {
-    let mut facts = InstanceFacts {
-        files: Vec::new(),
-        formulas: BTreeMap::new(),
-        net: Err("model.pnml is missing".into()),
-        new_model: false,
-        texts: BTreeMap::new(),
-    };
+    let mut facts = InstanceFacts::empty();
     for (rel, meta) in files {
         let path = root.join(rel);
         let digest = cache
@@ -195,14 +189,21 @@ fn folder_facts(
     Ok(facts)
 }
 
+impl InstanceFacts {
+    /// Before any file is looked at.
+    fn empty() -> InstanceFacts {
+        InstanceFacts {
+            files: Vec::new(),
+            formulas: BTreeMap::new(),
+            net: Err("model.pnml is missing".into()),
+            new_model: false,
+            texts: BTreeMap::new(),
+        }
+    }
+}
+
 fn archive_facts(path: &Path, name: &str, limits: ArchiveLimits) -> Result<InstanceFacts, String> {
-    let mut facts = InstanceFacts {
-        files: Vec::new(),
-        formulas: BTreeMap::new(),
-        net: Err("model.pnml is missing".into()),
-        new_model: false,
-        texts: BTreeMap::new(),
-    };
+    let mut facts = InstanceFacts::empty();
     for_each_archive_file(path, name, limits, |rel, size, executable, reader| {
         // Read the entry once: inspect what needs parsing from memory, hash everything.
         let mut content = Vec::with_capacity(size.min(1 << 26) as usize);

@@ -646,6 +646,20 @@ pub fn run_inputs(summary: Option<&Summary>) -> (crate::db::Answers, bool, Perf)
     }
 }
 
+/// Each planned run's place in the scoring database that [`build_scoring`] made of the plan (it
+/// lists an examination instance's runs in plan order).
+pub fn run_refs(plan: &Plan, handles: &crate::db::Handles) -> Vec<crate::db::RunRef> {
+    let mut position = vec![0usize; plan.exam_instances.len()];
+    plan.runs
+        .iter()
+        .map(|run| {
+            let r = handles.run(run.exam_instance, position[run.exam_instance]);
+            position[run.exam_instance] += 1;
+            r
+        })
+        .collect()
+}
+
 /// Builds the scoring database of a plan from run summaries.
 pub fn build_scoring<'a>(
     mut db: ScoringDb,

@@ -71,17 +71,13 @@ impl State {
             crate::session::OpenError::Store(message) => message,
         })?;
         let (db, handles) = session.scoring_logged();
-        // The scoring database's runs of an examination instance are in plan order.
-        let mut position = vec![0usize; session.plan.exam_instances.len()];
-        let mut runs = HashMap::with_capacity(session.plan.runs.len());
-        for run in &session.plan.runs {
-            runs.insert(
-                run.key,
-                handles.run(run.exam_instance, position[run.exam_instance]),
-            );
-            position[run.exam_instance] += 1;
-        }
-        let _ = podiums(&db, handles.contest);
+        let runs: HashMap<RunKey, RunRef> = session
+            .plan
+            .runs
+            .iter()
+            .zip(crate::session::run_refs(&session.plan, &handles))
+            .map(|(run, r)| (run.key, r))
+            .collect();
         let scores = scores_report(&session.plan, &db, &handles, false);
         Ok(State {
             session,

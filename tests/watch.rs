@@ -348,19 +348,7 @@ impl Cdp {
 
 #[test]
 fn the_served_page_shows_a_podium_change_after_a_record_arrives() {
-    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|n| {
-            let out = Command::new("sh")
-                .arg("-c")
-                .arg(format!("command -v {n}"))
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        })
-    else {
+    let Some(chromium) = chromium() else {
         skip_or_fail("chromium is not installed (apt install chromium)");
         return;
     };

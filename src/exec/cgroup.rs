@@ -214,6 +214,11 @@ impl RunCgroup {
     /// The `cgroup.procs` files the tool's first process writes itself into before it executes
     /// the tool (so that nothing it starts escapes).
     pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// The group's folder in each hierarchy it has.
+    fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         [
             &self.memory,
             &self.cpuacct,
@@ -223,8 +228,6 @@ impl RunCgroup {
         ]
         .into_iter()
         .flatten()
-        .map(|d| d.join("cgroup.procs"))
-        .collect()
     }
 
     /// Hard memory limit of the whole tree (no swap).
@@ -369,16 +372,7 @@ impl RunCgroup {
 
     /// Removes the groups (after the tree is empty).
     pub fn remove(&self) {
-        for dir in [
-            &self.memory,
-            &self.cpuacct,
-            &self.pids,
-            &self.freezer,
-            &self.v2,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for dir in self.dirs() {
             for _ in 0..50 {
                 match fs::remove_dir(dir) {
                     Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {

@@ -93,11 +93,10 @@ pub struct RunView {
 }
 
 impl RunView {
-    /// The run computed every trusted value and none wrongly: "solved" for the cactus plots.
+    /// Rule E-4.3's "complete" (every trusted value computed, hence none wrong): "solved" for
+    /// the cactus plots.
     pub fn solved(&self) -> bool {
-        self.score
-            .as_ref()
-            .is_some_and(|s| s.score.complete && s.score.wrong == 0)
+        self.score.as_ref().is_some_and(|s| s.score.complete)
     }
 
     /// The value it gave at `position`, if any.

@@ -192,3 +192,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Debian's chromium (or another Chromium-based browser) on the PATH.
+pub fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("command -v {name}"))
+                .output()
+                .ok()?;
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            (out.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+        })
+}
