@@ -115,7 +115,11 @@ impl Session {
         let contest = Contest::load(manifest)?;
         drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
-            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
+            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings {
+                // Runs see neither the project nor the store (only their tool is bound back).
+                hidden: vec![contest.root.clone(), contest.store.clone()],
+                ..LocalSettings::default()
+            })),
         };
         let store = Store::open(&contest.store).map_err(OpenError::Store)?;
         let t = crate::timing::phase("digest cache load");
