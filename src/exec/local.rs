@@ -129,9 +129,15 @@ impl RunExecutor for LocalExecutor {
         // per process (fallback) may end differently from one limited per tree, and a tool that
         // needs the network or writes outside its folder from an isolated one, so they never
         // share a key.
+        // The output and process caps can stop a run too (`output_limit`, a failed fork).
         vec![
             ("kind".into(), "local".into()),
             ("sandbox".into(), self.sandbox().into()),
+            (
+                "output_limit_bytes".into(),
+                self.settings.output_limit.to_string(),
+            ),
+            ("pids_limit".into(), self.settings.pids_limit.to_string()),
         ]
     }
 
