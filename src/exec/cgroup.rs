@@ -72,6 +72,14 @@ impl CgroupSupport {
                 }
             }
         }
+        if support.v2.is_some() {
+            // The v2 hierarchy gives CPU time (`cpu.stat`) and killing (`cgroup.kill`) without
+            // any controller: v1's cpuacct and freezer are then not joined. Each hierarchy a
+            // run joins costs it a write to `cgroup.procs`, which in v1 waits for an RCU grace
+            // period (several ms).
+            support.v1_cpuacct = None;
+            support.v1_freezer = None;
+        }
         if let Some(v2) = &support.v2 {
             let controllers =
                 fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
@@ -168,14 +176,14 @@ fn unescape_mount(path: &str) -> String {
         .replace("\\134", "\\")
 }
 
-/// Whether groups can be created below `own` (probe by creating and removing one).
+/// Whether groups can be created below `own`: its `mccbuild` folder exists or can be made, and
+/// is writable. (Not by making and removing a probe group: each costs milliseconds in v1.)
 fn usable(own: PathBuf) -> Option<Hierarchy> {
-    let probe = own
-        .join("mccbuild")
-        .join(format!("probe-{}", std::process::id()));
-    fs::create_dir_all(&probe).ok()?;
-    let _ = fs::remove_dir(&probe);
-    Some(Hierarchy { own })
+    let base = own.join("mccbuild");
+    fs::create_dir_all(&base).ok()?;
+    let path = std::ffi::CString::new(base.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: access on a valid C string.
+    (unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0).then_some(Hierarchy { own })
 }
 
 /// cgroup v2's "no internal processes" rule: to give children controllers, this process moves
