@@ -16,6 +16,7 @@ use crate::diag::Problems;
 use crate::digest::DigestCache;
 use crate::exec::local::{LocalExecutor, LocalSettings};
 use crate::exec::pool::{available_cores, run_all, PoolEvent};
+use crate::exec::qemu::QemuExecutor;
 use crate::exec::setup::ensure_setup;
 use crate::exec::{Execution, RunExecutor, RunSpec};
 use crate::instance::ArchiveLimits;
@@ -114,13 +115,22 @@ impl Session {
         let t = crate::timing::phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
-        let executor: Box<dyn RunExecutor> = match contest.executor.kind {
-            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
-        };
         let store = Store::open(&contest.store).map_err(OpenError::Store)?;
         let t = crate::timing::phase("digest cache load");
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);
+        let executor: Box<dyn RunExecutor> = match contest.executor.kind {
+            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
+            ExecutorKind::Qemu => Box::new(
+                QemuExecutor::new(&contest, &mut cache).map_err(|e| {
+                    OpenError::Input(
+                        crate::diag::Problem::new(&contest.manifest_path, e)
+                            .help("see docs/execution.md, \"QEMU executor\"")
+                            .into(),
+                    )
+                })?,
+            ),
+        };
         let t = crate::timing::phase("plan");
         let plan = Plan::build(
             contest,
@@ -321,8 +331,11 @@ impl Session {
                     let name = label(plan, run);
                     match result {
                         Ok(Some(execution)) => {
-                            let record =
-                                make_record(plan, run, executor.key_ingredients(), execution);
+                            let ingredients = crate::key::executor_for_tool(
+                                &executor.key_ingredients(),
+                                &plan.contest.tools[run.tool].name,
+                            );
+                            let record = make_record(plan, run, ingredients, execution);
                             match store.put(&record) {
                                 Ok(()) => {
                                     outcome.executed += 1;
@@ -571,6 +584,7 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
             truncated: false,
         },
         stderr: crate::store::CapturedOutput::default(),
+        vm: None,
     }
 }
 
@@ -627,6 +641,7 @@ pub fn make_record(
         diagnostics: resolved.diagnostics,
         stdout: execution.stdout,
         stderr: execution.stderr,
+        vm: execution.vm,
     }
 }
 

@@ -405,6 +405,7 @@ fn termination_code(t: Termination) -> (u8, i32) {
         Termination::MemoryLimit => (3, 0),
         Termination::WallLimit => (4, 0),
         Termination::OutputLimit => (5, 0),
+        Termination::GuestPanic => (6, 0),
     }
 }
 
@@ -416,6 +417,7 @@ fn termination_from_code((tag, n): (u8, i32)) -> Option<Termination> {
         3 => Termination::MemoryLimit,
         4 => Termination::WallLimit,
         5 => Termination::OutputLimit,
+        6 => Termination::GuestPanic,
         _ => return None,
     })
 }

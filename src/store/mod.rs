@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 pub use index::{Index, Summary};
-pub use record::{CapturedOutput, RunRecord, Termination, RECORD_FORMAT};
+pub use record::{CapturedOutput, RunRecord, Termination, VmInfo, RECORD_FORMAT};
 
 use crate::key::RunKey;
 
@@ -270,6 +270,7 @@ pub(crate) mod tests {
                 truncated: false,
             },
             stderr: CapturedOutput::default(),
+            vm: None,
         }
     }
 
