@@ -561,7 +561,10 @@ mod tests {
             ]
         };
         let base = key_with(|_, _, _, _, _, x| qemu(x));
-        for (i, other) in ["image", "Nehalem", "kvm", "4096", "k2"].into_iter().enumerate() {
+        for (i, other) in ["image", "Nehalem", "kvm", "4096", "k2"]
+            .into_iter()
+            .enumerate()
+        {
             assert_ne!(
                 base,
                 key_with(|_, _, _, _, _, x| {

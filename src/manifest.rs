@@ -397,7 +397,10 @@ impl Contest {
             &root,
             file.executor.qemu.as_ref(),
             file.executor.kind,
-            file.limits.cpu_model.clone().unwrap_or_else(|| edition.vm.cpu_model.clone()),
+            file.limits
+                .cpu_model
+                .clone()
+                .unwrap_or_else(|| edition.vm.cpu_model.clone()),
             &file.tools,
             &mut problems,
         );
@@ -759,13 +762,20 @@ fn qemu_config(
     let empty = QemuSection::default();
     let q = section.map_or(&empty, Spanned::get_ref);
     let at = |s: Option<Range<usize>>| s.or_else(|| section.map(Spanned::span));
-    let choice = |field: &str, value: &Option<Spanned<String>>, allowed: &[&str], problems: &mut Problems| -> Option<usize> {
+    let choice = |field: &str,
+                  value: &Option<Spanned<String>>,
+                  allowed: &[&str],
+                  problems: &mut Problems|
+     -> Option<usize> {
         let v = value.as_ref()?;
         let found = allowed.iter().position(|a| a == v.get_ref());
         if found.is_none() {
             problems.push(
                 source
-                    .problem_at(at(Some(v.span())), format!("[executor.qemu] {field} = \"{}\" is not known", v.get_ref()))
+                    .problem_at(
+                        at(Some(v.span())),
+                        format!("[executor.qemu] {field} = \"{}\" is not known", v.get_ref()),
+                    )
                     .help(format!("use one of: {}", allowed.join(", "))),
             );
         }
@@ -780,24 +790,45 @@ fn qemu_config(
         Some(2) => Accel::Tcg,
         _ => Accel::Auto,
     };
-    let path = |p: &Option<Spanned<String>>, default: &str| root.join(p.as_ref().map_or(default, |s| s.get_ref().as_str()));
+    let path = |p: &Option<Spanned<String>>, default: &str| {
+        root.join(p.as_ref().map_or(default, |s| s.get_ref().as_str()))
+    };
     let kernel = path(&q.kernel, "target/qemu-guest/vmlinux");
     let initrd = path(&q.initrd, "target/qemu-guest/initrd.gz");
     let mut images = BTreeMap::new();
     let active = kind == ExecutorKind::Qemu;
-    let must_exist = |field: &str, span: Option<Range<usize>>, file: &Path, fix: &str, problems: &mut Problems| {
+    let must_exist = |field: &str,
+                      span: Option<Range<usize>>,
+                      file: &Path,
+                      fix: &str,
+                      problems: &mut Problems| {
         if active && !file.is_file() {
             problems.push(
                 source
-                    .problem_at(at(span), format!("[executor.qemu] {field}: {} does not exist", file.display()))
+                    .problem_at(
+                        at(span),
+                        format!("[executor.qemu] {field}: {} does not exist", file.display()),
+                    )
                     .help(fix.to_string()),
             );
         }
     };
     if guest == GuestKind::Kernel {
         let fix = "build the kernel-kind guest with scripts/guest-kernel (or set `kernel` and `initrd`, relative to the manifest)";
-        must_exist("kernel", q.kernel.as_ref().map(Spanned::span), &kernel, fix, problems);
-        must_exist("initrd", q.initrd.as_ref().map(Spanned::span), &initrd, fix, problems);
+        must_exist(
+            "kernel",
+            q.kernel.as_ref().map(Spanned::span),
+            &kernel,
+            fix,
+            problems,
+        );
+        must_exist(
+            "initrd",
+            q.initrd.as_ref().map(Spanned::span),
+            &initrd,
+            fix,
+            problems,
+        );
     } else {
         let fix = "build a BenchKit-style image with scripts/guest-image, or set `image`/`images` (relative to the manifest)";
         for tool in tools {
@@ -825,24 +856,46 @@ fn qemu_config(
         }
         for (name, spanned) in &q.images {
             if !tools.iter().any(|t| &t.get_ref().name == name) {
-                problems.push(source.problem_at(at(Some(spanned.span())), format!("[executor.qemu] images: no tool `{name}`")));
+                problems.push(source.problem_at(
+                    at(Some(spanned.span())),
+                    format!("[executor.qemu] images: no tool `{name}`"),
+                ));
             }
         }
     }
     let ssh_key = q.ssh_key.as_ref().map(|k| root.join(k.get_ref()));
     if guest == GuestKind::Image {
-        let default_key = images.values().next().map(|i| i.with_extension("key"));
-        let key = ssh_key.clone().or(default_key);
-        if let Some(key) = &key {
-            must_exist("ssh_key", q.ssh_key.as_ref().map(Spanned::span), key, "scripts/guest-image writes the key next to the image (<image>.key); or set `ssh_key`", problems);
+        let keys: Vec<PathBuf> = match &ssh_key {
+            Some(key) => vec![key.clone()],
+            None => images
+                .values()
+                .filter(|i| i.is_file())
+                .map(|i| i.with_extension("key"))
+                .collect(),
+        };
+        for key in keys {
+            must_exist("ssh_key", q.ssh_key.as_ref().map(Spanned::span), &key, "scripts/guest-image writes the key next to the image (<image>.key); or set `ssh_key`", problems);
         }
     }
     let boot_timeout_s = q.boot_timeout_s.as_ref().map_or(120, |b| *b.get_ref());
     if boot_timeout_s == 0 {
-        problems.push(source.problem_at(at(q.boot_timeout_s.as_ref().map(Spanned::span)), "[executor.qemu] boot_timeout_s must be positive"));
+        problems.push(source.problem_at(
+            at(q.boot_timeout_s.as_ref().map(Spanned::span)),
+            "[executor.qemu] boot_timeout_s must be positive",
+        ));
     }
-    if cpu_model.is_empty() || !cpu_model.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=+".contains(c)) {
-        problems.push(Problem::new(source.path, format!("[limits] cpu_model `{cpu_model}` is not a QEMU CPU model")).help("e.g. \"Westmere\" (qemu-system-x86_64 -cpu help lists them)"));
+    if cpu_model.is_empty()
+        || !cpu_model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,=+".contains(c))
+    {
+        problems.push(
+            Problem::new(
+                source.path,
+                format!("[limits] cpu_model `{cpu_model}` is not a QEMU CPU model"),
+            )
+            .help("e.g. \"Westmere\" (qemu-system-x86_64 -cpu help lists them)"),
+        );
     }
     QemuConfig {
         guest,
@@ -852,7 +905,10 @@ fn qemu_config(
         ssh_key,
         accel,
         boot_timeout_s,
-        binary: q.binary.clone().unwrap_or_else(|| "qemu-system-x86_64".to_string()),
+        binary: q
+            .binary
+            .clone()
+            .unwrap_or_else(|| "qemu-system-x86_64".to_string()),
         cpu_model,
     }
 }

@@ -121,15 +121,15 @@ impl Session {
         drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
             ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings::default())),
-            ExecutorKind::Qemu => Box::new(
-                QemuExecutor::new(&contest, &mut cache).map_err(|e| {
+            ExecutorKind::Qemu => {
+                Box::new(QemuExecutor::new(&contest, &mut cache).map_err(|e| {
                     OpenError::Input(
                         crate::diag::Problem::new(&contest.manifest_path, e)
                             .help("see docs/execution.md, \"QEMU executor\"")
                             .into(),
                     )
-                })?,
-            ),
+                })?)
+            }
         };
         let t = crate::timing::phase("plan");
         let plan = Plan::build(

@@ -373,9 +373,9 @@ impl QemuExecutor {
             )
             .stderr(qemu_log);
         pin_and_tie(&mut command, cores.to_vec());
-        let child = command.spawn().map_err(|e| {
-            InfraError(format!("cannot start {}: {e}", self.binary.display()))
-        })?;
+        let child = command
+            .spawn()
+            .map_err(|e| InfraError(format!("cannot start {}: {e}", self.binary.display())))?;
         let mut vm = Vm::new(child);
 
         // Image kind: ssh in once the guest is up, start the runner.
@@ -386,11 +386,13 @@ impl QemuExecutor {
             let (stop, boot_failed) = (stop.clone(), boot_failed.clone());
             let boot_deadline = start + Duration::from_secs(self.config.boot_timeout_s);
             let log = dir.join("ssh.log");
-            std::thread::spawn(move || drive_over_ssh(port, &key, boot_deadline, &stop, &boot_failed, &log))
+            std::thread::spawn(move || {
+                drive_over_ssh(port, &key, boot_deadline, &stop, &boot_failed, &log)
+            })
         });
 
-        let deadline = wall_limit(spec.limits.time_s)
-            + Duration::from_secs(self.config.boot_timeout_s);
+        let deadline =
+            wall_limit(spec.limits.time_s) + Duration::from_secs(self.config.boot_timeout_s);
         let status_path = out.join("status");
         let mut killed: Option<(Termination, String)> = None;
         let mut cancelled = false;
@@ -425,7 +427,10 @@ impl QemuExecutor {
                 } else if output > self.output_limit {
                     killed = Some((
                         Termination::OutputLimit,
-                        format!("killed: the tool printed more than {} bytes", self.output_limit),
+                        format!(
+                            "killed: the tool printed more than {} bytes",
+                            self.output_limit
+                        ),
                     ));
                     vm.kill();
                 } else if status_path.exists() {
@@ -436,7 +441,13 @@ impl QemuExecutor {
                     }
                 }
             }
-            std::thread::sleep(Duration::from_millis(if start.elapsed() < Duration::from_secs(2) { 20 } else { 50 }));
+            std::thread::sleep(Duration::from_millis(
+                if start.elapsed() < Duration::from_secs(2) {
+                    20
+                } else {
+                    50
+                },
+            ));
         };
         let vm_wall = start.elapsed().as_secs_f64();
         stop.store(true, Ordering::Relaxed);
@@ -777,8 +788,23 @@ fn probe_kvm(config: &QemuConfig, binary: &Path) -> bool {
 fn probe_boot(config: &QemuConfig, binary: &Path, console: &Path) -> bool {
     let mut command = Command::new(binary);
     command
-        .args(["-accel", "kvm", "-cpu", &config.cpu_model, "-m", "256", "-smp", "1"])
-        .args(["-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"])
+        .args([
+            "-accel",
+            "kvm",
+            "-cpu",
+            &config.cpu_model,
+            "-m",
+            "256",
+            "-smp",
+            "1",
+        ])
+        .args([
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+        ])
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .arg("-kernel")
@@ -806,7 +832,11 @@ fn probe_boot(config: &QemuConfig, binary: &Path, console: &Path) -> bool {
     false // `vm` is killed and reaped as it drops
 }
 
-fn read_output(path: &Path, is_stdout: bool, capture: usize) -> (CapturedOutput, crate::answers::ParsedOutput) {
+fn read_output(
+    path: &Path,
+    is_stdout: bool,
+    capture: usize,
+) -> (CapturedOutput, crate::answers::ParsedOutput) {
     match fs::File::open(path) {
         Ok(file) => spawn_reader(
             file,
@@ -919,7 +949,11 @@ mod tests {
     fn guest_status_is_read_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("status");
-        fs::write(&path, "reason=cpu_limit\ncode=137\ncpu_usec=2010000\npeak_bytes=1048576\n").unwrap();
+        fs::write(
+            &path,
+            "reason=cpu_limit\ncode=137\ncpu_usec=2010000\npeak_bytes=1048576\n",
+        )
+        .unwrap();
         let s = GuestStatus::read(&path).unwrap();
         assert_eq!(s.get("reason"), "cpu_limit");
         assert_eq!(s.number("cpu_usec"), 2_010_000);
