@@ -147,7 +147,8 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     std::fs::write(&local, manifest("[executor]\nkind = \"local\"\njobs = 2\n")).unwrap();
     std::fs::write(&vm, manifest(&qemu_executor(""))).unwrap();
     // Four examinations of the demo's categories (state space, a global property, bounds and
-    // CTL formulas) on its six instances: 24 VMs, a few minutes under TCG.
+    // CTL formulas) on its six instances (18 runs: not every instance has every formula file),
+    // a few minutes under TCG.
     let select = [
         "--examination",
         "StateSpace",
@@ -165,20 +166,22 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
         assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
         json(&out)
     };
+    let total = |counts: &serde_json::Value| {
+        counts["executed"].as_u64().unwrap() + counts["cached"].as_u64().unwrap()
+    };
     let local_counts = run(&local);
     assert_eq!(local_counts["failed"], 0, "{local_counts}");
+    let runs = total(&local_counts);
+    assert!(runs >= 18, "{local_counts}");
     let first = run(&vm);
     assert_eq!(first["failed"], 0, "{first}");
-    assert_eq!(
-        first["executed"].as_u64().unwrap() + first["cached"].as_u64().unwrap(),
-        24
-    );
+    assert_eq!(total(&first), runs, "{first}");
     let second = run(&vm);
     assert_eq!(
         second["executed"], 0,
         "a second run executes nothing: {second}"
     );
-    assert_eq!(second["cached"], 24);
+    assert_eq!(second["cached"], runs);
 
     // The VM runs are in the store under their own keys, with the same answers.
     let records = |manifest: &Path| -> BTreeMap<(String, String), serde_json::Value> {
@@ -221,7 +224,7 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     let in_vm = records(&vm);
     let locally = records(&local);
     assert!(
-        in_vm.len() >= 24 && locally.len() >= 24,
+        in_vm.len() as u64 >= runs && locally.len() as u64 >= runs,
         "{} {}",
         in_vm.len(),
         locally.len()
@@ -244,14 +247,14 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
         assert!(v["peak_memory_bytes"].as_u64().unwrap() > 0);
         compared += 1;
     }
-    assert!(compared >= 24);
+    assert!(compared as u64 >= runs);
     // Answers were given (not only CANNOT_COMPUTE everywhere).
     assert!(
         in_vm
             .values()
             .filter(|r| r["verdict"] == "answered")
             .count()
-            >= 20
+            >= 15
     );
 }
 
@@ -430,4 +433,84 @@ fn script_contest_plain(executor: &str) -> TestContest {
     )
     .unwrap();
     c
+}
+
+/// The image kind end to end: the explorer inside a BenchKit-style image built by
+/// scripts/guest-image (debootstrap), booted through its BIOS, driven over ssh. Building the
+/// image takes several minutes (debootstrap, the explorer's build); when it is not built, the
+/// test says so and passes without running, also in CI (the issue allows CI to skip it when it
+/// costs over 10 minutes). `MCCBUILD_BUILD_IMAGE=1` builds it first.
+#[test]
+fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
+    if guest().is_none() {
+        return;
+    }
+    let dir = Path::new(REPO).join("target/qemu-guest");
+    let image = dir.join("mcc-image.qcow2");
+    if std::env::var("MCCBUILD_BUILD_IMAGE").is_ok_and(|v| v == "1") {
+        let out = Command::new(Path::new(REPO).join("scripts/guest-image"))
+            .arg(&dir)
+            .output()
+            .expect("scripts/guest-image runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if !image.is_file() {
+        eprintln!(
+            "SKIPPED (also in CI: building the image costs over 10 minutes with the explorer's build): no {}; run scripts/guest-image, or set MCCBUILD_BUILD_IMAGE=1",
+            image.display()
+        );
+        return;
+    }
+    let c = TestContest::new();
+    copy_dir(
+        &Path::new(REPO).join("models/Deadlock-PT-1"),
+        &c.path().join("models/Deadlock-PT-1"),
+    );
+    std::fs::write(
+        c.path().join("contest.toml"),
+        format!(
+            "[contest]\nname = \"image\"\nrules = \"{}\"\n\n[executor]\nkind = \"qemu\"\njobs = 2\n\n[executor.qemu]\nguest = \"image\"\nimage = \"{}\"\nboot_timeout_s = 300\n\n[limits]\ntime_s = 60\nmemory_mb = 1024\n\n[[model]]\nname = \"Deadlock\"\ninstances = [\"models/Deadlock-PT-1\"]\n\n[[tool]]\nname = \"explorer\"\ndir = \"{REPO}/tools/explorer\"\nexaminations = [\"StateSpace\", \"ReachabilityDeadlock\"]\n",
+            rules(),
+            image.display()
+        ),
+    )
+    .unwrap();
+    let out = mccbuild_checked(c.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(json(&out)["executed"], 2, "{}", stderr(&out));
+    let golden =
+        std::fs::read_to_string(Path::new(REPO).join("tests/golden/demo-models.csv")).unwrap();
+    for exam in ["StateSpace", "ReachabilityDeadlock"] {
+        let r = c.record("explorer", "Deadlock-PT-1", exam);
+        assert_eq!(
+            r["termination"],
+            serde_json::json!({"reason": "exit", "code": 0}),
+            "{r}"
+        );
+        assert_eq!(r["vm"]["guest"], "image");
+        assert_eq!(r["measurement"], "guest-cgroup-v2");
+        assert!(r["executor"]["tool:explorer:image"].is_string(), "{r}");
+        let mut expected = 0;
+        for line in golden
+            .lines()
+            .filter(|l| l.starts_with(&format!("Deadlock-PT-1,{exam},")))
+        {
+            let f: Vec<&str> = line.split(',').collect();
+            let answer = r["answers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["id"] == f[2])
+                .unwrap_or_else(|| panic!("no answer {} in {r}", f[2]));
+            assert_eq!(answer["value"].to_string().trim_matches('"'), f[3], "{r}");
+            expected += 1;
+        }
+        assert!(expected > 0);
+    }
+    let again = mccbuild_checked(c.path(), &["run", "--json"]);
+    assert_eq!(json(&again)["executed"], 0);
 }

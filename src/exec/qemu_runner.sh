@@ -46,7 +46,8 @@ limit_us=$((BK_TIME_CONFINEMENT * 1000000))
 reason=""
 while :; do
     state=""
-    read -r _ _ state _ < "/proc/$pid/stat" 2>/dev/null
+    # (stderr first: a process already reaped makes the redirection itself fail)
+    read -r _ _ state _ 2>/dev/null < "/proc/$pid/stat"
     [ -z "$state" ] || [ "$state" = Z ] && break
     read -r _ usage _ < "$cg/cpu.stat"
     if [ "$usage" -ge "$limit_us" ]; then
