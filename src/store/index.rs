@@ -470,6 +470,21 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_termination_survives_the_index() {
+        for t in [
+            Termination::Exit { code: 3 },
+            Termination::Signal { signal: 9 },
+            Termination::CpuLimit,
+            Termination::MemoryLimit,
+            Termination::WallLimit,
+            Termination::OutputLimit,
+            Termination::GuestPanic,
+        ] {
+            assert_eq!(termination_from_code(termination_code(t)), Some(t));
+        }
+    }
+
     use super::*;
     use crate::store::tests::sample_record;
 
