@@ -388,6 +388,7 @@ fn sandbox(
         crate::store::Termination::MemoryLimit => ("memory_limit", None),
         crate::store::Termination::WallLimit => ("wall_limit", None),
         crate::store::Termination::OutputLimit => ("output_limit", None),
+        crate::store::Termination::GuestPanic => ("guest_panic", None),
     };
     if json {
         let out = serde_json::json!({

@@ -204,8 +204,19 @@ pub fn run_key(inputs: &KeyInputs<'_>) -> RunKey {
             inputs.reading,
             inputs.limits,
         ),
-        &executor_part(inputs.executor),
+        &executor_part(&executor_for_tool(inputs.executor, &inputs.tool.name)),
     )
+}
+
+/// The executor ingredients of one tool's runs: an ingredient named `tool:<name>:...` (a tool's
+/// own VM image, say) belongs to that tool's runs only; every other one to all runs.
+pub fn executor_for_tool(executor: &[(String, String)], tool: &str) -> Vec<(String, String)> {
+    let own = format!("tool:{tool}:");
+    executor
+        .iter()
+        .filter(|(name, _)| !name.starts_with("tool:") || name.starts_with(&own))
+        .cloned()
+        .collect()
 }
 
 /// The parts have fixed sizes, so their concatenation is unambiguous; blake3's keyed mode
@@ -267,14 +278,18 @@ fn executor_part(executor: &[(String, String)]) -> Digest {
 /// of [`run_key`] (a test checks it).
 pub struct KeyBuilder {
     tools: Vec<Digest>,
-    executor: Digest,
+    /// Per tool: the executor's part of its runs' keys.
+    executor: Vec<Digest>,
 }
 
 impl KeyBuilder {
     pub fn new(tools: &[ToolIdentity], executor: &[(String, String)]) -> KeyBuilder {
         KeyBuilder {
             tools: tools.iter().map(tool_part).collect(),
-            executor: executor_part(executor),
+            executor: tools
+                .iter()
+                .map(|t| executor_part(&executor_for_tool(executor, &t.name)))
+                .collect(),
         }
     }
 
@@ -291,7 +306,7 @@ impl KeyBuilder {
     }
 
     pub fn key(&self, tool: usize, task: &Digest) -> RunKey {
-        combine(&self.tools[tool], task, &self.executor)
+        combine(&self.tools[tool], task, &self.executor[tool])
     }
 }
 
@@ -534,6 +549,58 @@ mod tests {
     }
 
     #[test]
+    fn qemu_settings_change_the_key() {
+        let qemu = |x: &mut Vec<(String, String)>| {
+            *x = vec![
+                ("kind".into(), "qemu".into()),
+                ("guest".into(), "kernel".into()),
+                ("cpu_model".into(), "Westmere".into()),
+                ("accel".into(), "tcg".into()),
+                ("vm_memory".into(), "limit".into()),
+                ("kernel".into(), "k1".into()),
+            ]
+        };
+        let base = key_with(|_, _, _, _, _, x| qemu(x));
+        for (i, other) in ["image", "Nehalem", "kvm", "4096", "k2"]
+            .into_iter()
+            .enumerate()
+        {
+            assert_ne!(
+                base,
+                key_with(|_, _, _, _, _, x| {
+                    qemu(x);
+                    x[i + 1].1 = other.into();
+                }),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tools_own_executor_ingredient_changes_its_keys_only() {
+        let image = |digest: &str| -> Vec<(String, String)> {
+            let mut x = executor();
+            x.push(("tool:explorer:image".into(), digest.into()));
+            x
+        };
+        // `tool()` is named explorer: its image is an ingredient of its runs...
+        assert_ne!(
+            key_with(|_, _, _, _, _, x| *x = image("a")),
+            key_with(|_, _, _, _, _, x| *x = image("b"))
+        );
+        // ...and not of another tool's.
+        let other = |x: &mut Vec<(String, String)>, d: &str| {
+            *x = executor();
+            x.push(("tool:lola:image".into(), d.into()));
+        };
+        assert_eq!(
+            key_with(|_, _, _, _, _, x| other(x, "a")),
+            key_with(|_, _, _, _, _, x| other(x, "b"))
+        );
+        assert_eq!(base(), key_with(|_, _, _, _, _, x| other(x, "a")));
+    }
+
+    #[test]
     fn fields_do_not_run_into_each_other() {
         // The tag-and-length framing keeps "ab"+"c" apart from "a"+"bc".
         let a = key_with(|t, i, _, _, _, _| {
@@ -554,7 +621,8 @@ mod tests {
             name: "other".into(),
             ..tool()
         };
-        let exec = executor();
+        let mut exec = executor();
+        exec.push(("tool:other:image".into(), "d".into()));
         let builder = KeyBuilder::new(&[t.clone(), other.clone()], &exec);
         let limits = Limits {
             time_s: 1800,

@@ -70,6 +70,8 @@ struct ExecutorSection {
     kind: ExecutorKind,
     #[serde(default)]
     jobs: Option<usize>,
+    #[serde(default)]
+    qemu: Option<Spanned<QemuSection>>,
 }
 
 impl Default for ExecutorSection {
@@ -77,8 +79,25 @@ impl Default for ExecutorSection {
         ExecutorSection {
             kind: ExecutorKind::Local,
             jobs: None,
+            qemu: None,
         }
     }
+}
+
+/// `[executor.qemu]` (docs/manifest.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QemuSection {
+    guest: Option<Spanned<String>>,
+    kernel: Option<Spanned<String>>,
+    initrd: Option<Spanned<String>>,
+    image: Option<Spanned<String>>,
+    #[serde(default)]
+    images: BTreeMap<String, Spanned<String>>,
+    ssh_key: Option<Spanned<String>>,
+    accel: Option<Spanned<String>>,
+    boot_timeout_s: Option<Spanned<u64>>,
+    binary: Option<String>,
 }
 
 /// `[executor] kind`.
@@ -87,12 +106,14 @@ impl Default for ExecutorSection {
 pub enum ExecutorKind {
     #[default]
     Local,
+    Qemu,
 }
 
 impl ExecutorKind {
     pub fn name(self) -> &'static str {
         match self {
             ExecutorKind::Local => "local",
+            ExecutorKind::Qemu => "qemu",
         }
     }
 }
@@ -104,6 +125,9 @@ struct LimitsSection {
     time_s: Option<u64>,
     #[serde(default)]
     memory_mb: Option<u64>,
+    /// The VMs' CPU model (QEMU executor), instead of the edition's.
+    #[serde(default)]
+    cpu_model: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -235,6 +259,46 @@ pub struct Tool {
 pub struct ExecutorConfig {
     pub kind: ExecutorKind,
     pub jobs: usize,
+    /// `[executor.qemu]`, resolved (always present; used when `kind = "qemu"`).
+    pub qemu: QemuConfig,
+}
+
+/// `[executor.qemu]`: how runs boot their VMs (docs/execution.md, "QEMU executor").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QemuConfig {
+    pub guest: GuestKind,
+    /// Kernel-kind guest (and the accelerator probe): the kernel and initramfs.
+    pub kernel: PathBuf,
+    pub initrd: PathBuf,
+    /// Image-kind guests: each tool's disk image (`images`, else `image`).
+    pub images: BTreeMap<String, PathBuf>,
+    /// Private key of the images' root account (image kind).
+    pub ssh_key: Option<PathBuf>,
+    pub accel: Accel,
+    /// Seconds a VM may take beyond the run's wall-clock limit (boot, copying the instance).
+    pub boot_timeout_s: u64,
+    /// The QEMU binary.
+    pub binary: String,
+    /// The VMs' CPU model: `[limits] cpu_model`, else the edition's.
+    pub cpu_model: String,
+}
+
+/// `[executor.qemu] guest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuestKind {
+    /// A kernel + initramfs booted directly; the tool's files shared read-only.
+    Kernel,
+    /// A BenchKit-style disk image, driven over ssh.
+    Image,
+}
+
+/// `[executor.qemu] accel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accel {
+    /// KVM when a probe boot shows it works, TCG otherwise.
+    Auto,
+    Kvm,
+    Tcg,
 }
 
 /// A validated manifest.
@@ -327,6 +391,19 @@ impl Contest {
                 ));
             }
         }
+
+        let qemu = qemu_config(
+            &source,
+            &root,
+            file.executor.qemu.as_ref(),
+            file.executor.kind,
+            file.limits
+                .cpu_model
+                .clone()
+                .unwrap_or_else(|| edition.vm.cpu_model.clone()),
+            &file.tools,
+            &mut problems,
+        );
 
         // Models and their instances.
         let mut models: Vec<Model> = Vec::new();
@@ -645,6 +722,7 @@ impl Contest {
             executor: ExecutorConfig {
                 kind: file.executor.kind,
                 jobs,
+                qemu,
             },
             time_s: file.limits.time_s,
             memory_mb: file.limits.memory_mb,
@@ -667,6 +745,171 @@ impl Contest {
 
     pub fn tool(&self, name: &str) -> Option<usize> {
         self.tools.iter().position(|t| t.name == name)
+    }
+}
+
+/// Resolves and checks `[executor.qemu]`. The guest's files must exist when the executor is
+/// `qemu` (their digests are part of every run key).
+fn qemu_config(
+    source: &SourceText<'_>,
+    root: &Path,
+    section: Option<&Spanned<QemuSection>>,
+    kind: ExecutorKind,
+    cpu_model: String,
+    tools: &[Spanned<ToolSection>],
+    problems: &mut Problems,
+) -> QemuConfig {
+    let empty = QemuSection::default();
+    let q = section.map_or(&empty, Spanned::get_ref);
+    let at = |s: Option<Range<usize>>| s.or_else(|| section.map(Spanned::span));
+    let choice = |field: &str,
+                  value: &Option<Spanned<String>>,
+                  allowed: &[&str],
+                  problems: &mut Problems|
+     -> Option<usize> {
+        let v = value.as_ref()?;
+        let found = allowed.iter().position(|a| a == v.get_ref());
+        if found.is_none() {
+            problems.push(
+                source
+                    .problem_at(
+                        at(Some(v.span())),
+                        format!("[executor.qemu] {field} = \"{}\" is not known", v.get_ref()),
+                    )
+                    .help(format!("use one of: {}", allowed.join(", "))),
+            );
+        }
+        found
+    };
+    let guest = match choice("guest", &q.guest, &["kernel", "image"], problems) {
+        Some(1) => GuestKind::Image,
+        _ => GuestKind::Kernel,
+    };
+    let accel = match choice("accel", &q.accel, &["auto", "kvm", "tcg"], problems) {
+        Some(1) => Accel::Kvm,
+        Some(2) => Accel::Tcg,
+        _ => Accel::Auto,
+    };
+    let path = |p: &Option<Spanned<String>>, default: &str| {
+        root.join(p.as_ref().map_or(default, |s| s.get_ref().as_str()))
+    };
+    let kernel = path(&q.kernel, "target/qemu-guest/vmlinux");
+    let initrd = path(&q.initrd, "target/qemu-guest/initrd.gz");
+    let mut images = BTreeMap::new();
+    let active = kind == ExecutorKind::Qemu;
+    let must_exist = |field: &str,
+                      span: Option<Range<usize>>,
+                      file: &Path,
+                      fix: &str,
+                      problems: &mut Problems| {
+        if active && !file.is_file() {
+            problems.push(
+                source
+                    .problem_at(
+                        at(span),
+                        format!("[executor.qemu] {field}: {} does not exist", file.display()),
+                    )
+                    .help(fix.to_string()),
+            );
+        }
+    };
+    if guest == GuestKind::Kernel {
+        let fix = "build the kernel-kind guest with scripts/guest-kernel (or set `kernel` and `initrd`, relative to the manifest)";
+        must_exist(
+            "kernel",
+            q.kernel.as_ref().map(Spanned::span),
+            &kernel,
+            fix,
+            problems,
+        );
+        must_exist(
+            "initrd",
+            q.initrd.as_ref().map(Spanned::span),
+            &initrd,
+            fix,
+            problems,
+        );
+    } else {
+        let fix = "build a BenchKit-style image with scripts/guest-image, or set `image`/`images` (relative to the manifest)";
+        for tool in tools {
+            let t = tool.get_ref();
+            if t.dir.is_none() {
+                continue;
+            }
+            let (spanned, field) = match (q.images.get(&t.name), &q.image) {
+                (Some(s), _) => (s, format!("images.{}", t.name)),
+                (None, Some(s)) => (s, "image".to_string()),
+                (None, None) => {
+                    if active {
+                        problems.push(
+                            source
+                                .problem_at(at(None), format!("[executor.qemu] guest = \"image\" and tool `{}` has no image", t.name))
+                                .help("set `image` (every tool) or `images.<tool>` in [executor.qemu]; scripts/guest-image builds one"),
+                        );
+                    }
+                    continue;
+                }
+            };
+            let file = root.join(spanned.get_ref());
+            must_exist(&field, Some(spanned.span()), &file, fix, problems);
+            images.insert(t.name.clone(), file);
+        }
+        for (name, spanned) in &q.images {
+            if !tools.iter().any(|t| &t.get_ref().name == name) {
+                problems.push(source.problem_at(
+                    at(Some(spanned.span())),
+                    format!("[executor.qemu] images: no tool `{name}`"),
+                ));
+            }
+        }
+    }
+    let ssh_key = q.ssh_key.as_ref().map(|k| root.join(k.get_ref()));
+    if guest == GuestKind::Image {
+        let keys: Vec<PathBuf> = match &ssh_key {
+            Some(key) => vec![key.clone()],
+            None => images
+                .values()
+                .filter(|i| i.is_file())
+                .map(|i| i.with_extension("key"))
+                .collect(),
+        };
+        for key in keys {
+            must_exist("ssh_key", q.ssh_key.as_ref().map(Spanned::span), &key, "scripts/guest-image writes the key next to the image (<image>.key); or set `ssh_key`", problems);
+        }
+    }
+    let boot_timeout_s = q.boot_timeout_s.as_ref().map_or(120, |b| *b.get_ref());
+    if boot_timeout_s == 0 {
+        problems.push(source.problem_at(
+            at(q.boot_timeout_s.as_ref().map(Spanned::span)),
+            "[executor.qemu] boot_timeout_s must be positive",
+        ));
+    }
+    if cpu_model.is_empty()
+        || !cpu_model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,=+".contains(c))
+    {
+        problems.push(
+            Problem::new(
+                source.path,
+                format!("[limits] cpu_model `{cpu_model}` is not a QEMU CPU model"),
+            )
+            .help("e.g. \"Westmere\" (qemu-system-x86_64 -cpu help lists them)"),
+        );
+    }
+    QemuConfig {
+        guest,
+        kernel,
+        initrd,
+        images,
+        ssh_key,
+        accel,
+        boot_timeout_s,
+        binary: q
+            .binary
+            .clone()
+            .unwrap_or_else(|| "qemu-system-x86_64".to_string()),
+        cpu_model,
     }
 }
 

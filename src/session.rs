@@ -16,6 +16,7 @@ use crate::diag::Problems;
 use crate::digest::DigestCache;
 use crate::exec::local::{LocalExecutor, LocalSettings};
 use crate::exec::pool::{available_cores, run_all, PoolEvent};
+use crate::exec::qemu::QemuExecutor;
 use crate::exec::setup::ensure_setup;
 use crate::exec::{Execution, RunExecutor, RunSpec};
 use crate::instance::ArchiveLimits;
@@ -114,17 +115,26 @@ impl Session {
         let t = crate::timing::phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
+        let store = Store::open(&contest.store).map_err(OpenError::Store)?;
+        let t = crate::timing::phase("digest cache load");
+        let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
+        drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
             ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings {
                 // Runs see neither the project nor the store (only their tool is bound back).
                 hidden: vec![contest.root.clone(), contest.store.clone()],
                 ..LocalSettings::default()
             })),
+            ExecutorKind::Qemu => {
+                Box::new(QemuExecutor::new(&contest, &mut cache).map_err(|e| {
+                    OpenError::Input(
+                        crate::diag::Problem::new(&contest.manifest_path, e)
+                            .help("see docs/execution.md, \"QEMU executor\"")
+                            .into(),
+                    )
+                })?)
+            }
         };
-        let store = Store::open(&contest.store).map_err(OpenError::Store)?;
-        let t = crate::timing::phase("digest cache load");
-        let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
-        drop(t);
         let t = crate::timing::phase("plan");
         let plan = Plan::build(
             contest,
@@ -325,8 +335,11 @@ impl Session {
                     let name = label(plan, run);
                     match result {
                         Ok(Some(execution)) => {
-                            let record =
-                                make_record(plan, run, executor.key_ingredients(), execution);
+                            let ingredients = crate::key::executor_for_tool(
+                                &executor.key_ingredients(),
+                                &plan.contest.tools[run.tool].name,
+                            );
+                            let record = make_record(plan, run, ingredients, execution);
                             match store.put(&record) {
                                 Ok(()) => {
                                     outcome.executed += 1;
@@ -575,6 +588,7 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
             truncated: false,
         },
         stderr: crate::store::CapturedOutput::default(),
+        vm: None,
     }
 }
 
@@ -631,6 +645,7 @@ pub fn make_record(
         diagnostics: resolved.diagnostics,
         stdout: execution.stdout,
         stderr: execution.stderr,
+        vm: execution.vm,
     }
 }
 

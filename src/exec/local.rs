@@ -279,6 +279,7 @@ impl LocalExecutor {
             stdout: result.stdout,
             stderr: result.stderr,
             parsed: result.parsed,
+            vm: None,
         }))
     }
 

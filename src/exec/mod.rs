@@ -1,7 +1,7 @@
 //! Executing runs: the I/O edge of mccbuild.
 //!
-//! A [`RunExecutor`] runs one run and measures it (locally in a cgroup sandbox; later issues add
-//! QEMU); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per identity.
+//! A [`RunExecutor`] runs one run and measures it (locally in a cgroup sandbox, or in a QEMU
+//! virtual machine); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per identity.
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
@@ -10,6 +10,7 @@ pub mod isolation;
 pub mod local;
 pub mod pool;
 pub mod process;
+pub mod qemu;
 pub mod setup;
 
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use crate::answers::ParsedOutput;
 use crate::key::RunKey;
 use crate::manifest::InstanceSource;
 use crate::rules::edition::Limits;
-use crate::store::{CapturedOutput, Termination};
+use crate::store::{CapturedOutput, Termination, VmInfo};
 
 /// Everything one run needs, self-contained (it can be sent to another thread or machine).
 #[derive(Clone, Debug)]
@@ -59,6 +60,8 @@ pub struct Execution {
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
     pub parsed: ParsedOutput,
+    /// Runs made in a virtual machine: how (accelerator, QEMU's own CPU time...).
+    pub vm: Option<VmInfo>,
 }
 
 /// An infrastructure failure: the run could not be carried out (not the tool's fault). It is

@@ -328,7 +328,7 @@ fn wait_readable(fd: i32, timeout: Duration) {
 
 /// Reads one output stream: keeps its head and tail, feeds stdout to the answer parser, and
 /// raises the flag when the run's total output passes the limit.
-fn spawn_reader(
+pub(crate) fn spawn_reader(
     mut stream: impl Read + Send + 'static,
     is_stdout: bool,
     capture_bytes: usize,

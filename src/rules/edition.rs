@@ -39,6 +39,8 @@ struct EditionFile {
     #[serde(default)]
     awards: AwardRules,
     #[serde(default)]
+    vm: VmRules,
+    #[serde(default)]
     ranking: RankingRules,
     #[serde(default)]
     instances: InstanceRules,
@@ -84,6 +86,27 @@ pub struct Limits {
     pub time_s: u64,
     /// Memory limit of a run, in MB (MiB, as BenchKit's BK_MEMORY_CONFINEMENT).
     pub memory_mb: u64,
+}
+
+/// `[vm]`: the virtual machines runs are made in (E-5.2), for the QEMU executor.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VmRules {
+    /// QEMU's name of the CPU model the VMs show their guests.
+    #[serde(default = "westmere")]
+    pub cpu_model: String,
+}
+
+impl Default for VmRules {
+    fn default() -> Self {
+        VmRules {
+            cpu_model: westmere(),
+        }
+    }
+}
+
+fn westmere() -> String {
+    "Westmere".to_string()
 }
 
 /// `[confidence]`: rule E-2.2.
@@ -431,6 +454,7 @@ pub struct Edition {
     pub trusted: TrustedRules,
     pub scoring: ScoringRules,
     pub awards: AwardRules,
+    pub vm: VmRules,
     pub ranking: RankingRules,
     pub instances: InstanceRules,
     pub verdict_files: VerdictFileRules,
@@ -714,6 +738,7 @@ impl Edition {
             trusted: file.trusted,
             scoring: file.scoring,
             awards: file.awards,
+            vm: file.vm,
             ranking: file.ranking,
             instances: file.instances,
             verdict_files: file.verdict_files,

@@ -405,6 +405,7 @@ fn termination_code(t: Termination) -> (u8, i32) {
         Termination::MemoryLimit => (3, 0),
         Termination::WallLimit => (4, 0),
         Termination::OutputLimit => (5, 0),
+        Termination::GuestPanic => (6, 0),
     }
 }
 
@@ -416,6 +417,7 @@ fn termination_from_code((tag, n): (u8, i32)) -> Option<Termination> {
         3 => Termination::MemoryLimit,
         4 => Termination::WallLimit,
         5 => Termination::OutputLimit,
+        6 => Termination::GuestPanic,
         _ => return None,
     })
 }
@@ -468,6 +470,21 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_termination_survives_the_index() {
+        for t in [
+            Termination::Exit { code: 3 },
+            Termination::Signal { signal: 9 },
+            Termination::CpuLimit,
+            Termination::MemoryLimit,
+            Termination::WallLimit,
+            Termination::OutputLimit,
+            Termination::GuestPanic,
+        ] {
+            assert_eq!(termination_from_code(termination_code(t)), Some(t));
+        }
+    }
+
     use super::*;
     use crate::store::tests::sample_record;
 

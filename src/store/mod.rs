@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 pub use index::{Index, Summary};
-pub use record::{CapturedOutput, RunRecord, Termination, RECORD_FORMAT};
+pub use record::{CapturedOutput, RunRecord, Termination, VmInfo, RECORD_FORMAT};
 
 use crate::key::RunKey;
 
@@ -270,7 +270,33 @@ pub(crate) mod tests {
                 truncated: false,
             },
             stderr: CapturedOutput::default(),
+            vm: None,
         }
+    }
+
+    #[test]
+    fn records_with_and_without_vm_load() {
+        // Records written before `vm` existed have no such field.
+        let plain = serde_json::to_value(sample_record(RunKey([4; 32]))).unwrap();
+        assert!(plain.get("vm").is_none());
+        let back: RunRecord = serde_json::from_value(plain).unwrap();
+        assert_eq!(back.vm, None);
+        let mut in_vm = sample_record(RunKey([5; 32]));
+        in_vm.termination = Termination::GuestPanic;
+        in_vm.vm = Some(crate::store::VmInfo {
+            accel: "tcg".into(),
+            guest: "kernel".into(),
+            cpu_model: "Westmere".into(),
+            memory_mb: 2048,
+            vcpus: 1,
+            qemu_cpu_time_s: 8.5,
+            vm_wall_time_s: 12.0,
+            note: String::new(),
+            console: "Kernel panic".into(),
+        });
+        let text = serde_json::to_string(&in_vm).unwrap();
+        assert!(text.contains("\"guest_panic\"") && text.contains("\"qemu_cpu_time_s\""));
+        assert_eq!(serde_json::from_str::<RunRecord>(&text).unwrap(), in_vm);
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum Termination {
     WallLimit,
     /// The tool printed more than the output limit.
     OutputLimit,
+    /// The run's virtual machine crashed (its kernel panicked) before the tool's end was seen.
+    GuestPanic,
 }
 
 impl Termination {
@@ -50,6 +52,7 @@ impl Termination {
             Termination::MemoryLimit => "MEMORY".into(),
             Termination::WallLimit => "WALL TIMEOUT".into(),
             Termination::OutputLimit => "OUTPUT LIMIT".into(),
+            Termination::GuestPanic => "GUEST PANIC".into(),
         }
     }
 }
@@ -96,6 +99,33 @@ pub struct RunRecord {
     pub diagnostics: Vec<String>,
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
+    /// Runs made in a virtual machine (QEMU executor): how. Absent in other records (and in
+    /// records written before it existed), so format 1 stores still load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmInfo>,
+}
+
+/// How a run's virtual machine was run and what it cost (the tool's own CPU time and peak
+/// memory, measured inside the guest, are the record's `cpu_time_s` and `peak_memory_bytes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VmInfo {
+    /// `kvm` or `tcg`.
+    pub accel: String,
+    /// `kernel` or `image`.
+    pub guest: String,
+    pub cpu_model: String,
+    pub memory_mb: u64,
+    pub vcpus: u32,
+    /// CPU time of the QEMU process itself (all its threads: emulation, I/O), from wait4.
+    pub qemu_cpu_time_s: f64,
+    /// From starting QEMU to its exit (boot, the run, power-off).
+    pub vm_wall_time_s: f64,
+    /// What happened to the VM when it did not end by itself (killed at a limit, panicked).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// The end of the guest's console (kernel messages), when the run did not end normally.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub console: String,
 }
 
 impl RunRecord {

@@ -1,0 +1,92 @@
+#!/bin/sh
+# mccbuild's in-guest runner (src/exec/qemu.rs writes it next to job.env in the run's shared
+# folder): one BenchKit run under the tool's CPU and memory limits, measured by a cgroup v2 of
+# the guest, as docs/execution.md ("QEMU executor") describes. POSIX sh (busybox or dash).
+out="$(dirname "$0")"
+. "$out/job.env"
+fail() { echo "reason=infra" > "$out/status.tmp"; echo "message=$*" >> "$out/status.tmp"; mv "$out/status.tmp" "$out/status"; exit 1; }
+
+# The instance: a read-only disk; the working directory is a fresh copy of it (BenchKit unpacks
+# the instance into the VM's own disk).
+mkdir -p /mnt/mccinput || fail "cannot create /mnt/mccinput"
+grep -q " /mnt/mccinput " /proc/mounts || mount -t ext4 -o ro "$MCC_INPUT_DEV" /mnt/mccinput \
+    || fail "cannot mount the input disk $MCC_INPUT_DEV: $(dmesg | tail -n 3 | tr '\n' ' ')"
+work="$MCC_WORK"
+rm -rf "$work"
+mkdir -p "$work/result" "$work/home" "$work/tmp" || fail "cannot create $work"
+cp -a "/mnt/mccinput/$BK_INPUT" "$work/$BK_INPUT" || fail "cannot copy the instance into $work"
+as_user=""
+if [ -n "$MCC_USER" ]; then
+    chown -R "$MCC_USER:" "$work" || fail "cannot give $work to $MCC_USER"
+    as_user="setpriv --reuid=$MCC_USER --regid=$MCC_USER --init-groups --"
+fi
+
+# A fresh cgroup for the tool's whole tree: memory limit, CPU time, peak memory, kill.
+[ -f /sys/fs/cgroup/cgroup.controllers ] || mount -t cgroup2 none /sys/fs/cgroup || fail "no cgroup2"
+echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+cg=/sys/fs/cgroup/mccbuild-run
+rmdir "$cg" 2>/dev/null
+mkdir "$cg" || fail "cannot create $cg"
+echo $((BK_MEMORY_CONFINEMENT * 1048576)) > "$cg/memory.max" 2>/dev/null
+echo 0 > "$cg/memory.swap.max" 2>/dev/null
+
+cd "$work/$BK_INPUT" || fail "no working directory"
+sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shift; exec "$@"' "$cg" $((BK_TIME_CONFINEMENT + 1)) \
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" \
+    TMPDIR="$work/tmp" LANG=C.UTF-8 BK_INPUT="$BK_INPUT" BK_EXAMINATION="$BK_EXAMINATION" \
+    BK_TOOL="$BK_TOOL" BK_TIME_CONFINEMENT="$BK_TIME_CONFINEMENT" \
+    BK_MEMORY_CONFINEMENT="$BK_MEMORY_CONFINEMENT" BK_BIN_PATH="$BK_BIN_PATH" \
+    BK_LOG_FILE="$work/BenchKit.log" BK_RESULT_DIR="$work/result" \
+    $as_user "$MCC_ENTRY" < /dev/null > "$out/stdout" 2> "$out/stderr" &
+pid=$!
+read -r up0 _ < /proc/uptime
+
+# CPU time of the whole tree against the limit (E-5.1), OOM kills, every 50 ms.
+limit_us=$((BK_TIME_CONFINEMENT * 1000000))
+reason=""
+while :; do
+    state=""
+    # (stderr first: a process already reaped makes the redirection itself fail)
+    read -r _ _ state _ 2>/dev/null < "/proc/$pid/stat"
+    [ -z "$state" ] || [ "$state" = Z ] && break
+    read -r _ usage _ < "$cg/cpu.stat"
+    if [ "$usage" -ge "$limit_us" ]; then
+        reason=cpu_limit
+        echo 1 > "$cg/cgroup.kill"
+        break
+    fi
+    oom="$(sed -n 's/^oom_kill //p' "$cg/memory.events" 2>/dev/null)"
+    if [ "${oom:-0}" -gt 0 ]; then
+        reason=memory_limit
+        echo 1 > "$cg/cgroup.kill"
+        break
+    fi
+    sleep 0.05
+done
+wait "$pid"
+code=$?
+read -r up1 _ < /proc/uptime
+# Whatever the tool left running is killed; its CPU time and peak are read once the tree is empty.
+echo 1 > "$cg/cgroup.kill"
+while grep -q "populated 1" "$cg/cgroup.events"; do sleep 0.01; done
+read -r _ usage _ < "$cg/cpu.stat"
+peak="$(cat "$cg/memory.peak" 2>/dev/null || echo 0)"
+oom="$(sed -n 's/^oom_kill //p' "$cg/memory.events" 2>/dev/null)"
+if [ -z "$reason" ]; then
+    if [ "${oom:-0}" -gt 0 ]; then reason=memory_limit
+    elif [ "$usage" -ge "$limit_us" ]; then reason=cpu_limit
+    elif [ "$code" -gt 128 ]; then reason=signal; code=$((code - 128))
+    else reason=exit
+    fi
+fi
+{
+    echo "reason=$reason"
+    echo "code=$code"
+    echo "cpu_usec=$usage"
+    echo "peak_bytes=$peak"
+    echo "oom_kill=${oom:-0}"
+    # /proc/uptime has two decimals; "1" in front keeps "05" from being read as octal.
+    echo "wall_cs=$(( (${up1%.*} - ${up0%.*}) * 100 + 1${up1#*.} - 1${up0#*.} ))"
+} > "$out/status.tmp"
+mv "$out/status.tmp" "$out/status"
+sync
