@@ -1,7 +1,8 @@
 //! Executing runs: the I/O edge of mccbuild.
 //!
 //! A [`RunExecutor`] runs one run and measures it (locally in a cgroup sandbox; later issues add
-//! QEMU); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per identity.
+//! QEMU); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per identity;
+//! [`slurm`] hands runs to a Slurm cluster, whose steps run each in the local sandbox.
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
@@ -10,6 +11,7 @@ pub mod local;
 pub mod pool;
 pub mod process;
 pub mod setup;
+pub mod slurm;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

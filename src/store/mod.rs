@@ -270,6 +270,7 @@ pub(crate) mod tests {
                 truncated: false,
             },
             stderr: CapturedOutput::default(),
+            slurm: None,
         }
     }
 

@@ -96,6 +96,33 @@ pub struct RunRecord {
     pub diagnostics: Vec<String>,
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
+    /// Where a Slurm step ran the run (absent for other executors; records written before it
+    /// existed load without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmPlacement>,
+}
+
+/// The Slurm job and step that ran a run, and the node they ran on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmPlacement {
+    /// SLURM_JOB_ID.
+    pub job: String,
+    /// SLURM_STEP_ID.
+    pub step: String,
+    /// SLURMD_NODENAME: the node (also the record's `host`).
+    pub node: String,
+}
+
+impl SlurmPlacement {
+    /// The placement of the current process, when it is a Slurm job step.
+    pub fn from_env() -> Option<SlurmPlacement> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Some(SlurmPlacement {
+            job: var("SLURM_JOB_ID")?,
+            step: var("SLURM_STEP_ID").unwrap_or_default(),
+            node: var("SLURMD_NODENAME")?,
+        })
+    }
 }
 
 impl RunRecord {
