@@ -60,6 +60,8 @@ struct SlurmFollower<'a> {
     stored: &'a mut Vec<bool>,
     /// Runs shown as running (their job reached a node).
     started: BTreeMap<usize, ()>,
+    /// Per model, the nodes its runs recorded now ran on (rule E-5.1: one).
+    nodes: BTreeMap<usize, std::collections::BTreeSet<String>>,
     progress: &'a mut dyn Progress,
     outcome: &'a mut ExecSummary,
 }
@@ -88,6 +90,10 @@ impl crate::exec::slurm::Follower for SlurmFollower<'_> {
                     .unwrap_or_default();
                 self.progress
                     .run_finished(&name, &format!("{}{where_}", record.outcome_label()), false);
+                self.nodes
+                    .entry(self.plan.instance_of(run).model)
+                    .or_default()
+                    .insert(record.host.clone());
                 self.index.insert(record.key, Summary::of(&record));
                 true
             }
@@ -619,6 +625,7 @@ impl Session {
             index: &mut self.index,
             stored: &mut self.stored,
             started: BTreeMap::new(),
+            nodes: BTreeMap::new(),
             progress,
             outcome,
         };
@@ -635,6 +642,15 @@ impl Session {
             ));
         }
         follower.outcome.failed += result.failed;
+        for (model, nodes) in &follower.nodes {
+            if nodes.len() > 1 {
+                follower.progress.message(&format!(
+                    "warning: the runs of model {} ran on nodes {} (a job ended before all of them were recorded); rule E-5.1 wants one machine per model",
+                    follower.plan.models[*model].name,
+                    nodes.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
     }
     fn spec(&self, i: usize, bin_path: &Path) -> RunSpec {
         let run = &self.plan.runs[i];
