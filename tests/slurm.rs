@@ -15,10 +15,14 @@ use std::time::{Duration, Instant};
 use common::*;
 
 /// A private cluster in a temporary folder, stopped (exactly its own daemons) when dropped.
+/// One cluster at a time: the machine has 2 cores.
 struct Cluster {
     dir: PathBuf,
     conf: PathBuf,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Cluster {
     /// None (skipped, or a failure in CI) without Slurm's daemons or root.
@@ -43,6 +47,7 @@ impl Cluster {
             skip_or_fail("a Slurm cluster needs root (slurmd starts jobs as their user)");
             return None;
         }
+        let guard = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = parent.join("cluster");
         let out = Command::new(Path::new(REPO).join("scripts/slurm-cluster"))
             .args(["start", "--nodes", "3", "--dir"])
@@ -52,6 +57,7 @@ impl Cluster {
         let cluster = Cluster {
             conf: dir.join("slurm.conf"),
             dir,
+            _one_at_a_time: guard,
         };
         assert!(
             out.status.success(),
@@ -268,6 +274,20 @@ fn demo_contest_through_three_nodes_gives_the_local_answers_each_model_on_one_no
     );
 }
 
+/// The demo's models but the slow one (its runs take most of the demo's CPU time): 120 runs.
+const RUN_WITHOUT_UNBOUNDED: &[&str] = &[
+    "run",
+    "--json",
+    "--model",
+    "Philosophers",
+    "--model",
+    "TokenRing",
+    "--model",
+    "Deadlock",
+    "--model",
+    "ProdCons",
+];
+
 #[test]
 fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
     let tmp = tempfile::tempdir().unwrap();
@@ -281,7 +301,7 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
 
     let child = cluster
         .command(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(["run", "--json"])
+        .args(RUN_WITHOUT_UNBOUNDED)
         .current_dir(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -310,6 +330,7 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
     };
     let out = child.wait_with_output().unwrap();
     let log = stderr(&out);
+    eprintln!("killed the slurmd of {killed}; mccbuild's log:\n{log}");
     assert!(out.status.success(), "{log}");
     let counts = json(&out);
     assert_eq!(counts["failed"], 0, "{log}");
@@ -317,22 +338,95 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
         log.contains("to run again") && log.contains("not a failure of the tools"),
         "the killed node's runs were put back to run: {log}"
     );
-    let planned = json(&cluster.mccbuild(&dir, &["plan", "--json"]))["runs"]
-        .as_u64()
-        .unwrap();
     let records = records_in(&dir.join("store"));
-    assert_eq!(records.len() as u64, planned, "every run recorded");
+    assert_eq!(
+        records.len() as u64,
+        counts["executed"].as_u64().unwrap(),
+        "every run recorded once"
+    );
+    assert_eq!(records.len(), 120, "the demo's runs of its four quick models");
     // Nothing recorded as a tool's failure: every run's verdict, termination and answers are
-    // those of the clean local run; the scores are the same.
+    // those of the clean local run; so are the trusted values.
     let diffs = same_results(&records, &local);
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    assert_eq!(trusted(&cluster, &dir), trusted(&cluster, Path::new(REPO)));
+    let quick = |mut t: BTreeMap<String, serde_json::Value>| {
+        t.retain(|k, _| !k.contains("Unbounded"));
+        t
+    };
+    assert_eq!(
+        quick(trusted(&cluster, &dir)),
+        quick(trusted(&cluster, Path::new(REPO)))
+    );
     let after: BTreeSet<&str> = records
         .values()
         .filter(|r| r["host"] != killed.as_str())
         .filter_map(|r| r["host"].as_str())
         .collect();
     assert!(!after.is_empty(), "runs were rerun on the other nodes");
+}
+
+#[test]
+fn ctrl_c_cancels_exactly_this_contests_jobs_and_records_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(cluster) = Cluster::start(tmp.path()) else {
+        return;
+    };
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.copy_demo_instance("TokenRing-PT-4");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
+    c.script_tool(
+        "slow",
+        "#!/bin/sh\nsleep 60\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        "examinations = [\"StateSpace\", \"OneSafe\"]",
+    );
+    c.write("time_s = 100\nmemory_mb = 512");
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n"),
+    )
+    .unwrap();
+    // Someone else's job on the same cluster.
+    let other = cluster
+        .command("sbatch")
+        .args(["--parsable", "-N1", "-c1", "-o", "/dev/null", "--wrap", "sleep 120"])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert!(other.status.success(), "{}", stderr(&other));
+    let other = stdout(&other).trim().to_string();
+    let child = cluster
+        .command(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["run", "--json"])
+        .current_dir(c.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while cluster.running().len() < 3 {
+        assert!(Instant::now() < deadline, "the jobs did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cancelled Slurm jobs"), "{}", stderr(&out));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let running = cluster.running();
+        if running.len() == 1 {
+            assert_eq!(running[0].0, other, "only the other job is left");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still running: {running:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(c.records().is_empty(), "cancelled runs are not recorded");
 }
 
 #[test]
