@@ -109,6 +109,7 @@ fn main() {
                 truncated: false,
             },
             stderr: CapturedOutput::default(),
+            slurm: None,
         });
     }
     let written = session.store.put_many(&records).expect("write records");

@@ -362,11 +362,15 @@ impl Contest {
             }
         };
 
-        let (slurm, shared_store) = slurm_config(&source, file.executor.slurm.as_ref(), &root, &mut problems);
+        let (slurm, shared_store) =
+            slurm_config(&source, file.executor.slurm.as_ref(), &root, &mut problems);
         if file.executor.slurm.is_some() && file.executor.kind != ExecutorKind::Slurm {
             problems.push(
                 source
-                    .problem_at(file.executor.slurm.as_ref().map(|s| s.span()), "[executor.slurm] is given but [executor] kind is not \"slurm\"")
+                    .problem_at(
+                        file.executor.slurm.as_ref().map(|s| s.span()),
+                        "[executor.slurm] is given but [executor] kind is not \"slurm\"",
+                    )
                     .help("set `kind = \"slurm\"` in [executor], or remove [executor.slurm]"),
             );
         }
@@ -825,7 +829,9 @@ fn slurm_config(
                         Some(value.span()),
                         format!("[executor.slurm] {field} `{text}` is not a Slurm name"),
                     )
-                    .help(format!("give the {field}'s name as `sinfo`/`sacctmgr` show it, one word")),
+                    .help(format!(
+                        "give the {field}'s name as `sinfo`/`sacctmgr` show it, one word"
+                    )),
             );
             return None;
         }
@@ -835,7 +841,11 @@ fn slurm_config(
     config.account = word("account", &s.account);
     config.qos = word("qos", &s.qos);
     for (field, options, out) in [
-        ("sbatch_options", &s.sbatch_options, &mut config.sbatch_options),
+        (
+            "sbatch_options",
+            &s.sbatch_options,
+            &mut config.sbatch_options,
+        ),
         ("srun_options", &s.srun_options, &mut config.srun_options),
     ] {
         for option in options {
@@ -871,13 +881,20 @@ fn slurm_config(
             if *v.get_ref() == 0 {
                 problems.push(
                     source
-                        .problem_at(Some(v.span()), format!("[executor.slurm] {field} must be at least 1"))
+                        .problem_at(
+                            Some(v.span()),
+                            format!("[executor.slurm] {field} must be at least 1"),
+                        )
                         .help(MANIFEST_HELP),
                 );
             }
         }
     }
-    config.cpus_per_job = s.cpus_per_job.as_ref().map(|v| *v.get_ref()).filter(|&v| v > 0);
+    config.cpus_per_job = s
+        .cpus_per_job
+        .as_ref()
+        .map(|v| *v.get_ref())
+        .filter(|&v| v > 0);
     if let Some(a) = s.attempts.as_ref().map(|v| *v.get_ref()).filter(|&v| v > 0) {
         config.attempts = a;
     }

@@ -88,8 +88,11 @@ impl crate::exec::slurm::Follower for SlurmFollower<'_> {
                     .as_ref()
                     .map(|p| format!(" (node {}, job {}.{})", p.node, p.job, p.step))
                     .unwrap_or_default();
-                self.progress
-                    .run_finished(&name, &format!("{}{where_}", record.outcome_label()), false);
+                self.progress.run_finished(
+                    &name,
+                    &format!("{}{where_}", record.outcome_label()),
+                    false,
+                );
                 self.nodes
                     .entry(self.plan.instance_of(run).model)
                     .or_default()
@@ -123,7 +126,8 @@ impl crate::exec::slurm::Follower for SlurmFollower<'_> {
             SlurmEvent::Running { runs, .. } => {
                 for i in runs {
                     if self.started.insert(i, ()).is_none() {
-                        self.progress.run_started(&label(self.plan, &self.plan.runs[i]));
+                        self.progress
+                            .run_started(&label(self.plan, &self.plan.runs[i]));
                     }
                 }
             }
@@ -455,9 +459,15 @@ impl Session {
             .partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
         outcome.failed += unsetup.len();
         match how {
-            How::Local | How::Step => {
-                self.run_here(&runnable, &bin_paths, jobs, how, progress, cancel, &mut outcome)
-            }
+            How::Local | How::Step => self.run_here(
+                &runnable,
+                &bin_paths,
+                jobs,
+                how,
+                progress,
+                cancel,
+                &mut outcome,
+            ),
             How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome),
         }
         progress.finished();
@@ -570,7 +580,12 @@ impl Session {
         use crate::exec::slurm::{follow_jobs, FollowSettings, Group, GroupRun, SlurmCli};
         let contest = &self.plan.contest;
         let config = contest.executor.slurm.clone();
-        let mccbuild = match config.mccbuild.clone().map(Ok).unwrap_or_else(std::env::current_exe) {
+        let mccbuild = match config
+            .mccbuild
+            .clone()
+            .map(Ok)
+            .unwrap_or_else(std::env::current_exe)
+        {
             Ok(path) => path,
             Err(e) => {
                 outcome.failed += runnable.len();
@@ -609,7 +624,9 @@ impl Session {
                 .cpus_per_job
                 .unwrap_or_else(|| most.saturating_mul(jobs.max(1) as u32));
         }
-        let tag = crate::digest::hex(blake3::hash(manifest.to_string_lossy().as_bytes()).as_bytes())[..8].to_string();
+        let tag =
+            crate::digest::hex(blake3::hash(manifest.to_string_lossy().as_bytes()).as_bytes())[..8]
+                .to_string();
         let mut scheduler = SlurmCli {
             config: config.clone(),
             mccbuild,

@@ -70,7 +70,8 @@ impl Cluster {
 
     fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(program);
-        c.env("SLURM_CONF", &self.conf).env_remove("MCCBUILD_SANDBOX");
+        c.env("SLURM_CONF", &self.conf)
+            .env_remove("MCCBUILD_SANDBOX");
         c
     }
 
@@ -310,10 +311,7 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
     // Once some runs are recorded, kill the slurmd of a node with a job running.
     let deadline = Instant::now() + Duration::from_secs(120);
     let killed = loop {
-        assert!(
-            Instant::now() < deadline,
-            "no job ran within two minutes"
-        );
+        assert!(Instant::now() < deadline, "no job ran within two minutes");
         let recorded = records_in(&dir.join("store")).len();
         let running = cluster.running();
         if recorded >= 5 && !running.is_empty() {
@@ -344,7 +342,11 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
         counts["executed"].as_u64().unwrap(),
         "every run recorded once"
     );
-    assert_eq!(records.len(), 120, "the demo's runs of its four quick models");
+    assert_eq!(
+        records.len(),
+        120,
+        "the demo's runs of its four quick models"
+    );
     // Nothing recorded as a tool's failure: every run's verdict, termination and answers are
     // those of the clean local run; so are the trusted values.
     let diffs = same_results(&records, &local);
@@ -392,7 +394,15 @@ fn ctrl_c_cancels_exactly_this_contests_jobs_and_records_nothing() {
     // Someone else's job on the same cluster.
     let other = cluster
         .command("sbatch")
-        .args(["--parsable", "-N1", "-c1", "-o", "/dev/null", "--wrap", "sleep 120"])
+        .args([
+            "--parsable",
+            "-N1",
+            "-c1",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 120",
+        ])
         .current_dir(c.path())
         .output()
         .unwrap();
@@ -415,7 +425,11 @@ fn ctrl_c_cancels_exactly_this_contests_jobs_and_records_nothing() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cancelled Slurm jobs"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cancelled Slurm jobs"),
+        "{}",
+        stderr(&out)
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let running = cluster.running();
@@ -436,7 +450,12 @@ fn slurm_runs_share_the_local_sandbox_key_and_bad_settings_are_named() {
     c.copy_demo_instance("Deadlock-PT-1");
     c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
     c.scripted_tool("t", "examinations = [\"StateSpace\"]");
-    c.answer("t", "Deadlock-PT-1", "StateSpace", "STATE_SPACE STATES 2 TECHNIQUES X\n");
+    c.answer(
+        "t",
+        "Deadlock-PT-1",
+        "StateSpace",
+        "STATE_SPACE STATES 2 TECHNIQUES X\n",
+    );
     c.write("time_s = 10\nmemory_mb = 512");
     let out = c.mccbuild(&["run", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -449,7 +468,10 @@ fn slurm_runs_share_the_local_sandbox_key_and_bad_settings_are_named() {
         2,
         "kind and sandbox only: {record}"
     );
-    assert!(record.get("slurm").is_none(), "local records have no Slurm placement");
+    assert!(
+        record.get("slurm").is_none(),
+        "local records have no Slurm placement"
+    );
     let manifest = c.path().join("contest.toml");
     let text = fs::read_to_string(&manifest).unwrap();
     fs::write(
@@ -458,15 +480,27 @@ fn slurm_runs_share_the_local_sandbox_key_and_bad_settings_are_named() {
     )
     .unwrap();
     let plan = json(&c.mccbuild(&["plan", "--json"]));
-    assert_eq!(plan["to_run"], 0, "moving to Slurm reuses the records: {plan}");
+    assert_eq!(
+        plan["to_run"], 0,
+        "moving to Slurm reuses the records: {plan}"
+    );
     assert_eq!(plan["cached"], 1);
 
     // Bad settings: the manifest, the line and the field.
     let good = fs::read_to_string(&manifest).unwrap();
     for (extra, expected) in [
-        ("[executor.slurm]\npartition = \"a b\"\n", "partition `a b` is not a Slurm name"),
-        ("[executor.slurm]\nsbatch_options = [\"time=1\"]\n", "sbatch_options: `time=1` is not an option"),
-        ("[executor.slurm]\nattempts = 0\n", "attempts must be at least 1"),
+        (
+            "[executor.slurm]\npartition = \"a b\"\n",
+            "partition `a b` is not a Slurm name",
+        ),
+        (
+            "[executor.slurm]\nsbatch_options = [\"time=1\"]\n",
+            "sbatch_options: `time=1` is not an option",
+        ),
+        (
+            "[executor.slurm]\nattempts = 0\n",
+            "attempts must be at least 1",
+        ),
         ("[executor.slurm]\nnodes = 3\n", "unknown field `nodes`"),
     ] {
         fs::write(&manifest, format!("{good}\n{extra}")).unwrap();
@@ -514,7 +548,8 @@ fn without_sbatch_the_runs_are_infrastructure_failures_never_recorded() {
     assert_eq!(json(&out)["failed"], 1);
     let err = stderr(&out);
     assert!(
-        err.contains("infrastructure failure (not recorded)") && err.contains("cannot run `sbatch`"),
+        err.contains("infrastructure failure (not recorded)")
+            && err.contains("cannot run `sbatch`"),
         "{err}"
     );
     assert!(c.records().is_empty(), "nothing recorded");

@@ -403,7 +403,10 @@ exit $status
             "--no-requeue".into(),
             format!("--job-name={}", self.job_name(&job.model)),
             format!("--chdir={}", self.chdir.display()),
-            format!("--output={}", self.dir.join(format!("{}-%j.out", job.model)).display()),
+            format!(
+                "--output={}",
+                self.dir.join(format!("{}-%j.out", job.model)).display()
+            ),
         ];
         for (flag, value) in [
             ("--partition", &self.config.partition),
@@ -470,7 +473,12 @@ impl Scheduler for SlurmCli {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let base = format!("{}-a{}-{}-{stamp}", job.model, job.attempt, std::process::id());
+        let base = format!(
+            "{}-a{}-{}-{stamp}",
+            job.model,
+            job.attempt,
+            std::process::id()
+        );
         let keys_file = self.dir.join(format!("{base}.keys"));
         let keys: String = job
             .runs
@@ -485,7 +493,13 @@ impl Scheduler for SlurmCli {
         let mut args = self.sbatch_args(job);
         args.push(script.to_string_lossy().into_owned());
         let out = run_command("sbatch", &args)?;
-        let id = out.trim().split(';').next().unwrap_or("").trim().to_string();
+        let id = out
+            .trim()
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
             return Err(format!("sbatch printed `{}`, not a job id", out.trim()));
         }
@@ -766,7 +780,10 @@ mod tests {
             unreachable!()
         };
         assert_eq!(runs, &vec![0, 1]);
-        assert!(reason.contains("after 2 jobs") && reason.contains("FAILED"), "{reason}");
+        assert!(
+            reason.contains("after 2 jobs") && reason.contains("FAILED"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -833,7 +850,9 @@ mod tests {
 
     #[test]
     fn squeue_lines_are_read() {
-        let states = parse_squeue("12|RUNNING|node2\n13|PENDING|\n14|NODE_FAIL|node1\n15|COMPLETING|node3\n");
+        let states = parse_squeue(
+            "12|RUNNING|node2\n13|PENDING|\n14|NODE_FAIL|node1\n15|COMPLETING|node3\n",
+        );
         assert_eq!(states["12"], running("node2"));
         assert_eq!(states["13"], JobState::Pending);
         assert_eq!(states["14"], ended("NODE_FAIL"));
@@ -879,11 +898,17 @@ mod tests {
             "--account=lip6",
             "--time=1:00:00",
         ] {
-            assert!(args.contains(&expected.to_string()), "{expected} in {args:?}");
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} in {args:?}"
+            );
         }
         assert!(!args.iter().any(|a| a.starts_with("--qos")));
         let script = cli.batch_script(&job, Path::new("/c/cache/slurm/x.keys"));
-        assert!(script.contains("MCCBUILD='/opt/mcc build/mccbuild'"), "{script}");
+        assert!(
+            script.contains("MCCBUILD='/opt/mcc build/mccbuild'"),
+            "{script}"
+        );
         assert!(script.contains("PARALLEL=2"));
         assert!(script.contains("'--mem-per-cpu=100'"));
         assert!(script.contains("exec-run --manifest \"$MANIFEST\" --key \"$key\" </dev/null &"));
