@@ -556,7 +556,7 @@ fn without_sbatch_the_runs_are_infrastructure_failures_never_recorded() {
 }
 
 #[test]
-fn exec_run_refuses_a_key_that_is_not_in_the_contest() {
+fn exec_run_records_a_run_of_the_contest_with_its_step_and_refuses_others() {
     let mut c = TestContest::new();
     c.copy_demo_instance("Deadlock-PT-1");
     c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
@@ -567,15 +567,33 @@ fn exec_run_refuses_a_key_that_is_not_in_the_contest() {
     assert!(stderr(&out).contains("is not a run of"), "{}", stderr(&out));
     let out = c.mccbuild(&["exec-run", "--key", "xyz"]);
     assert_eq!(out.status.code(), Some(2));
-    // The real key runs here and is recorded, with exit 0.
-    let plan = c.mccbuild(&["plan", "--json"]);
-    assert_eq!(json(&plan)["to_run"], 1);
+    // A real key runs here and is recorded (exit 0), with the Slurm step it ran in.
     let out = c.mccbuild(&["run", "--json"]);
     assert!(out.status.success());
-    let key = c.record("t", "Deadlock-PT-1", "StateSpace")["key"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let out = c.mccbuild(&["exec-run", "--key", &key]);
+    let record = c.record("t", "Deadlock-PT-1", "StateSpace");
+    let key = record["key"].as_str().unwrap().to_string();
+    let path = c
+        .path()
+        .join("cache/runs")
+        .join(&key[..2])
+        .join(format!("{key}.json"));
+    fs::remove_file(&path).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["exec-run", "--key", &key])
+        .current_dir(c.path())
+        .env("SLURM_JOB_ID", "77")
+        .env("SLURM_STEP_ID", "3")
+        .env("SLURMD_NODENAME", "node9")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("recorded on node9"), "{}", stderr(&out));
+    let again = c.record("t", "Deadlock-PT-1", "StateSpace");
+    assert_eq!(again["host"], "node9");
+    assert_eq!(
+        again["slurm"],
+        serde_json::json!({"job": "77", "step": "3", "node": "node9"})
+    );
+    assert_eq!(again["executor"], record["executor"]);
+    assert_eq!(again["answers"], record["answers"]);
 }
