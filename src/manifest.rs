@@ -107,6 +107,8 @@ struct SlurmSection {
     cpus_per_job: Option<Spanned<u32>>,
     #[serde(default)]
     attempts: Option<Spanned<u32>>,
+    #[serde(default)]
+    steps: Option<Spanned<String>>,
 }
 
 /// `[executor] kind`.
@@ -288,6 +290,19 @@ pub struct SlurmConfig {
     pub attempts: u32,
     /// Whether `shared_store` was given (the contest's `store` is then that folder).
     pub shared_store: bool,
+    /// One step per run (the default) or one per model's job.
+    pub steps: SlurmSteps,
+}
+
+/// `[executor.slurm] steps`: what a job step executes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SlurmSteps {
+    /// `"run"`: each run is a step of its own (Slurm sees and can signal each run).
+    #[default]
+    PerRun,
+    /// `"model"`: one step runs all of the job's runs, `jobs` at a time (one `mccbuild`
+    /// process per job instead of one per run: for contests whose plan is large).
+    PerModel,
 }
 
 /// A validated manifest.
@@ -911,6 +926,20 @@ fn slurm_config(
         None => None,
     };
     config.shared_store = shared.is_some();
+    if let Some(steps) = &s.steps {
+        match steps.get_ref().as_str() {
+            "run" => config.steps = SlurmSteps::PerRun,
+            "model" => config.steps = SlurmSteps::PerModel,
+            other => problems.push(
+                source
+                    .problem_at(
+                        Some(steps.span()),
+                        format!("[executor.slurm] steps `{other}` is neither \"run\" nor \"model\""),
+                    )
+                    .help("\"run\": a job step per run (the default); \"model\": one step per model's job"),
+            ),
+        }
+    }
     (config, shared)
 }
 

@@ -40,6 +40,28 @@ pub struct Session {
     stored: Vec<bool>,
 }
 
+/// Whether a run executed by a Slurm step died of the signal Slurm sent the whole step (the
+/// job was cancelled, hit its time limit or lost its node): Slurm signals every process of the
+/// step, the tool's included, so the tool may die before this process notices its own signal.
+/// Such a run is the infrastructure's doing, never recorded as the tool's crash: a tool killed
+/// by SIGTERM, SIGKILL, SIGINT or SIGHUP while this process is told to stop (within a second).
+fn signalled_with_its_step(execution: &Execution, cancel: &AtomicBool) -> bool {
+    let crate::store::Termination::Signal { signal } = execution.termination else {
+        return false;
+    };
+    if ![libc::SIGTERM, libc::SIGKILL, libc::SIGINT, libc::SIGHUP].contains(&signal) {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while std::time::Instant::now() < deadline {
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
 /// Where `execute` runs what is missing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum How {
@@ -524,6 +546,18 @@ impl Session {
                     let run = &plan.runs[runnable[n]];
                     let name = label(plan, run);
                     match result {
+                        Ok(Some(execution))
+                            if how == How::Step && signalled_with_its_step(&execution, cancel) =>
+                        {
+                            progress.run_finished(
+                                &name,
+                                &format!(
+                                    "cancelled: Slurm signalled the step ({}); not recorded",
+                                    execution.termination.label()
+                                ),
+                                true,
+                            )
+                        }
                         Ok(Some(execution)) => {
                             let mut record =
                                 make_record(plan, run, executor.key_ingredients(), execution);

@@ -440,7 +440,16 @@ fn ctrl_c_cancels_exactly_this_contests_jobs_and_records_nothing() {
         assert!(Instant::now() < deadline, "still running: {running:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(c.records().is_empty(), "cancelled runs are not recorded");
+    let records = c.records();
+    assert!(
+        records.is_empty(),
+        "cancelled runs are not recorded: {:?}\n{}",
+        records
+            .iter()
+            .map(|r| (&r["examination"], &r["termination"], &r["host"]))
+            .collect::<Vec<_>>(),
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -587,7 +596,11 @@ fn exec_run_records_a_run_of_the_contest_with_its_step_and_refuses_others() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("recorded on node9"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("recorded on node9"),
+        "{}",
+        stderr(&out)
+    );
     let again = c.record("t", "Deadlock-PT-1", "StateSpace");
     assert_eq!(again["host"], "node9");
     assert_eq!(

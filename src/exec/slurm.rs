@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::key::RunKey;
-use crate::manifest::SlurmConfig;
+use crate::manifest::{SlurmConfig, SlurmSteps};
 
 /// A Slurm job id.
 pub type JobId = String;
@@ -343,7 +343,8 @@ impl SlurmCli {
     /// as many at a time as the job's CPUs allow. A step exiting 0 recorded its run (whatever
     /// the tool did), 1 could not carry it out (not recorded: it is resubmitted); anything
     /// else (the step could not be launched, the manifest or the store are unusable on this
-    /// node) stops the job, whose unrecorded runs are resubmitted.
+    /// node) stops the job, whose unrecorded runs are resubmitted. With `steps = "model"`, one
+    /// step runs all of the job's runs, as many at a time.
     pub fn batch_script(&self, job: &JobRequest, keys_file: &Path) -> String {
         let max_cores = job.runs.iter().map(|r| r.cores).max().unwrap_or(1).max(1);
         let parallel = (job.cpus / max_cores).max(1);
@@ -353,6 +354,23 @@ impl SlurmCli {
             .iter()
             .map(|o| shell_quote(o))
             .collect();
+        if self.config.steps == SlurmSteps::PerModel {
+            return format!(
+                r#"#!/bin/bash
+# Written by mccbuild: the runs of model {model} (attempt {attempt}), one job step for all.
+srun --exact -N1 -n1 -c{cpus} --job-name={name} {srun_options} \
+    {mccbuild} exec-run --manifest {manifest} --keys-file {keys} --jobs {parallel} </dev/null
+"#,
+                model = job.model,
+                attempt = job.attempt,
+                cpus = job.cpus,
+                mccbuild = shell_quote(&self.mccbuild.to_string_lossy()),
+                manifest = shell_quote(&self.manifest.to_string_lossy()),
+                keys = shell_quote(&keys_file.to_string_lossy()),
+                name = shell_quote(&self.job_name(&job.model)),
+                srun_options = srun_options.join(" "),
+            );
+        }
         format!(
             r#"#!/bin/bash
 # Written by mccbuild: the runs of model {model} (attempt {attempt}), one job step per run.
@@ -912,5 +930,19 @@ mod tests {
         assert!(script.contains("PARALLEL=2"));
         assert!(script.contains("'--mem-per-cpu=100'"));
         assert!(script.contains("exec-run --manifest \"$MANIFEST\" --key \"$key\" </dev/null &"));
+
+        let cli = SlurmCli {
+            config: SlurmConfig {
+                steps: SlurmSteps::PerModel,
+                ..cli.config
+            },
+            ..cli
+        };
+        let script = cli.batch_script(&job, Path::new("/c/cache/slurm/x.keys"));
+        assert!(
+            script.contains("srun --exact -N1 -n1 -c2 ")
+                && script.contains("exec-run --manifest '/c/contest.toml' --keys-file '/c/cache/slurm/x.keys' --jobs 2"),
+            "{script}"
+        );
     }
 }
