@@ -610,3 +610,53 @@ fn exec_run_records_a_run_of_the_contest_with_its_step_and_refuses_others() {
     assert_eq!(again["executor"], record["executor"]);
     assert_eq!(again["answers"], record["answers"]);
 }
+
+#[test]
+fn steps_per_model_run_a_jobs_runs_in_one_step_on_one_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(cluster) = Cluster::start(tmp.path()) else {
+        return;
+    };
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.copy_demo_instance("TokenRing-PT-4");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
+    c.script_tool(
+        "quick",
+        "#!/bin/sh\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        "examinations = [\"StateSpace\", \"GlobalProperties\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n")
+            + "\n[executor.slurm]\nsteps = \"model\"\n",
+    )
+    .unwrap();
+    let out = cluster.mccbuild(c.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["executed"], 12, "{}", stderr(&out));
+    let mut steps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in c.records() {
+        let slurm = &r["slurm"];
+        assert_eq!(slurm["node"], r["host"]);
+        steps
+            .entry(model_of(r["instance"].as_str().unwrap()).to_string())
+            .or_default()
+            .insert(format!(
+                "{} {}.{}",
+                slurm["node"], slurm["job"], slurm["step"]
+            ));
+    }
+    assert_eq!(steps.len(), 2);
+    for (model, s) in &steps {
+        assert_eq!(
+            s.len(),
+            1,
+            "model {model}: one node, one job, one step: {s:?}"
+        );
+    }
+}
