@@ -220,6 +220,32 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         jobs: usize,
     },
+    /// Run one command in the sandbox runs get (cgroups, namespaces, pinned cores) and print
+    /// how it ended and what it used, as BenchExec's runexec does: to check the sandbox on a
+    /// machine, measure a tool by hand, or compare with runexec.
+    Sandbox {
+        /// CPU-time limit of the whole process tree, in seconds.
+        #[arg(long, value_name = "S", default_value_t = 3600.0)]
+        time: f64,
+        /// Memory limit of the whole process tree, in MB.
+        #[arg(long, value_name = "MB", default_value_t = 16384)]
+        memory: u64,
+        /// Wall-clock limit in seconds (default: twice the CPU-time limit plus 30 s).
+        #[arg(long, value_name = "S")]
+        wall: Option<f64>,
+        /// Cores to pin the command to, e.g. `0` or `0,1` (default: the first core mccbuild may use).
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        cores: Vec<u32>,
+        /// A folder the command must not see (repeatable).
+        #[arg(long, value_name = "DIR")]
+        hide: Vec<PathBuf>,
+        /// Print JSON (with the head and tail of the command's output).
+        #[arg(long)]
+        json: bool,
+        /// The command and its arguments.
+        #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Compute Confidence, trusted values, scores and podiums from the store, executing nothing.
     Scores {
         #[command(flatten)]
@@ -258,6 +284,15 @@ pub fn main_with(cli: Cli) -> i32 {
             keys_file,
             jobs,
         } => exec_run(&manifest.manifest, keys, keys_file.as_deref(), jobs),
+        Command::Sandbox {
+            time,
+            memory,
+            wall,
+            cores,
+            hide,
+            json,
+            command,
+        } => sandbox(time, memory, wall, cores, hide, json, command),
         Command::Import {
             manifest,
             file,
@@ -318,6 +353,109 @@ pub fn main_with(cli: Cli) -> i32 {
             },
         ),
     }
+}
+
+fn sandbox(
+    time: f64,
+    memory: u64,
+    wall: Option<f64>,
+    cores: Vec<u32>,
+    hide: Vec<PathBuf>,
+    json: bool,
+    argv: Vec<String>,
+) -> i32 {
+    use crate::exec::local::{wall_limit, LocalExecutor, LocalSettings, SandboxCommand};
+    if !(time.is_finite() && time > 0.0) || wall.is_some_and(|w| !(w.is_finite() && w > 0.0)) {
+        eprintln!("error: --time and --wall must be positive numbers of seconds");
+        return exit::INVALID_INPUT;
+    }
+    let available = crate::exec::pool::available_cores();
+    if let Some(c) = cores.iter().find(|c| !available.contains(c)) {
+        eprintln!("error: --cores: core {c} is not one mccbuild may use here ({available:?})");
+        return exit::INVALID_INPUT;
+    }
+    let cores = if cores.is_empty() {
+        available.into_iter().take(1).collect()
+    } else {
+        cores
+    };
+    let executor = LocalExecutor::new(LocalSettings {
+        hidden: hide,
+        probe_isolation: false,
+        ..LocalSettings::default()
+    });
+    let command = SandboxCommand {
+        argv,
+        cpu_limit_s: time,
+        memory_limit_bytes: memory.saturating_mul(1 << 20),
+        wall_limit: wall
+            .map(Duration::from_secs_f64)
+            .unwrap_or_else(|| wall_limit(time.ceil() as u64)),
+        cores: cores.clone(),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let result = match executor.run_command(&command, &cancel) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            if executor.sandbox() == "cgroup+namespaces" {
+                eprintln!("(MCCBUILD_SANDBOX=cgroup runs without namespaces)");
+            }
+            return exit::RUNS_FAILED;
+        }
+    };
+    let (reason, detail) = match result.termination {
+        crate::store::Termination::Exit { code } => ("exit", Some(code)),
+        crate::store::Termination::Signal { signal } => ("signal", Some(signal)),
+        crate::store::Termination::CpuLimit => ("cpu_limit", None),
+        crate::store::Termination::MemoryLimit => ("memory_limit", None),
+        crate::store::Termination::WallLimit => ("wall_limit", None),
+        crate::store::Termination::OutputLimit => ("output_limit", None),
+    };
+    if json {
+        let out = serde_json::json!({
+            "termination": result.termination,
+            "cpu_time_s": result.cpu_time_s,
+            "wall_time_s": result.wall_time_s,
+            "peak_memory_bytes": result.peak_memory_bytes,
+            "sandbox": executor.sandbox(),
+            "measurement": executor.method(),
+            "cores": cores,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+        });
+        println!("{out}");
+    } else {
+        println!("termination={reason}");
+        match (reason, detail) {
+            ("exit", Some(code)) => println!("returnvalue={code}"),
+            ("signal", Some(signal)) => println!("signal={signal}"),
+            _ => {}
+        }
+        println!("cputime={:.6}s", result.cpu_time_s);
+        println!("walltime={:.6}s", result.wall_time_s);
+        println!("memory={}B", result.peak_memory_bytes);
+        println!(
+            "cores={}",
+            cores
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        println!("sandbox={}", executor.sandbox());
+        println!("measurement={}", executor.method());
+        println!(
+            "output={}B{}",
+            result.stdout.bytes + result.stderr.bytes,
+            if result.stdout.truncated || result.stderr.truncated {
+                " (truncated in the capture)"
+            } else {
+                ""
+            }
+        );
+    }
+    exit::OK
 }
 
 fn report(

@@ -272,7 +272,11 @@ impl Session {
             // sandbox's ingredients: the scheduler does not change a result (docs/cache.md),
             // and a contest moved between local and Slurm reuses its records.
             ExecutorKind::Local | ExecutorKind::Slurm => {
-                Box::new(LocalExecutor::new(LocalSettings::default()))
+                Box::new(LocalExecutor::new(LocalSettings {
+                    // Runs see neither the project nor the store (only their tool is bound back).
+                    hidden: vec![contest.root.clone(), contest.store.clone()],
+                    ..LocalSettings::default()
+                }))
             }
         };
         let store = Store::open(&contest.store).map_err(OpenError::Store)?;

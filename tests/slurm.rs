@@ -471,12 +471,17 @@ fn slurm_runs_share_the_local_sandbox_key_and_bad_settings_are_named() {
     let record = c.record("t", "Deadlock-PT-1", "StateSpace");
     // The key's executor part is the sandbox that executed the run, never the scheduler.
     let sandbox = record["executor"]["sandbox"].as_str().unwrap().to_string();
-    assert!(sandbox == "cgroup" || sandbox == "fallback", "{record}");
-    assert_eq!(
-        record["executor"].as_object().unwrap().len(),
-        2,
-        "kind and sandbox only: {record}"
+    assert!(
+        ["cgroup+namespaces", "cgroup", "fallback"].contains(&sandbox.as_str()),
+        "{record}"
     );
+    let names: Vec<&String> = record["executor"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        names,
+        ["kind", "output_limit_bytes", "pids_limit", "sandbox"],
+        "the local sandbox's ingredients only: {record}"
+    );
+    assert_eq!(record["executor"]["kind"], "local");
     assert!(
         record.get("slurm").is_none(),
         "local records have no Slurm placement"

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::exec::cgroup::CgroupSupport;
+use crate::exec::isolation::{self, IsolationPlan, IsolationRequest, Prepared};
 use crate::exec::process::{run_process, ProcessSpec};
 use crate::exec::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
 use crate::instance::{materialize, ArchiveLimits};
@@ -26,6 +27,12 @@ pub struct LocalSettings {
     pub archive_limits: ArchiveLimits,
     /// Keep working directories (for debugging a tool).
     pub keep_workdirs: bool,
+    /// Folders isolated runs must not see (the project, the store); the runs' own folders and
+    /// the instances' sources are added to them.
+    pub hidden: Vec<PathBuf>,
+    /// Check with a real process that namespaces work before using them (a run key depends on
+    /// the answer). `mccbuild sandbox`, which keys nothing, tries them directly instead.
+    pub probe_isolation: bool,
 }
 
 impl Default for LocalSettings {
@@ -37,6 +44,8 @@ impl Default for LocalSettings {
             pids_limit: 4096,
             archive_limits: ArchiveLimits::default(),
             keep_workdirs: false,
+            hidden: Vec::new(),
+            probe_isolation: true,
         }
     }
 }
@@ -50,21 +59,37 @@ pub fn wall_limit(time_s: u64) -> Duration {
 pub struct LocalExecutor {
     settings: LocalSettings,
     cgroups: Option<CgroupSupport>,
+    /// Runs enter namespaces and drop root (see `isolation`).
+    isolated: bool,
     counter: AtomicU64,
 }
 
 impl LocalExecutor {
-    /// Detects cgroups; without them (or when `MCCBUILD_SANDBOX=fallback`) runs use the
-    /// fallback, and their keys say so.
+    /// Detects cgroups and namespaces and uses the best sandbox the host offers; without them
+    /// runs use the fallback, and their keys say so. `MCCBUILD_SANDBOX` can ask for less:
+    /// `cgroup` (cgroups without namespaces) or `fallback`.
     pub fn new(settings: LocalSettings) -> LocalExecutor {
-        let forced_fallback = std::env::var("MCCBUILD_SANDBOX").is_ok_and(|v| v == "fallback");
-        let support = (!forced_fallback)
+        let asked = std::env::var("MCCBUILD_SANDBOX").unwrap_or_default();
+        let support = (asked != "fallback")
             .then(CgroupSupport::detect)
             .filter(CgroupSupport::is_complete);
+        let isolated = support.is_some()
+            && asked != "cgroup"
+            && (!settings.probe_isolation || isolation::probe().is_ok());
         LocalExecutor {
             settings,
             cgroups: support,
+            isolated,
             counter: AtomicU64::new(0),
+        }
+    }
+
+    /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
+    pub fn sandbox(&self) -> &'static str {
+        match (&self.cgroups, self.isolated) {
+            (Some(_), true) => "cgroup+namespaces",
+            (Some(_), false) => "cgroup",
+            (None, _) => "fallback",
         }
     }
 
@@ -100,18 +125,19 @@ impl LocalExecutor {
 
 impl RunExecutor for LocalExecutor {
     fn key_ingredients(&self) -> Vec<(String, String)> {
-        // The sandbox decides how limits are enforced: a run limited per process (fallback)
-        // may end differently from one limited per tree, so they never share a key.
+        // The sandbox decides how limits are enforced and what a run may reach: a run limited
+        // per process (fallback) may end differently from one limited per tree, and a tool that
+        // needs the network or writes outside its folder from an isolated one, so they never
+        // share a key.
+        // The output and process caps can stop a run too (`output_limit`, a failed fork).
         vec![
             ("kind".into(), "local".into()),
+            ("sandbox".into(), self.sandbox().into()),
             (
-                "sandbox".into(),
-                if self.cgroups.is_some() {
-                    "cgroup".into()
-                } else {
-                    "fallback".into()
-                },
+                "output_limit_bytes".into(),
+                self.settings.output_limit.to_string(),
             ),
+            ("pids_limit".into(), self.settings.pids_limit.to_string()),
         ]
     }
 
@@ -203,11 +229,17 @@ impl LocalExecutor {
             ),
             None => None,
         };
+        let isolation = if self.isolated {
+            Some(self.isolation(spec, dir, &workdir)?)
+        } else {
+            None
+        };
         let started_at = now_rfc3339();
         let result = run_process(ProcessSpec {
             program: entry.clone(),
             args: Vec::new(),
             cwd: workdir,
+            isolation,
             env,
             cpu_limit_s: spec.limits.time_s as f64,
             memory_limit_bytes: spec.limits.memory_mb.saturating_mul(1 << 20),
@@ -221,9 +253,14 @@ impl LocalExecutor {
         })
         .map_err(|e| {
             InfraError(format!(
-                "cannot start {} for tool {}: {e}",
+                "cannot start {} for tool {}: {}",
                 entry.display(),
-                spec.tool
+                spec.tool,
+                if self.isolated {
+                    isolation::describe_apply_error(&e)
+                } else {
+                    e.to_string()
+                }
             ))
         })?;
         if result.cancelled {
@@ -244,4 +281,147 @@ impl LocalExecutor {
             parsed: result.parsed,
         }))
     }
+
+    /// Plans the run's view of the files.
+    fn isolation(
+        &self,
+        spec: &RunSpec,
+        dir: &Path,
+        workdir: &Path,
+    ) -> Result<Prepared, InfraError> {
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let work_root = absolute(&self.settings.work_root);
+        let source = absolute(spec.source.path());
+        let source_folder = source.parent().map(Path::to_path_buf).unwrap_or(source);
+        let hidden: Vec<PathBuf> = self
+            .settings
+            .hidden
+            .iter()
+            .map(|p| absolute(p))
+            .chain([work_root, source_folder])
+            .collect();
+        let tool_dir = absolute(&spec.tool_dir);
+        let bin_path = absolute(&spec.bin_path);
+        let plan = IsolationPlan::new(
+            &IsolationRequest {
+                run_dir: dir,
+                read_only: vec![&tool_dir, &bin_path],
+                hidden: hidden.iter().map(PathBuf::as_path).collect(),
+            },
+            &isolation::host_mounts(&mountinfo),
+            Path::exists,
+        );
+        Prepared::new(&plan, workdir).map_err(|e| InfraError(e.to_string()))
+    }
+
+    /// Runs one command (not a contest run) in the same sandbox as runs, in a fresh folder of
+    /// its own that is its working directory, HOME and TMPDIR (`mccbuild sandbox`).
+    pub fn run_command(
+        &self,
+        command: &SandboxCommand,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<crate::exec::process::ProcessResult, InfraError> {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let name = format!("sandbox-{}-{n}", std::process::id());
+        let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
+        let _ = fs::remove_dir_all(&dir);
+        for sub in ["home", "tmp"] {
+            fs::create_dir_all(dir.join(sub)).map_err(|e| {
+                InfraError(format!("cannot create the folder {}: {e}", dir.display()))
+            })?;
+        }
+        let result = self.run_command_in(command, cancel, &dir, &name);
+        if !self.settings.keep_workdirs {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        result
+    }
+
+    fn run_command_in(
+        &self,
+        command: &SandboxCommand,
+        cancel: &Arc<AtomicBool>,
+        dir: &Path,
+        name: &str,
+    ) -> Result<crate::exec::process::ProcessResult, InfraError> {
+        let isolation = if self.isolated {
+            let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+                .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
+            let hidden: Vec<PathBuf> = self
+                .settings
+                .hidden
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect();
+            let plan = IsolationPlan::new(
+                &IsolationRequest {
+                    run_dir: dir,
+                    read_only: Vec::new(),
+                    hidden: hidden.iter().map(PathBuf::as_path).collect(),
+                },
+                &isolation::host_mounts(&mountinfo),
+                Path::exists,
+            );
+            Some(Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?)
+        } else {
+            None
+        };
+        let cgroup = match &self.cgroups {
+            Some(support) => Some(
+                support
+                    .create(name)
+                    .map_err(|e| InfraError(format!("cannot create the run's cgroups: {e}")))?,
+            ),
+            None => None,
+        };
+        let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
+        run_process(ProcessSpec {
+            program: PathBuf::from(&command.argv[0]),
+            args: command.argv[1..].to_vec(),
+            cwd: dir.to_path_buf(),
+            isolation,
+            env: vec![
+                (
+                    "PATH".to_string(),
+                    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+                ),
+                ("HOME".to_string(), path("home")),
+                ("TMPDIR".to_string(), path("tmp")),
+                ("LANG".to_string(), "C.UTF-8".to_string()),
+            ],
+            cpu_limit_s: command.cpu_limit_s,
+            memory_limit_bytes: command.memory_limit_bytes,
+            wall_limit: command.wall_limit,
+            output_limit: self.settings.output_limit,
+            capture_bytes: self.settings.capture_bytes,
+            cores: command.cores.clone(),
+            pids_limit: self.settings.pids_limit,
+            cgroup,
+            cancel: cancel.clone(),
+        })
+        .map_err(|e| {
+            InfraError(format!(
+                "cannot start {}: {}",
+                command.argv[0],
+                if self.isolated {
+                    isolation::describe_apply_error(&e)
+                } else {
+                    e.to_string()
+                }
+            ))
+        })
+    }
+}
+
+/// A command for [`LocalExecutor::run_command`].
+#[derive(Clone, Debug)]
+pub struct SandboxCommand {
+    /// The program (found on the standard PATH) and its arguments.
+    pub argv: Vec<String>,
+    pub cpu_limit_s: f64,
+    pub memory_limit_bytes: u64,
+    pub wall_limit: Duration,
+    pub cores: Vec<u32>,
 }

@@ -7,6 +7,7 @@
 //! records them.
 
 pub mod cgroup;
+pub mod isolation;
 pub mod local;
 pub mod pool;
 pub mod process;

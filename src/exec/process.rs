@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::answers::{OutputParser, ParsedOutput};
 use crate::exec::cgroup::RunCgroup;
+use crate::exec::isolation::Prepared;
 use crate::store::{CapturedOutput, Termination};
 
 /// What to run and under which limits.
@@ -41,6 +42,8 @@ pub struct ProcessSpec {
     pub cores: Vec<u32>,
     pub pids_limit: u64,
     pub cgroup: Option<RunCgroup>,
+    /// Namespaces, the run's view of the files and its own user (None: none of them).
+    pub isolation: Option<Prepared>,
     /// Set by another thread to stop the run (Ctrl-C).
     pub cancel: Arc<AtomicBool>,
 }
@@ -77,19 +80,23 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
     let fallback = spec.cgroup.is_none();
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
+    let isolation = spec.isolation;
 
     let mut command = Command::new(&spec.program);
+    if isolation.is_none() {
+        // Isolated runs enter their folder once their view of the files is built.
+        command.current_dir(&spec.cwd);
+    }
     command
         .args(&spec.args)
-        .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: the closure runs between fork and exec; it only makes async-signal-safe system
-    // calls (setsid, open, write, close, sched_setaffinity, setrlimit) on data prepared before
-    // the fork, and allocates nothing.
+    // calls (setsid, open, write, close, sched_setaffinity, setrlimit, and those of
+    // `Prepared::apply`) on data prepared before the fork, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
             if libc::setsid() < 0 {
@@ -127,6 +134,10 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
                     rlim_max: cpu_rlimit + 5,
                 };
                 libc::setrlimit(libc::RLIMIT_CPU, &cpu);
+            }
+            // Last: it drops root, which the steps above need.
+            if let Some(isolation) = &isolation {
+                isolation.apply()?;
             }
             Ok(())
         });

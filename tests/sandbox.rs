@@ -1,0 +1,295 @@
+//! Hostile tools (issue: reliable execution): each misbehaviour is contained and classified, and
+//! neither the host nor the next run is affected. One contest, one hostile tool whose behaviour
+//! depends on the examination, and one well-behaved tool on the same instance whose answers must
+//! come out right around it. Needs root (cgroups and namespaces): CI has it; elsewhere it skips
+//! with a printed reason.
+
+mod common;
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+
+/// Whether `mccbuild sandbox` isolates here (root, cgroups, namespaces).
+fn isolated() -> bool {
+    let out = mccbuild_in(Path::new(REPO), &["sandbox", "--json", "--", "/bin/true"]);
+    if !out.status.success() {
+        skip_or_fail(&format!(
+            "mccbuild sandbox cannot run here: {}",
+            stderr(&out)
+        ));
+        return false;
+    }
+    let sandbox = json(&out)["sandbox"].as_str().unwrap_or("").to_string();
+    if sandbox != "cgroup+namespaces" {
+        skip_or_fail(&format!(
+            "runs are not isolated here (sandbox {sandbox}): needs root, cgroups and namespaces"
+        ));
+        return false;
+    }
+    true
+}
+
+/// Processes of the host whose command line holds `token`.
+fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(token) {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn hostile_tools_are_contained_and_classified() {
+    if !isolated() {
+        return;
+    }
+    let mut c = TestContest::new();
+    let instance = c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    let token = format!("{}", 1000 + std::process::id() % 8000);
+    let orphan_time = format!("3{token}.5"); // `sleep 3<token>.5`: findable on the host
+    let host_tmp_file = std::env::temp_dir().join(format!("mccbuild-hostile-{token}"));
+    let project_file = c.path().join(format!("escape-{token}"));
+    let other_run = std::env::temp_dir().join(format!("mccbuild-other-run-{token}"));
+    fs::create_dir_all(&other_run).unwrap();
+    fs::write(other_run.join("secret"), "another run's file").unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let source_verdict = instance.join("GenericPropertiesVerdict.xml");
+    assert!(
+        source_verdict.exists(),
+        "the demo instance has a verdict file"
+    );
+
+    let script = format!(
+        r#"#!/bin/sh
+case "$BK_EXAMINATION" in
+StateSpace) # fork bomb, the main process staying busy
+    b() {{ b | b & }}; b; while :; do :; done ;;
+OneSafe) # memory hog: tail keeps a line of /dev/zero, which never ends
+    tail /dev/zero ;;
+QuasiLiveness) # 1 GB of output
+    head -c 1000000000 /dev/zero | tr '\0' x ;;
+StableMarking) # an orphan that keeps running after the tool exits
+    (sleep {orphan_time} &) ; echo "ORPHAN LEFT"; exit 0 ;;
+Liveness) # ignores SIGTERM, and burns CPU
+    trap '' TERM INT; while :; do :; done ;;
+ReachabilityDeadlock) # M-9 hides the verdict file here: look for it anyway
+    for f in GenericPropertiesVerdict.xml "{source_verdict}"; do
+        if [ -r "$f" ]; then echo "READ $f"; else echo "NO $f"; fi
+    done ;;
+ReachabilityCardinality) # the network: the host's loopback and the outside
+    bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo "LOOPBACK CONNECTED" || echo "LOOPBACK REFUSED"
+    bash -c 'echo hi > /dev/tcp/1.1.1.1/53' 2>/dev/null && echo "OUTSIDE CONNECTED" || echo "OUTSIDE UNREACHABLE" ;;
+ReachabilityFireability) # writes outside its folder
+    for f in "{project_file}" "{host_tmp_file}" /etc/mccbuild-escape-{token} "$BK_RESULT_DIR/../../mccbuild-escape-{token}"; do
+        if echo escaped > "$f" 2>/dev/null; then echo "WROTE $f"; else echo "REFUSED $f"; fi
+    done ;;
+CTLCardinality) # another run's folder, and other processes
+    if cat "{other_run}/secret" 2>/dev/null; then echo "READ OTHER RUN"; else echo "NO OTHER RUN"; fi
+    echo "PROCESSES $(ls -d /proc/[0-9]* | wc -l)"
+    if kill -0 1 2>/dev/null && [ "$(cat /proc/1/cmdline | tr '\0' ' ' | cut -c1-7)" = "/bin/sh" ]; then echo "PID1 IS ME"; fi ;;
+esac
+"#,
+        source_verdict = source_verdict.display(),
+        project_file = project_file.display(),
+        host_tmp_file = host_tmp_file.display(),
+        other_run = other_run.display(),
+    );
+    let hostile_exams = [
+        "StateSpace",
+        "OneSafe",
+        "QuasiLiveness",
+        "StableMarking",
+        "Liveness",
+        "ReachabilityDeadlock",
+        "ReachabilityCardinality",
+        "ReachabilityFireability",
+        "CTLCardinality",
+    ];
+    let exam_list = hostile_exams
+        .iter()
+        .map(|e| format!("\"{e}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    c.script_tool("hostile", &script, &format!("examinations = [{exam_list}]"));
+    c.scripted_tool("good", &format!("examinations = [{exam_list}]"));
+    for exam in hostile_exams {
+        let answer = match exam {
+            "StateSpace" => "STATE_SPACE STATES 22 TECHNIQUES EXPLICIT\n".to_string(),
+            e if e.starts_with("Reachability") && e != "ReachabilityDeadlock"
+                || e.starts_with("CTL") =>
+            {
+                format!("FORMULA Philosophers-PT-000002-{e}-2026-00 TRUE TECHNIQUES EXPLICIT\n")
+            }
+            e => format!("FORMULA {e} TRUE TECHNIQUES EXPLICIT\n"),
+        };
+        c.answer("good", "Philosophers-PT-000002", exam, &answer);
+    }
+    c.write("time_s = 4\nmemory_mb = 512");
+    let out = c.mccbuild(&["run", "--json"]);
+    assert!(
+        out.status.success(),
+        "every run is recorded, whatever the tool did: {}",
+        stderr(&out)
+    );
+
+    let rec = |exam: &str| c.record("hostile", "Philosophers-PT-000002", exam);
+    let reason = |exam: &str| {
+        rec(exam)["termination"]["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let text = |exam: &str| rec(exam)["stdout"]["text"].as_str().unwrap().to_string();
+
+    // Fork bomb: contained by the pids limit, stopped at a limit, nothing left.
+    assert!(
+        ["cpu_limit", "memory_limit"].contains(&reason("StateSpace").as_str()),
+        "fork bomb: {}",
+        rec("StateSpace")
+    );
+    // It hit the pids limit ("Cannot fork") or the memory limit first: either way within it.
+    let bomb_peak = rec("StateSpace")["peak_memory_bytes"].as_u64().unwrap();
+    assert!(bomb_peak <= 512 << 20, "{bomb_peak}");
+    // Memory hog: the memory limit of the tree.
+    assert_eq!(reason("OneSafe"), "memory_limit", "{}", rec("OneSafe"));
+    let peak = rec("OneSafe")["peak_memory_bytes"].as_u64().unwrap();
+    assert!(peak > 400 << 20 && peak <= 530 << 20, "peak {peak}");
+    // Output flood: stopped at the output limit, the record keeps head and tail only.
+    assert_eq!(reason("QuasiLiveness"), "output_limit");
+    assert_eq!(rec("QuasiLiveness")["stdout"]["truncated"], true);
+    assert!(text("QuasiLiveness").len() < 100_000);
+    // Orphan: the tool's answer counts, the orphan is killed with the tree.
+    assert_eq!(reason("StableMarking"), "exit");
+    assert!(text("StableMarking").contains("ORPHAN LEFT"));
+    // SIGTERM ignored: the tree is killed with SIGKILL at the CPU limit.
+    assert_eq!(reason("Liveness"), "cpu_limit");
+    let cpu = rec("Liveness")["cpu_time_s"].as_f64().unwrap();
+    assert!(
+        (4.0..4.6).contains(&cpu),
+        "killed at the limit, not later: {cpu}"
+    );
+    // M-9: the verdict file is nowhere to be read.
+    let verdict = text("ReachabilityDeadlock");
+    assert!(!verdict.contains("READ"), "{verdict}");
+    assert_eq!(verdict.matches("NO ").count(), 2, "{verdict}");
+    // Network: neither the host's loopback nor the outside.
+    let net = text("ReachabilityCardinality");
+    assert!(
+        net.contains("LOOPBACK REFUSED") && net.contains("OUTSIDE UNREACHABLE"),
+        "{net}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "the host's listener got no connection"
+    );
+    // Writes outside the run's folder: refused, or (its private /tmp) invisible to the host.
+    let writes = text("ReachabilityFireability");
+    // (The test's project is under /tmp, so the run wrote it in its private /tmp.)
+    assert!(
+        writes.contains(&format!("REFUSED /etc/mccbuild-escape-{token}")),
+        "{writes}"
+    );
+    assert!(!project_file.exists());
+    assert!(!host_tmp_file.exists(), "the run's /tmp is its own");
+    assert!(!Path::new(&format!("/etc/mccbuild-escape-{token}")).exists());
+    assert!(!std::env::temp_dir()
+        .join(format!("mccbuild-escape-{token}"))
+        .exists());
+    // Another run's folder and the host's processes are out of sight.
+    let other = text("CTLCardinality");
+    assert!(other.contains("NO OTHER RUN"), "{other}");
+    let processes: usize = other
+        .lines()
+        .find_map(|l| l.strip_prefix("PROCESSES "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{other}"));
+    assert!(processes <= 5, "only its own processes: {processes}");
+    assert!(other.contains("PID1 IS ME"), "{other}");
+
+    // Nothing the hostile tool started survives, on the host.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_with(&orphan_time), Vec::<String>::new());
+    // No run was taken for the tool's failure of another: the good tool answered every time.
+    for exam in hostile_exams {
+        let good = c.record("good", "Philosophers-PT-000002", exam);
+        assert_eq!(good["termination"]["reason"], "exit", "{exam}: {good}");
+        assert_eq!(good["verdict"], "answered", "{exam}: {good}");
+    }
+    // And the next run after all this is unaffected: a rerun of the good tool alone.
+    fs::write(
+        c.path()
+            .join("tools/good/answers/Philosophers-PT-000002/StateSpace"),
+        "STATE_SPACE STATES 22 TECHNIQUES EXPLICIT\n",
+    )
+    .unwrap();
+    let out = c.mccbuild(&["run", "--tool", "good"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let good = c.record("good", "Philosophers-PT-000002", "StateSpace");
+    assert_eq!(good["verdict"], "answered");
+    let _ = fs::remove_dir_all(&other_run);
+}
+
+#[test]
+fn the_sandbox_command_kills_orphans_and_enforces_limits() {
+    if !isolated() {
+        return;
+    }
+    // 1 s of CPU in a child after its parent exits: counted, and waited for.
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "sandbox",
+            "--json",
+            "--time",
+            "10",
+            "--",
+            "sh",
+            "-c",
+            "(timeout 1 sh -c 'while :; do :; done' &) ; exit 3",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["termination"]["reason"], "exit");
+    assert_eq!(j["termination"]["code"], 3);
+    // The orphan is killed when the main process exits (runs end with their main process),
+    // so what is counted is what ran before.
+    let cpu = j["cpu_time_s"].as_f64().unwrap();
+    assert!(cpu < 1.2, "{cpu}");
+    // A CPU-time limit below a second, and a bad core.
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "sandbox",
+            "--time",
+            "0.5",
+            "--",
+            "sh",
+            "-c",
+            "while :; do :; done",
+        ],
+    );
+    assert!(
+        stdout(&out).contains("termination=cpu_limit"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &["sandbox", "--cores", "999", "--", "true"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("core 999"), "{}", stderr(&out));
+}
