@@ -256,7 +256,7 @@ pub enum Command {
     },
 }
 
-static CANCEL: AtomicBool = AtomicBool::new(false);
+use crate::exec::INTERRUPTED as CANCEL;
 
 extern "C" fn on_interrupt(_: libc::c_int) {
     CANCEL.store(true, Ordering::SeqCst);

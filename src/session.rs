@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -45,6 +45,8 @@ pub struct Session {
 /// step, the tool's included, so the tool may die before this process notices its own signal.
 /// Such a run is the infrastructure's doing, never recorded as the tool's crash: a tool killed
 /// by SIGTERM, SIGKILL, SIGINT or SIGHUP while this process is told to stop (within a second).
+/// (A run that ends otherwise once this process got its signal is not recorded either: a tool
+/// whose child was killed may still exit 0 with fewer answers.)
 fn signalled_with_its_step(execution: &Execution, cancel: &AtomicBool) -> bool {
     let crate::store::Termination::Signal { signal } = execution.termination else {
         return false;
@@ -551,12 +553,15 @@ impl Session {
                     let name = label(plan, run);
                     match result {
                         Ok(Some(execution))
-                            if how == How::Step && signalled_with_its_step(&execution, cancel) =>
+                            if how == How::Step
+                                && (crate::exec::INTERRUPTED.load(Ordering::SeqCst)
+                                    || cancel.load(Ordering::SeqCst)
+                                    || signalled_with_its_step(&execution, cancel)) =>
                         {
                             progress.run_finished(
                                 &name,
                                 &format!(
-                                    "cancelled: Slurm signalled the step ({}); not recorded",
+                                    "cancelled: the step was told to stop as the run ended ({}); not recorded",
                                     execution.termination.label()
                                 ),
                                 true,

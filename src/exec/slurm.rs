@@ -216,9 +216,12 @@ pub fn follow_jobs(
             return outcome;
         }
         std::thread::sleep(settings.poll);
-        // Records first: a job whose runs are all recorded is done, whatever its state.
+        // Records first (only of jobs on a node: pending ones write none, and a contest may
+        // have thousands of runs waiting): a job whose runs are all recorded is done.
         active.retain(|_, job| {
-            job.runs.retain(|r| !follower.recorded(r.id));
+            if job.running {
+                job.runs.retain(|r| !follower.recorded(r.id));
+            }
             !job.runs.is_empty()
         });
         if active.is_empty() {
