@@ -110,6 +110,7 @@ fn main() {
             },
             stderr: CapturedOutput::default(),
             vm: None,
+            slurm: None,
         });
     }
     let written = session.store.put_many(&records).expect("write records");

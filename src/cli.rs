@@ -203,6 +203,23 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Internal: execute the runs with these keys here, in the local sandbox, and record them
+    /// into the store (what each step of a Slurm job runs). Exits 0 when every run is recorded
+    /// (whatever the tool did), 1 when some could not be carried out (not recorded).
+    #[command(hide = true)]
+    ExecRun {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// A run key (64 hex digits; repeatable).
+        #[arg(long = "key", value_name = "HEX")]
+        keys: Vec<String>,
+        /// A file of run keys, one a line (a line may start with the run's cores: `1 <key>`).
+        #[arg(long, value_name = "FILE")]
+        keys_file: Option<PathBuf>,
+        /// Runs at a time (default 1).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+    },
     /// Run one command in the sandbox runs get (cgroups, namespaces, pinned cores) and print
     /// how it ended and what it used, as BenchExec's runexec does: to check the sandbox on a
     /// machine, measure a tool by hand, or compare with runexec.
@@ -239,7 +256,7 @@ pub enum Command {
     },
 }
 
-static CANCEL: AtomicBool = AtomicBool::new(false);
+use crate::exec::INTERRUPTED as CANCEL;
 
 extern "C" fn on_interrupt(_: libc::c_int) {
     CANCEL.store(true, Ordering::SeqCst);
@@ -261,6 +278,12 @@ pub fn main_with(cli: Cli) -> i32 {
             json,
         } => run(&manifest.manifest, &filter.filter(), jobs, json),
         Command::Scores { manifest, json } => scores(&manifest.manifest, json),
+        Command::ExecRun {
+            manifest,
+            keys,
+            keys_file,
+            jobs,
+        } => exec_run(&manifest.manifest, keys, keys_file.as_deref(), jobs),
         Command::Sandbox {
             time,
             memory,
@@ -610,31 +633,7 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
         }
     };
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
-    // SAFETY: installing a handler that only stores to an atomic.
-    unsafe {
-        libc::signal(
-            libc::SIGINT,
-            on_interrupt as *const () as libc::sighandler_t,
-        );
-        libc::signal(
-            libc::SIGTERM,
-            on_interrupt as *const () as libc::sighandler_t,
-        );
-    }
-    let cancel = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let cancel = cancel.clone();
-        std::thread::spawn(move || loop {
-            if CANCEL.load(Ordering::SeqCst) {
-                cancel.store(true, Ordering::SeqCst);
-                break;
-            }
-            if cancel.load(Ordering::SeqCst) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        })
-    };
+    let (cancel, watcher) = install_cancel();
     let mut progress = CliProgress::new();
     let outcome = session.execute(&selection, jobs, &mut progress, &cancel);
     let interrupted = CANCEL.load(Ordering::SeqCst);
@@ -664,6 +663,124 @@ fn run(manifest: &std::path::Path, filter: &Filter, jobs: Option<usize>, json: b
         exit::RUNS_FAILED
     } else {
         exit::OK
+    }
+}
+
+/// SIGINT and SIGTERM set the returned flag (checked by executors); join the thread after
+/// setting the flag yourself.
+fn install_cancel() -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    // SAFETY: installing a handler that only stores to an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_interrupt as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_interrupt as *const () as libc::sighandler_t,
+        );
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || loop {
+            if CANCEL.load(Ordering::SeqCst) {
+                cancel.store(true, Ordering::SeqCst);
+                break;
+            }
+            if cancel.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        })
+    };
+    (cancel, watcher)
+}
+
+/// `mccbuild exec-run`: the runs of these keys, here, in the local sandbox (a Slurm step).
+fn exec_run(
+    manifest: &std::path::Path,
+    mut keys: Vec<String>,
+    keys_file: Option<&std::path::Path>,
+    jobs: usize,
+) -> i32 {
+    if let Some(file) = keys_file {
+        match std::fs::read_to_string(file) {
+            Ok(text) => keys.extend(
+                text.lines()
+                    .filter_map(|l| l.split_whitespace().last())
+                    .map(String::from),
+            ),
+            Err(e) => {
+                eprintln!("error: cannot read the keys file {}: {e}", file.display());
+                return exit::INVALID_INPUT;
+            }
+        }
+    }
+    let mut wanted = Vec::new();
+    for k in &keys {
+        match crate::key::RunKey::from_hex(k) {
+            Some(key) => wanted.push(key),
+            None => {
+                eprintln!("error: `{k}` is not a run key (64 hex digits)");
+                return exit::INVALID_INPUT;
+            }
+        }
+    }
+    let mut session = match open(manifest) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut selection = Vec::new();
+    let mut unknown = 0;
+    for key in &wanted {
+        match session.plan.runs.iter().position(|r| r.key == *key) {
+            Some(i) => selection.push(i),
+            None => {
+                unknown += 1;
+                eprintln!(
+                    "error: run {key} is not a run of {} as this machine ({}) sees it: its sandbox ({}), the contest's files or mccbuild differ from those of the machine that submitted it",
+                    manifest.display(),
+                    crate::exec::host_name(),
+                    session
+                        .executor
+                        .key_ingredients()
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+    }
+    let (cancel, watcher) = install_cancel();
+    let mut progress = StepProgress;
+    let outcome = session.execute_here(&selection, jobs, &mut progress, &cancel);
+    let interrupted = CANCEL.load(Ordering::SeqCst);
+    cancel.store(true, Ordering::SeqCst);
+    let _ = watcher.join();
+    if interrupted {
+        return exit::INTERRUPTED;
+    }
+    if outcome.failed > 0 || unknown > 0 {
+        exit::RUNS_FAILED
+    } else {
+        exit::OK
+    }
+}
+
+/// A step's lines, for its job's log.
+struct StepProgress;
+
+impl Progress for StepProgress {
+    fn run_finished(&mut self, label: &str, outcome: &str, failed: bool) {
+        let host = std::env::var("SLURMD_NODENAME").unwrap_or_else(|_| crate::exec::host_name());
+        let word = if failed { "failed" } else { "recorded" };
+        eprintln!("{word} on {host}: {label}: {outcome}");
+    }
+
+    fn message(&mut self, text: &str) {
+        eprintln!("{text}");
     }
 }
 
@@ -980,6 +1097,11 @@ impl Progress for CliProgress {
                 }
             }
         }
+        self.update();
+    }
+
+    fn run_requeued(&mut self, _label: &str) {
+        self.running = self.running.saturating_sub(1);
         self.update();
     }
 

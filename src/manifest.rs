@@ -72,6 +72,9 @@ struct ExecutorSection {
     jobs: Option<usize>,
     #[serde(default)]
     qemu: Option<Spanned<QemuSection>>,
+    /// `[executor.slurm]`: settings of the Slurm executor.
+    #[serde(default)]
+    slurm: Option<Spanned<SlurmSection>>,
 }
 
 impl Default for ExecutorSection {
@@ -80,6 +83,7 @@ impl Default for ExecutorSection {
             kind: ExecutorKind::Local,
             jobs: None,
             qemu: None,
+            slurm: None,
         }
     }
 }
@@ -100,6 +104,32 @@ struct QemuSection {
     binary: Option<String>,
 }
 
+/// `[executor.slurm]` as written (docs/manifest.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlurmSection {
+    #[serde(default)]
+    partition: Option<Spanned<String>>,
+    #[serde(default)]
+    account: Option<Spanned<String>>,
+    #[serde(default)]
+    qos: Option<Spanned<String>>,
+    #[serde(default)]
+    sbatch_options: Vec<Spanned<String>>,
+    #[serde(default)]
+    srun_options: Vec<Spanned<String>>,
+    #[serde(default)]
+    shared_store: Option<Spanned<String>>,
+    #[serde(default)]
+    mccbuild: Option<Spanned<String>>,
+    #[serde(default)]
+    cpus_per_job: Option<Spanned<u32>>,
+    #[serde(default)]
+    attempts: Option<Spanned<u32>>,
+    #[serde(default)]
+    steps: Option<Spanned<String>>,
+}
+
 /// `[executor] kind`.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +137,8 @@ pub enum ExecutorKind {
     #[default]
     Local,
     Qemu,
+    /// One Slurm job per model, each run a job step (docs/execution.md, "Slurm executor").
+    Slurm,
 }
 
 impl ExecutorKind {
@@ -114,6 +146,7 @@ impl ExecutorKind {
         match self {
             ExecutorKind::Local => "local",
             ExecutorKind::Qemu => "qemu",
+            ExecutorKind::Slurm => "slurm",
         }
     }
 }
@@ -261,6 +294,8 @@ pub struct ExecutorConfig {
     pub jobs: usize,
     /// `[executor.qemu]`, resolved (always present; used when `kind = "qemu"`).
     pub qemu: QemuConfig,
+    /// `[executor.slurm]` (defaults when absent).
+    pub slurm: SlurmConfig,
 }
 
 /// `[executor.qemu]`: how runs boot their VMs (docs/execution.md, "QEMU executor").
@@ -299,6 +334,39 @@ pub enum Accel {
     Auto,
     Kvm,
     Tcg,
+}
+
+/// `[executor.slurm]`: how jobs are submitted (docs/manifest.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SlurmConfig {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    /// Extra options of every `sbatch` (e.g. `--time=2:00:00`, `--exclusive`).
+    pub sbatch_options: Vec<String>,
+    /// Extra options of every run's `srun` step.
+    pub srun_options: Vec<String>,
+    /// The mccbuild binary as the nodes see it (default: the running one).
+    pub mccbuild: Option<PathBuf>,
+    /// CPUs each model's job asks for (default: `jobs` x the most cores a run of it needs).
+    pub cpus_per_job: Option<u32>,
+    /// Jobs a run gets before it is reported as an infrastructure failure (default 3).
+    pub attempts: u32,
+    /// Whether `shared_store` was given (the contest's `store` is then that folder).
+    pub shared_store: bool,
+    /// One step per run (the default) or one per model's job.
+    pub steps: SlurmSteps,
+}
+
+/// `[executor.slurm] steps`: what a job step executes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SlurmSteps {
+    /// `"run"`: each run is a step of its own (Slurm sees and can signal each run).
+    #[default]
+    PerRun,
+    /// `"model"`: one step runs all of the job's runs, `jobs` at a time (one `mccbuild`
+    /// process per job instead of one per run: for contests whose plan is large).
+    PerModel,
 }
 
 /// A validated manifest.
@@ -373,6 +441,18 @@ impl Contest {
             }
         };
 
+        let (slurm, shared_store) =
+            slurm_config(&source, file.executor.slurm.as_ref(), &root, &mut problems);
+        if file.executor.slurm.is_some() && file.executor.kind != ExecutorKind::Slurm {
+            problems.push(
+                source
+                    .problem_at(
+                        file.executor.slurm.as_ref().map(|s| s.span()),
+                        "[executor.slurm] is given but [executor] kind is not \"slurm\"",
+                    )
+                    .help("set `kind = \"slurm\"` in [executor], or remove [executor.slurm]"),
+            );
+        }
         let jobs = file.executor.jobs.unwrap_or(1);
         if jobs == 0 {
             problems.push(Problem::new(
@@ -711,7 +791,10 @@ impl Contest {
         }
 
         problems.into_result(())?;
-        let store = root.join(file.contest.store.as_deref().unwrap_or("cache"));
+        let store = match shared_store {
+            Some(shared) => shared,
+            None => root.join(file.contest.store.as_deref().unwrap_or("cache")),
+        };
         Ok(Contest {
             manifest_path: manifest_path.to_path_buf(),
             root,
@@ -723,6 +806,7 @@ impl Contest {
                 kind: file.executor.kind,
                 jobs,
                 qemu,
+                slurm,
             },
             time_s: file.limits.time_s,
             memory_mb: file.limits.memory_mb,
@@ -976,6 +1060,130 @@ fn instance_decl(path: &Path, model_file: &str) -> Option<InstanceDecl> {
             source: InstanceSource::Archive(path.to_path_buf()),
         })
     }
+}
+
+/// Validates `[executor.slurm]`; returns its settings and the shared store's path, if given.
+fn slurm_config(
+    source: &SourceText<'_>,
+    section: Option<&Spanned<SlurmSection>>,
+    root: &Path,
+    problems: &mut Problems,
+) -> (SlurmConfig, Option<PathBuf>) {
+    let mut config = SlurmConfig {
+        attempts: 3,
+        ..SlurmConfig::default()
+    };
+    let Some(section) = section else {
+        return (config, None);
+    };
+    let s = section.get_ref();
+    let mut word = |field: &str, value: &Option<Spanned<String>>| -> Option<String> {
+        let value = value.as_ref()?;
+        let text = value.get_ref();
+        if text.is_empty() || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            problems.push(
+                source
+                    .problem_at(
+                        Some(value.span()),
+                        format!("[executor.slurm] {field} `{text}` is not a Slurm name"),
+                    )
+                    .help(format!(
+                        "give the {field}'s name as `sinfo`/`sacctmgr` show it, one word"
+                    )),
+            );
+            return None;
+        }
+        Some(text.clone())
+    };
+    config.partition = word("partition", &s.partition);
+    config.account = word("account", &s.account);
+    config.qos = word("qos", &s.qos);
+    for (field, options, out) in [
+        (
+            "sbatch_options",
+            &s.sbatch_options,
+            &mut config.sbatch_options,
+        ),
+        ("srun_options", &s.srun_options, &mut config.srun_options),
+    ] {
+        for option in options {
+            let text = option.get_ref();
+            if !text.starts_with('-') || text.contains('\n') {
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(option.span()),
+                            format!("[executor.slurm] {field}: `{text}` is not an option"),
+                        )
+                        .help("give each option as one string starting with `-`, e.g. \"--time=2:00:00\""),
+                );
+            } else {
+                out.push(text.clone());
+            }
+        }
+    }
+    if let Some(exe) = &s.mccbuild {
+        let path = root.join(exe.get_ref());
+        if exe.get_ref().is_empty() {
+            problems.push(
+                source
+                    .problem_at(Some(exe.span()), "[executor.slurm] mccbuild is empty")
+                    .help("give the path of the mccbuild binary as the nodes see it, or remove the key"),
+            );
+        } else {
+            config.mccbuild = Some(path);
+        }
+    }
+    for (field, value) in [("cpus_per_job", &s.cpus_per_job), ("attempts", &s.attempts)] {
+        if let Some(v) = value {
+            if *v.get_ref() == 0 {
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(v.span()),
+                            format!("[executor.slurm] {field} must be at least 1"),
+                        )
+                        .help(MANIFEST_HELP),
+                );
+            }
+        }
+    }
+    config.cpus_per_job = s
+        .cpus_per_job
+        .as_ref()
+        .map(|v| *v.get_ref())
+        .filter(|&v| v > 0);
+    if let Some(a) = s.attempts.as_ref().map(|v| *v.get_ref()).filter(|&v| v > 0) {
+        config.attempts = a;
+    }
+    let shared = match &s.shared_store {
+        Some(path) if path.get_ref().is_empty() => {
+            problems.push(
+                source
+                    .problem_at(Some(path.span()), "[executor.slurm] shared_store is empty")
+                    .help("give a folder every node sees at the same path, or remove the key to use [contest] store"),
+            );
+            None
+        }
+        Some(path) => Some(root.join(path.get_ref())),
+        None => None,
+    };
+    config.shared_store = shared.is_some();
+    if let Some(steps) = &s.steps {
+        match steps.get_ref().as_str() {
+            "run" => config.steps = SlurmSteps::PerRun,
+            "model" => config.steps = SlurmSteps::PerModel,
+            other => problems.push(
+                source
+                    .problem_at(
+                        Some(steps.span()),
+                        format!("[executor.slurm] steps `{other}` is neither \"run\" nor \"model\""),
+                    )
+                    .help("\"run\": a job step per run (the default); \"model\": one step per model's job"),
+            ),
+        }
+    }
+    (config, shared)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -23,6 +23,7 @@ use crate::instance::ArchiveLimits;
 use crate::manifest::{Contest, ExecutorKind, ToolKind};
 use crate::plan::{Plan, Run};
 use crate::store::index::LoadReport;
+use crate::store::record::SlurmPlacement;
 use crate::store::{CorruptRecord, Index, RunRecord, Store, Summary, RECORD_FORMAT};
 
 pub struct Session {
@@ -38,6 +39,158 @@ pub struct Session {
     pub binary: crate::digest::Digest,
     /// Per planned run: whether its record is in the store.
     stored: Vec<bool>,
+}
+
+/// Whether a run executed by a Slurm step died of the signal Slurm sent the whole step (the
+/// job was cancelled, hit its time limit or lost its node): Slurm signals every process of the
+/// step, the tool's included, so the tool may die before this process notices its own signal.
+/// Such a run is the infrastructure's doing, never recorded as the tool's crash: a tool killed
+/// by SIGTERM, SIGKILL, SIGINT or SIGHUP while this process is told to stop (within a second).
+/// (A run that ends otherwise once this process got its signal is not recorded either: a tool
+/// whose child was killed may still exit 0 with fewer answers.)
+fn signalled_with_its_step(execution: &Execution, cancel: &AtomicBool) -> bool {
+    let crate::store::Termination::Signal { signal } = execution.termination else {
+        return false;
+    };
+    if ![libc::SIGTERM, libc::SIGKILL, libc::SIGINT, libc::SIGHUP].contains(&signal) {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while std::time::Instant::now() < deadline {
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+/// Where `execute` runs what is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum How {
+    /// Here, in the local sandbox (`mccbuild run` with the local executor).
+    Local,
+    /// Here, in the local sandbox, as a Slurm step (`mccbuild exec-run`).
+    Step,
+    /// Through Slurm: one job per model.
+    Slurm,
+}
+
+/// Follows a Slurm contest for [`crate::exec::slurm::follow_jobs`]: records appearing in the
+/// store are indexed and shown as progress.
+struct SlurmFollower<'a> {
+    plan: &'a Plan,
+    store: &'a Store,
+    index: &'a mut Index,
+    stored: &'a mut Vec<bool>,
+    /// Runs shown as running (their job reached a node).
+    started: BTreeMap<usize, ()>,
+    /// Per model, the nodes its runs recorded now ran on (rule E-5.1: one).
+    nodes: BTreeMap<usize, std::collections::BTreeSet<String>>,
+    progress: &'a mut dyn Progress,
+    outcome: &'a mut ExecSummary,
+}
+
+impl crate::exec::slurm::Follower for SlurmFollower<'_> {
+    fn recorded(&mut self, i: usize) -> bool {
+        if self.stored[i] {
+            return true;
+        }
+        let run = &self.plan.runs[i];
+        if !self.store.record_path(&run.key).exists() {
+            return false;
+        }
+        match self.store.get(&run.key) {
+            Ok(Some(record)) => {
+                self.stored[i] = true;
+                self.outcome.executed += 1;
+                let name = label(self.plan, run);
+                if self.started.remove(&i).is_none() {
+                    self.progress.run_started(&name);
+                }
+                let where_ = record
+                    .slurm
+                    .as_ref()
+                    .map(|p| format!(" (node {}, job {}.{})", p.node, p.job, p.step))
+                    .unwrap_or_default();
+                self.progress.run_finished(
+                    &name,
+                    &format!("{}{where_}", record.outcome_label()),
+                    false,
+                );
+                self.nodes
+                    .entry(self.plan.instance_of(run).model)
+                    .or_default()
+                    .insert(record.host.clone());
+                self.index.insert(record.key, Summary::of(&record));
+                true
+            }
+            // Written by a step, so whole (atomic rename); unreadable means it is to be redone.
+            Ok(None) | Err(_) => false,
+        }
+    }
+
+    fn event(&mut self, event: crate::exec::slurm::SlurmEvent) {
+        use crate::exec::slurm::SlurmEvent;
+        match event {
+            SlurmEvent::Submitted {
+                job,
+                model,
+                runs,
+                attempt,
+            } => {
+                let again = if attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                };
+                self.progress.message(&format!(
+                    "submitted Slurm job {job}: model {model}, {runs} runs{again}"
+                ));
+            }
+            SlurmEvent::Running { runs, .. } => {
+                for i in runs {
+                    if self.started.insert(i, ()).is_none() {
+                        self.progress
+                            .run_started(&label(self.plan, &self.plan.runs[i]));
+                    }
+                }
+            }
+            SlurmEvent::Requeued {
+                job,
+                state,
+                node,
+                runs,
+                attempt,
+            } => {
+                for i in &runs {
+                    if self.started.remove(i).is_some() {
+                        self.progress
+                            .run_requeued(&label(self.plan, &self.plan.runs[*i]));
+                    }
+                }
+                self.progress.message(&format!(
+                    "Slurm job {job} ended {state} on node {}: its {} unrecorded runs are to run again (attempt {attempt}); not a failure of the tools",
+                    if node.is_empty() { "?" } else { &node },
+                    runs.len()
+                ));
+            }
+            SlurmEvent::Failed { runs, reason } => {
+                for i in runs {
+                    let name = label(self.plan, &self.plan.runs[i]);
+                    if self.started.remove(&i).is_none() {
+                        self.progress.run_started(&name);
+                    }
+                    self.progress.run_finished(
+                        &name,
+                        &format!("infrastructure failure (not recorded): {reason}"),
+                        true,
+                    );
+                }
+            }
+            SlurmEvent::Message(text) => self.progress.message(&text),
+        }
+    }
 }
 
 /// Counts for `mccbuild plan`.
@@ -100,6 +253,8 @@ pub trait Progress {
     fn started(&mut self, _total: usize) {}
     fn run_started(&mut self, _label: &str) {}
     fn run_finished(&mut self, _label: &str, _outcome: &str, _failed: bool) {}
+    /// A run shown as started goes back to "to run" (its Slurm job ended without it).
+    fn run_requeued(&mut self, _label: &str) {}
     fn message(&mut self, _text: &str) {}
     fn finished(&mut self) {}
 }
@@ -120,11 +275,16 @@ impl Session {
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);
         let executor: Box<dyn RunExecutor> = match contest.executor.kind {
-            ExecutorKind::Local => Box::new(LocalExecutor::new(LocalSettings {
-                // Runs see neither the project nor the store (only their tool is bound back).
-                hidden: vec![contest.root.clone(), contest.store.clone()],
-                ..LocalSettings::default()
-            })),
+            // A Slurm step runs each run in the local sandbox, so a run's key holds that
+            // sandbox's ingredients: the scheduler does not change a result (docs/cache.md),
+            // and a contest moved between local and Slurm reuses its records.
+            ExecutorKind::Local | ExecutorKind::Slurm => {
+                Box::new(LocalExecutor::new(LocalSettings {
+                    // Runs see neither the project nor the store (only their tool is bound back).
+                    hidden: vec![contest.root.clone(), contest.store.clone()],
+                    ..LocalSettings::default()
+                }))
+            }
             ExecutorKind::Qemu => {
                 Box::new(QemuExecutor::new(&contest, &mut cache).map_err(|e| {
                     OpenError::Input(
@@ -260,13 +420,41 @@ impl Session {
         summary
     }
 
-    /// Executes the selected runs that are not in the store, `jobs` at a time.
+    /// Executes the selected runs that are not in the store, `jobs` at a time, with the
+    /// manifest's executor.
     pub fn execute(
         &mut self,
         selection: &[usize],
         jobs: usize,
         progress: &mut dyn Progress,
         cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
+        let how = match self.plan.contest.executor.kind {
+            ExecutorKind::Local | ExecutorKind::Qemu => How::Local,
+            ExecutorKind::Slurm => How::Slurm,
+        };
+        self.execute_with(selection, jobs, progress, cancel, how)
+    }
+
+    /// Executes the selected runs here, in the local sandbox, whatever the manifest's executor
+    /// (`mccbuild exec-run`: a Slurm step). Records say which job and step ran them.
+    pub fn execute_here(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
+        self.execute_with(selection, jobs, progress, cancel, How::Step)
+    }
+
+    fn execute_with(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+        how: How,
     ) -> ExecSummary {
         let mut outcome = ExecSummary::default();
         let mut todo: Vec<usize> = Vec::new();
@@ -308,6 +496,42 @@ impl Session {
             .into_iter()
             .partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
         outcome.failed += unsetup.len();
+        match how {
+            How::Local | How::Step => self.run_here(
+                &runnable,
+                &bin_paths,
+                jobs,
+                how,
+                progress,
+                cancel,
+                &mut outcome,
+            ),
+            How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome),
+        }
+        progress.finished();
+        // Steps leave the index to the `mccbuild run` that follows them (one writer, not one
+        // per step); it finds their records through the shard folders' times.
+        if how != How::Step {
+            if let Err(e) = self.index.save(&self.store) {
+                progress.message(&format!(
+                    "warning: could not save the store index: {e} (it will be rebuilt)"
+                ));
+            }
+        }
+        outcome
+    }
+
+    #[expect(clippy::too_many_arguments)]
+    fn run_here(
+        &mut self,
+        runnable: &[usize],
+        bin_paths: &BTreeMap<usize, std::path::PathBuf>,
+        jobs: usize,
+        how: How,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+        outcome: &mut ExecSummary,
+    ) {
         let specs: Vec<RunSpec> = runnable
             .iter()
             .map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool]))
@@ -315,6 +539,10 @@ impl Session {
         progress.started(specs.len());
         let jobs = jobs.max(1);
         let cores = available_cores();
+        let placement = match how {
+            How::Step => SlurmPlacement::from_env(),
+            _ => None,
+        };
         let executor = &*self.executor;
         let plan = &self.plan;
         let store = &self.store;
@@ -334,12 +562,32 @@ impl Session {
                     let run = &plan.runs[runnable[n]];
                     let name = label(plan, run);
                     match result {
+                        Ok(Some(execution))
+                            if how == How::Step
+                                && (crate::exec::INTERRUPTED.load(Ordering::SeqCst)
+                                    || cancel.load(Ordering::SeqCst)
+                                    || signalled_with_its_step(&execution, cancel)) =>
+                        {
+                            progress.run_finished(
+                                &name,
+                                &format!(
+                                    "cancelled: the step was told to stop as the run ended ({}); not recorded",
+                                    execution.termination.label()
+                                ),
+                                true,
+                            )
+                        }
                         Ok(Some(execution)) => {
                             let ingredients = crate::key::executor_for_tool(
                                 &executor.key_ingredients(),
                                 &plan.contest.tools[run.tool].name,
                             );
-                            let record = make_record(plan, run, ingredients, execution);
+                            let mut record = make_record(plan, run, ingredients, execution);
+                            if let Some(placement) = &placement {
+                                // On a simulated cluster every node has the host's name.
+                                record.host = placement.node.clone();
+                                record.slurm = Some(placement.clone());
+                            }
                             match store.put(&record) {
                                 Ok(()) => {
                                     outcome.executed += 1;
@@ -373,15 +621,110 @@ impl Session {
                 }
             },
         );
-        progress.finished();
-        if let Err(e) = self.index.save(&self.store) {
-            progress.message(&format!(
-                "warning: could not save the store index: {e} (it will be rebuilt)"
-            ));
-        }
-        outcome
     }
 
+    /// One Slurm job per model, each run a step (`mccbuild exec-run`) that records it into the
+    /// shared store; follows the jobs and the store until every run is recorded or given up.
+    fn run_on_slurm(
+        &mut self,
+        runnable: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+        outcome: &mut ExecSummary,
+    ) {
+        use crate::exec::slurm::{follow_jobs, FollowSettings, Group, GroupRun, SlurmCli};
+        let contest = &self.plan.contest;
+        let config = contest.executor.slurm.clone();
+        let mccbuild = match config
+            .mccbuild
+            .clone()
+            .map(Ok)
+            .unwrap_or_else(std::env::current_exe)
+        {
+            Ok(path) => path,
+            Err(e) => {
+                outcome.failed += runnable.len();
+                progress.message(&format!(
+                    "error: cannot find the mccbuild binary to run on the nodes: {e}; set `mccbuild` in [executor.slurm] of {}",
+                    contest.manifest_path.display()
+                ));
+                return;
+            }
+        };
+        let manifest = std::path::absolute(&contest.manifest_path)
+            .unwrap_or_else(|_| contest.manifest_path.clone());
+        // Runs grouped by model, in plan order: one job each (rule E-5.1).
+        let mut groups: Vec<Group> = Vec::new();
+        let mut group_of: BTreeMap<usize, usize> = BTreeMap::new();
+        for &i in runnable {
+            let run = &self.plan.runs[i];
+            let model = self.plan.instance_of(run).model;
+            let g = *group_of.entry(model).or_insert_with(|| {
+                groups.push(Group {
+                    model: self.plan.models[model].name.clone(),
+                    runs: Vec::new(),
+                    cpus: 0,
+                });
+                groups.len() - 1
+            });
+            groups[g].runs.push(GroupRun {
+                id: i,
+                key: run.key,
+                cores: contest.tools[run.tool].cores,
+            });
+        }
+        for g in &mut groups {
+            let most = g.runs.iter().map(|r| r.cores).max().unwrap_or(1);
+            g.cpus = config
+                .cpus_per_job
+                .unwrap_or_else(|| most.saturating_mul(jobs.max(1) as u32));
+        }
+        let tag =
+            crate::digest::hex(blake3::hash(manifest.to_string_lossy().as_bytes()).as_bytes())[..8]
+                .to_string();
+        let mut scheduler = SlurmCli {
+            config: config.clone(),
+            mccbuild,
+            manifest,
+            chdir: contest.root.clone(),
+            dir: self.store.root().join("slurm"),
+            tag,
+        };
+        progress.started(runnable.len());
+        let mut follower = SlurmFollower {
+            plan: &self.plan,
+            store: &self.store,
+            index: &mut self.index,
+            stored: &mut self.stored,
+            started: BTreeMap::new(),
+            nodes: BTreeMap::new(),
+            progress,
+            outcome,
+        };
+        let settings = FollowSettings {
+            attempts: config.attempts,
+            poll: std::time::Duration::from_millis(200),
+            patience: std::time::Duration::from_secs(120),
+        };
+        let result = follow_jobs(&mut scheduler, groups, &mut follower, &settings, cancel);
+        if !result.cancelled.is_empty() {
+            follower.progress.message(&format!(
+                "cancelled Slurm jobs {}",
+                result.cancelled.join(", ")
+            ));
+        }
+        follower.outcome.failed += result.failed;
+        for (model, nodes) in &follower.nodes {
+            if nodes.len() > 1 {
+                follower.progress.message(&format!(
+                    "warning: the runs of model {} ran on nodes {} (a job ended before all of them were recorded); rule E-5.1 wants one machine per model",
+                    follower.plan.models[*model].name,
+                    nodes.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
     fn spec(&self, i: usize, bin_path: &Path) -> RunSpec {
         let run = &self.plan.runs[i];
         let tool = &self.plan.contest.tools[run.tool];
@@ -589,6 +932,7 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &crate::import::ResultRow) -
         },
         stderr: crate::store::CapturedOutput::default(),
         vm: None,
+        slurm: None,
     }
 }
 
@@ -646,6 +990,7 @@ pub fn make_record(
         stdout: execution.stdout,
         stderr: execution.stderr,
         vm: execution.vm,
+        slurm: None,
     }
 }
 

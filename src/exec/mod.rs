@@ -1,7 +1,8 @@
 //! Executing runs: the I/O edge of mccbuild.
 //!
 //! A [`RunExecutor`] runs one run and measures it (locally in a cgroup sandbox, or in a QEMU
-//! virtual machine); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per identity.
+//! virtual machine); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per
+//! identity; [`slurm`] hands runs to a Slurm cluster, whose steps run each in the local sandbox.
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
@@ -12,6 +13,7 @@ pub mod pool;
 pub mod process;
 pub mod qemu;
 pub mod setup;
+pub mod slurm;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -83,6 +85,12 @@ pub trait RunExecutor: Send + Sync {
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError>;
 }
+
+/// Set by the command line's SIGINT/SIGTERM handler the moment a signal arrives (executors are
+/// told through their `cancel` flag a little later). A Slurm step checks it before recording a
+/// run: Slurm signals every process of a step being stopped, the tool's too, so a run ending then
+/// may have ended because of it.
+pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The host's name, for records.
 pub fn host_name() -> String {

@@ -271,6 +271,7 @@ pub(crate) mod tests {
             },
             stderr: CapturedOutput::default(),
             vm: None,
+            slurm: None,
         }
     }
 

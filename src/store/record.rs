@@ -103,6 +103,10 @@ pub struct RunRecord {
     /// records written before it existed), so format 1 stores still load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<VmInfo>,
+    /// Where a Slurm step ran the run (absent for other executors; records written before it
+    /// existed load without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmPlacement>,
 }
 
 /// How a run's virtual machine was run and what it cost (the tool's own CPU time and peak
@@ -126,6 +130,29 @@ pub struct VmInfo {
     /// The end of the guest's console (kernel messages), when the run did not end normally.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub console: String,
+}
+
+/// The Slurm job and step that ran a run, and the node they ran on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmPlacement {
+    /// SLURM_JOB_ID.
+    pub job: String,
+    /// SLURM_STEP_ID.
+    pub step: String,
+    /// SLURMD_NODENAME: the node (also the record's `host`).
+    pub node: String,
+}
+
+impl SlurmPlacement {
+    /// The placement of the current process, when it is a Slurm job step.
+    pub fn from_env() -> Option<SlurmPlacement> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Some(SlurmPlacement {
+            job: var("SLURM_JOB_ID")?,
+            step: var("SLURM_STEP_ID").unwrap_or_default(),
+            node: var("SLURMD_NODENAME")?,
+        })
+    }
 }
 
 impl RunRecord {
