@@ -379,6 +379,7 @@ fn sandbox(
     } else {
         cores
     };
+    let t = crate::timing::phase("sandbox: executor");
     let executor = LocalExecutor::new(LocalSettings {
         hidden: hide,
         probe_isolation: false,
@@ -393,7 +394,9 @@ fn sandbox(
             .unwrap_or_else(|| wall_limit(time.ceil() as u64)),
         cores: cores.clone(),
     };
+    drop(t);
     let cancel = Arc::new(AtomicBool::new(false));
+    let t = crate::timing::phase("sandbox: run");
     let result = match executor.run_command(&command, &cancel) {
         Ok(r) => r,
         Err(e) => {
@@ -404,6 +407,7 @@ fn sandbox(
             return exit::RUNS_FAILED;
         }
     };
+    drop(t);
     let (reason, detail) = match result.termination {
         crate::store::Termination::Exit { code } => ("exit", Some(code)),
         crate::store::Termination::Signal { signal } => ("signal", Some(signal)),

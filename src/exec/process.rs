@@ -144,7 +144,9 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
     }
 
     let start = Instant::now();
+    let t = crate::timing::phase("process: spawn (to exec)");
     let mut child = command.spawn()?;
+    drop(t);
     let pid = child.id() as i32;
     let stdout = child
         .stdout
@@ -224,6 +226,7 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
         interval = (interval * 2).min(Duration::from_millis(20));
     }
     let wall_time_s = start.elapsed().as_secs_f64();
+    let t = crate::timing::phase("process: kill, wait, read");
     if pidfd >= 0 {
         // SAFETY: closing the fd we opened.
         unsafe { libc::close(pidfd) };
@@ -258,6 +261,7 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
             )
         }
     };
+    drop(t);
     let termination = if let Some(reason) = killed_for {
         reason
     } else if oom {
