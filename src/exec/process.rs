@@ -113,15 +113,7 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
                     return Err(io::Error::last_os_error());
                 }
             }
-            if !cores.is_empty() {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                for &c in &cores {
-                    libc::CPU_SET(c as usize, &mut set);
-                }
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
+            pin_to_cores(&cores)?;
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
@@ -288,6 +280,25 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
         parsed,
         cancelled,
     })
+}
+
+/// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between
+/// fork and exec: one system call on a set built on the stack.
+pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
+    if cores.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET and sched_setaffinity act on it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cores {
+            libc::CPU_SET(c as usize, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 fn timeval_s(t: libc::timeval) -> f64 {

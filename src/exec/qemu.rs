@@ -596,16 +596,7 @@ fn pin_and_tie(command: &mut Command, cores: Vec<u32>) {
                 return Err(io::Error::last_os_error());
             }
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if !cores.is_empty() {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                for &c in &cores {
-                    libc::CPU_SET(c as usize, &mut set);
-                }
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
+            crate::exec::process::pin_to_cores(&cores)
         });
     }
 }
