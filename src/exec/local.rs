@@ -59,7 +59,7 @@ pub fn wall_limit(time_s: u64) -> Duration {
 pub struct LocalExecutor {
     settings: LocalSettings,
     cgroups: Option<CgroupSupport>,
-    /// Runs enter namespaces and drop root (see `isolation`).
+    /// Runs enter namespaces and give up their capabilities (see `isolation`).
     isolated: bool,
     counter: AtomicU64,
 }
@@ -75,7 +75,15 @@ impl LocalExecutor {
             .filter(CgroupSupport::is_complete);
         let isolated = support.is_some()
             && asked != "cgroup"
-            && (!settings.probe_isolation || isolation::probe().is_ok());
+            && (!settings.probe_isolation
+                || isolation::probe()
+                    .map_err(|why| {
+                        eprintln!(
+                            "warning: runs cannot be isolated in namespaces here ({why}); \
+                             they run in cgroups only (sandbox `cgroup`, other run keys)"
+                        )
+                    })
+                    .is_ok());
         LocalExecutor {
             settings,
             cgroups: support,
