@@ -434,3 +434,34 @@ pub struct SandboxCommand {
     pub wall_limit: Duration,
     pub cores: Vec<u32>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ingredients(settings: LocalSettings) -> Vec<(String, String)> {
+        LocalExecutor::new(LocalSettings {
+            probe_isolation: false,
+            ..settings
+        })
+        .key_ingredients()
+    }
+
+    /// The caps that can end a run are run key ingredients (key.rs proves that any change of
+    /// an executor ingredient changes the key: `executor_settings_change_the_key`).
+    #[test]
+    fn output_and_process_caps_are_key_ingredients() {
+        let base = ingredients(LocalSettings::default());
+        let output = ingredients(LocalSettings {
+            output_limit: 1 << 20,
+            ..LocalSettings::default()
+        });
+        let pids = ingredients(LocalSettings {
+            pids_limit: 64,
+            ..LocalSettings::default()
+        });
+        assert_ne!(base, output);
+        assert_ne!(base, pids);
+        assert!(base.iter().any(|(k, _)| k == "sandbox"));
+    }
+}
