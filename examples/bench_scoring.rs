@@ -11,9 +11,9 @@
 
 use std::time::Instant;
 
-use mccbuild::db::{podiums, trusted_values};
 use mccbuild::session::Session;
-use mccbuild::value::Value;
+use mccbuild_core::Value;
+use mccbuild_scoring::db::{podiums, trusted_values};
 
 fn max_rss_mb() -> f64 {
     // SAFETY: getrusage fills a struct we own.
