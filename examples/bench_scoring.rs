@@ -64,16 +64,13 @@ fn main() {
     let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let mut values = 0usize;
-    for group in &handles.groups {
-        values += trusted_values(&db, *group)
-            .iter()
-            .map(Vec::len)
-            .sum::<usize>();
+    for m in &handles.examinations {
+        values += trusted_values(&db, *m).iter().map(Vec::len).sum::<usize>();
     }
     let podium = podiums(&db, handles.contest).clone();
     let queries_ms = t.elapsed().as_secs_f64() * 1e3;
     let answers: usize = handles
-        .groups
+        .examinations
         .iter()
         .map(|i| {
             i.answers(&db)

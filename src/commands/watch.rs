@@ -123,10 +123,10 @@ impl State {
                 continue;
             };
             pending_corrupt.remove(&self.session.store.record_path(&key));
-            let (answers, competes, perf) = run_inputs(self.session.index.get(&key));
+            let (answers, competes, measurement) = run_inputs(self.session.index.get(&key));
             self.db.set_answers(run, answers);
             self.db.set_competes(run, competes);
-            self.db.set_perf(run, perf);
+            self.db.set_measurement(run, measurement);
             applied += 1;
             // When the record appeared: its inode's change time (set by the write, and by the
             // rename that atomic writers end with; a record moved in keeps its old mtime).

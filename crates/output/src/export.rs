@@ -19,6 +19,8 @@ use serde::Serialize;
 
 use mccbuild_core::{Measurement, Outcome, Response, Termination, Value, ValueKind};
 use mccbuild_plan::{Plan, RunOrigin};
+use mccbuild_rules::confidence::distinct_values;
+use mccbuild_rules::edition::TrustKind;
 use mccbuild_rules::trusted::TrustCase;
 use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::scores::{scores_report, ScoresReport};
@@ -227,55 +229,110 @@ pub fn collect(
     handles: &Handles,
 ) -> Result<Export, ExportError> {
     let plan = stored_runs.plan;
-    let edition = &plan.contest.edition;
     let report = scores_report(plan, db, handles, true);
-
-    // Per examination instance: trusted values, the CSV's estimated result, points per tool.
-    let mut trusted: Vec<Vec<Option<Value>>> = Vec::with_capacity(plan.exam_instances.len());
-    let mut estimated = Vec::with_capacity(plan.exam_instances.len());
-    let mut points: Vec<BTreeMap<u32, f64>> = Vec::with_capacity(plan.exam_instances.len());
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        let kind = edition.examinations[ei.exam].value;
-        let values: Vec<Option<Value>> = handles
-            .decisions(db, e)
-            .iter()
-            .map(|d| d.value.clone())
-            .collect();
-        let groups = handles.value_groups(db, e);
-        let computing: Vec<String> = values
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let n = match t {
-                    Some(t) if i < groups.len() => {
-                        groups.group(i).iter().filter(|(_, v)| v == t).count()
-                    }
-                    _ => 0,
-                };
-                n.to_string()
-            })
-            .collect();
-        estimated.push(Estimated {
-            vector: vector(kind, &values.iter().map(Option::as_ref).collect::<Vec<_>>()),
-            computing: computing.join(" "),
-        });
-        points.push(
-            handles
-                .exam_scores(db, e)
-                .iter()
-                .map(|s| (s.tool, round(s.score.points)))
-                .collect(),
-        );
-        trusted.push(values);
-    }
-
-    // The stored runs, with their records' techniques (read in parallel).
+    let results: Vec<ExamInstanceResults> = (0..plan.exam_instances.len())
+        .map(|e| ExamInstanceResults::of(plan, db, handles, e))
+        .collect();
     let stored: Vec<usize> = (0..plan.runs.len())
         .filter(|&i| stored_runs.index.contains(&plan.runs[i].key))
         .collect();
-    let not_stored = plan.runs.len() - stored.len();
-    let store = stored_runs.store;
-    let techniques: Vec<Vec<String>> = stored
+    let techniques = techniques(stored_runs, &stored)?;
+    let runs = stored
+        .iter()
+        .zip(techniques)
+        .map(|(&i, techniques)| run_entry(stored_runs, &results, i, techniques))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut by_instance: Vec<Vec<usize>> = vec![Vec::new(); plan.instances.len()];
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        by_instance[ei.instance].push(e);
+    }
+    let verdicts = plan
+        .models
+        .iter()
+        .map(|model| model_verdicts(plan, &results, &by_instance, model))
+        .collect();
+    Ok(Export {
+        report,
+        runs,
+        verdicts,
+        not_stored: plan.runs.len() - stored.len(),
+        estimated: results.into_iter().map(|r| r.estimated).collect(),
+    })
+}
+
+/// What the exports say of one examination instance: its trusted values (E-3.1), the CSV's
+/// estimated result, each tool's points, and per value how it was decided.
+struct ExamInstanceResults {
+    trusted: Vec<Option<Value>>,
+    estimated: Estimated,
+    /// Per tool taking part, its points (E-4.2).
+    points: BTreeMap<u32, f64>,
+    /// Per value: the case of E-3.1, how many tools gave the trusted value, how many computed it.
+    decided: Vec<(TrustCase, usize, usize)>,
+}
+
+impl ExamInstanceResults {
+    fn of(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) -> ExamInstanceResults {
+        let ei = &plan.exam_instances[e];
+        let kind = plan.contest.edition.examinations[ei.exam].value;
+        let decisions = handles.decisions(db, e);
+        let answers = handles.value_answers(db, e);
+        let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
+        let decided: Vec<(TrustCase, usize, usize)> = (0..ei.ids.len())
+            .map(|v| {
+                let given = if v < answers.len() {
+                    answers.value(v)
+                } else {
+                    &[]
+                };
+                let trusted = trusted.get(v).and_then(Option::as_ref);
+                let agreeing = trusted.map_or(0, |t| {
+                    distinct_values(given)
+                        .iter()
+                        .find(|d| d.value == t)
+                        .map_or(0, |d| d.count)
+                });
+                let case = decisions.get(v).map_or(TrustCase::NoAnswer, |d| d.case);
+                (case, agreeing, given.len())
+            })
+            .collect();
+        let computing: Vec<String> = trusted
+            .iter()
+            .enumerate()
+            .map(|(v, t)| match t {
+                Some(_) if v < answers.len() => decided[v].1.to_string(),
+                _ => "0".to_string(),
+            })
+            .collect();
+        let estimated = Estimated {
+            vector: vector(
+                kind,
+                &trusted.iter().map(Option::as_ref).collect::<Vec<_>>(),
+            ),
+            computing: computing.join(" "),
+        };
+        let points = handles
+            .exam_scores(db, e)
+            .iter()
+            .map(|s| (s.tool, round(s.score.points)))
+            .collect();
+        ExamInstanceResults {
+            trusted,
+            estimated,
+            points,
+            decided,
+        }
+    }
+}
+
+/// The techniques each stored run named, each once, in order of appearance (from their
+/// records, read in parallel).
+fn techniques(
+    stored_runs: &StoredRuns<'_>,
+    stored: &[usize],
+) -> Result<Vec<Vec<String>>, ExportError> {
+    let (plan, store) = (stored_runs.plan, stored_runs.store);
+    stored
         .par_iter()
         .map(|&i| {
             let key = &plan.runs[i].key;
@@ -299,124 +356,112 @@ pub fn collect(
                 }),
             }
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
 
-    let mut runs = Vec::with_capacity(stored.len());
-    for (&i, techniques) in stored.iter().zip(techniques) {
-        let run = &plan.runs[i];
-        let Some(summary) = stored_runs.index.get(&run.key) else {
-            return Err(ExportError::Record {
-                path: store.record_path(&run.key),
-                reason: "it is not in the store's index".to_string(),
-            });
-        };
-        let ei = &plan.exam_instances[run.exam_instance];
-        let exam = &edition.examinations[ei.exam];
-        let instance = &plan.instances[ei.instance];
-        let tool = &plan.contest.tools[run.tool];
-        let mut by_position: Vec<Option<&Value>> = vec![None; ei.ids.len()];
-        for (position, value) in summary.answers.iter() {
-            if let Some(slot) = by_position.get_mut(*position as usize) {
-                *slot = Some(value);
-            }
+/// The export's entry of stored run `i`.
+fn run_entry(
+    stored_runs: &StoredRuns<'_>,
+    results: &[ExamInstanceResults],
+    i: usize,
+    techniques: Vec<String>,
+) -> Result<RunEntry, ExportError> {
+    let plan = stored_runs.plan;
+    let run = &plan.runs[i];
+    let summary = stored_runs
+        .index
+        .get(&run.key)
+        .ok_or_else(|| ExportError::Record {
+            path: stored_runs.store.record_path(&run.key),
+            reason: "it is not in the store's index".to_string(),
+        })?;
+    let ei = &plan.exam_instances[run.exam_instance];
+    let exam = &plan.contest.edition.examinations[ei.exam];
+    let instance = &plan.instances[ei.instance];
+    let tool = &plan.contest.tools[run.tool];
+    let mut by_position: Vec<Option<&Value>> = vec![None; ei.ids.len()];
+    for (position, value) in summary.answers.iter() {
+        if let Some(slot) = by_position.get_mut(*position as usize) {
+            *slot = Some(value);
         }
-        let trusted_refs: Vec<Option<&Value>> = trusted[run.exam_instance]
-            .iter()
-            .map(Option::as_ref)
-            .collect();
-        let answers = ei
+    }
+    let result = &results[run.exam_instance];
+    let trusted: Vec<Option<&Value>> = result.trusted.iter().map(Option::as_ref).collect();
+    let origin = match run.origin {
+        RunOrigin::Executed => Origin::Executed,
+        RunOrigin::Imported { file, row } => Origin::Imported {
+            file: plan.contest.results[file].display().to_string(),
+            line: plan.imported[file][row].line,
+        },
+    };
+    Ok(RunEntry {
+        tool: tool.name.clone(),
+        instance: instance.name.clone(),
+        model: plan.models[instance.model].name.clone(),
+        examination: exam.name.clone(),
+        key: run.key.hex(),
+        origin,
+        response: summary.response,
+        outcome: Outcome::describe(
+            summary.response,
+            summary.measurement.termination,
+            summary.answers.len(),
+        ),
+        measurement: summary.measurement,
+        cores: tool.cores,
+        techniques,
+        ids: ei.ids.iter().map(|id| id.to_string()).collect(),
+        answers: ei
             .ids
             .iter()
             .zip(&by_position)
             .filter_map(|(id, v)| v.map(|v| (id.to_string(), v.to_string())))
-            .collect();
-        let origin = match run.origin {
-            RunOrigin::Executed => Origin::Executed,
-            RunOrigin::Imported { file, row } => Origin::Imported {
-                file: plan.contest.results[file].display().to_string(),
-                line: plan.imported[file][row].line,
-            },
-        };
-        runs.push(RunEntry {
-            tool: tool.name.clone(),
-            instance: instance.name.clone(),
-            model: plan.models[instance.model].name.clone(),
-            examination: exam.name.clone(),
-            key: run.key.hex(),
-            origin,
-            response: summary.response,
-            outcome: Outcome::describe(
-                summary.response,
-                summary.measurement.termination,
-                summary.answers.len(),
-            ),
-            measurement: summary.measurement,
-            cores: tool.cores,
-            techniques,
-            ids: ei.ids.iter().map(|id| id.to_string()).collect(),
-            answers,
-            mask: mask(&by_position, &trusted_refs),
-            points: points[run.exam_instance].get(&(run.tool as u32)).copied(),
-            results: row_results(summary.outcome(), exam.value, &by_position),
-            exam_instance: run.exam_instance,
-        });
-    }
+            .collect(),
+        mask: mask(&by_position, &trusted),
+        points: result.points.get(&(run.tool as u32)).copied(),
+        results: row_results(summary.outcome(), exam.value, &by_position),
+        exam_instance: run.exam_instance,
+    })
+}
 
-    // The verdicts, per model: its instances in order, their examinations in order.
-    let mut by_instance: Vec<Vec<usize>> = vec![Vec::new(); plan.instances.len()];
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        by_instance[ei.instance].push(e);
-    }
-    let ground_truth = edition.info.trust == mccbuild_rules::edition::TrustKind::GroundTruth;
-    let mut verdicts = Vec::with_capacity(plan.models.len());
-    for model in &plan.models {
-        let mut entries = Vec::new();
-        for &i in &model.instances {
-            for &e in &by_instance[i] {
-                let ei = &plan.exam_instances[e];
-                let exam = &edition.examinations[ei.exam];
-                let decisions = handles.decisions(db, e);
-                let groups = handles.value_groups(db, e);
-                for (v, id) in ei.ids.iter().enumerate() {
-                    let (category, reference) = verdict_reference(&exam.name, id);
-                    let value = trusted[e].get(v).and_then(Option::as_ref);
-                    let answers = if v < groups.len() {
-                        groups.group(v)
-                    } else {
-                        &[]
-                    };
-                    let agreeing =
-                        value.map_or(0, |t| answers.iter().filter(|(_, a)| a == t).count());
-                    let case = decisions.get(v).map_or(TrustCase::NoAnswer, |d| d.case);
-                    entries.push(VerdictEntry {
-                        instance: plan.instances[i].name.clone(),
-                        category,
-                        reference,
-                        value: verdict_value(value),
-                        explanation: verdict_explanation(
-                            value.is_some(),
-                            ground_truth,
-                            case,
-                            agreeing,
-                            answers.len(),
-                        ),
-                    });
-                }
+/// A model's verdicts: its instances in order, their examinations in order, their values.
+fn model_verdicts(
+    plan: &Plan,
+    results: &[ExamInstanceResults],
+    by_instance: &[Vec<usize>],
+    model: &mccbuild_plan::PlannedModel,
+) -> ModelVerdicts {
+    let edition = &plan.contest.edition;
+    let ground_truth = edition.info.trust == TrustKind::GroundTruth;
+    let mut entries = Vec::new();
+    for &i in &model.instances {
+        for &e in &by_instance[i] {
+            let ei = &plan.exam_instances[e];
+            let exam = &edition.examinations[ei.exam];
+            for (v, id) in ei.ids.iter().enumerate() {
+                let (category, reference) = verdict_reference(&exam.name, id);
+                let value = results[e].trusted.get(v).and_then(Option::as_ref);
+                let (case, agreeing, computed) = results[e].decided[v];
+                entries.push(VerdictEntry {
+                    instance: plan.instances[i].name.clone(),
+                    category,
+                    reference,
+                    value: verdict_value(value),
+                    explanation: verdict_explanation(
+                        value.is_some(),
+                        ground_truth,
+                        case,
+                        agreeing,
+                        computed,
+                    ),
+                });
             }
         }
-        verdicts.push(ModelVerdicts {
-            model: model.name.clone(),
-            verdicts: entries,
-        });
     }
-
-    Ok(Export {
-        report,
-        runs,
-        verdicts,
-        not_stored,
-        estimated,
-    })
+    ModelVerdicts {
+        model: model.name.clone(),
+        verdicts: entries,
+    }
 }
 
 impl Export {
@@ -632,13 +677,6 @@ pub fn verdict_value(value: Option<&Value>) -> String {
     }
 }
 
-fn case_name(case: TrustCase) -> String {
-    serde_json::to_value(case)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// The `explanation` of a verdict: what decided it and how many tools gave it.
 pub fn verdict_explanation(
     known: bool,
@@ -655,7 +693,7 @@ pub fn verdict_explanation(
         ),
         (true, false) => format!(
             "trusted value (rule E-3.1, {}); {agreeing} of the {computed} {} that computed it gave it",
-            case_name(case),
+            case.name(),
             tools(computed)
         ),
         (false, true) => format!(
@@ -664,7 +702,7 @@ pub fn verdict_explanation(
         ),
         (false, false) => format!(
             "no trusted value (rule E-3.1, {}); {computed} {} computed it",
-            case_name(case),
+            case.name(),
             tools(computed)
         ),
     }

@@ -45,10 +45,10 @@ pub struct RunView {
 }
 
 impl RunView {
-    /// Rule E-4.3's "complete" (every trusted value computed, hence none wrong): "solved" for
-    /// the cactus plots.
+    /// Rule E-4.3's "complete" (every trusted value computed, hence none wrong: its measurement
+    /// is reported): "solved" for the cactus plots.
     pub fn solved(&self) -> bool {
-        self.score.as_ref().is_some_and(|s| s.score.complete)
+        self.score.as_ref().is_some_and(|s| s.reported.is_some())
     }
 
     /// The value it gave at `position`, if any.

@@ -167,15 +167,12 @@ struct LimitsSection {
 #[serde(deny_unknown_fields)]
 struct ModelSection {
     name: String,
-    #[serde(default = "known")]
-    kind: Spanned<String>,
+    /// Absent: the edition's default kind (E-4.4).
+    #[serde(default)]
+    kind: Option<Spanned<String>>,
     /// Absent: the model's instances come from `inputs` or `results` (this entry gives its kind).
     #[serde(default)]
     instances: Option<Vec<Spanned<String>>>,
-}
-
-fn known() -> Spanned<String> {
-    Spanned::new(0..0, "known".to_string())
 }
 
 #[derive(Debug, Deserialize)]
@@ -256,7 +253,8 @@ pub struct InstanceDecl {
 pub enum ModelKindDecl {
     /// Given in the manifest (an index into the edition's model kinds).
     Given(usize),
-    /// From `inputs`: surprise if its instances carry the `NewModel` marker, known otherwise.
+    /// From `inputs`: the edition's kind of new models if its instances carry the `NewModel`
+    /// marker, its default kind otherwise (E-4.4).
     FromMarker,
 }
 
@@ -494,28 +492,35 @@ impl Contest {
                 ));
                 continue;
             }
-            let kind = match edition.model_kind(m.kind.get_ref()) {
-                Some(kind) => kind,
-                None => {
-                    let known: Vec<String> = edition
-                        .model_kinds
-                        .iter()
-                        .map(|k| format!("`{}`", k.name))
-                        .collect();
-                    problems.push(
-                        source
-                            .problem_at(
-                                at(m.kind.span()).or(Some(spanned.span())),
-                                format!("model `{}`: unknown kind `{}`", m.name, m.kind.get_ref()),
-                            )
-                            .help(format!(
-                                "{} defines: {}",
-                                edition.info.name,
-                                known.join(", ")
-                            )),
-                    );
-                    0
-                }
+            let kind = match &m.kind {
+                None => edition.default_model_kind,
+                Some(kind) => match edition.model_kind(kind.get_ref()) {
+                    Some(kind) => kind,
+                    None => {
+                        let known: Vec<String> = edition
+                            .model_kinds
+                            .iter()
+                            .map(|k| format!("`{}`", k.name))
+                            .collect();
+                        problems.push(
+                            source
+                                .problem_at(
+                                    at(kind.span()).or(Some(spanned.span())),
+                                    format!(
+                                        "model `{}`: unknown kind `{}`",
+                                        m.name,
+                                        kind.get_ref()
+                                    ),
+                                )
+                                .help(format!(
+                                    "{} defines: {}",
+                                    edition.info.name,
+                                    known.join(", ")
+                                )),
+                        );
+                        0
+                    }
+                },
             };
             let Some(patterns) = &m.instances else {
                 model_kinds.insert(m.name.clone(), kind);

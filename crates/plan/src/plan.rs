@@ -13,6 +13,8 @@ use crate::results_file::{read_results, ResultRow};
 use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_core::run_key::RunKey;
 use mccbuild_rules::edition::{ExamId, Limits};
+use mccbuild_rules::hidden_files::hidden_files;
+use mccbuild_rules::weights::model_kind;
 
 /// An instance of the contest.
 #[derive(Clone, Debug)]
@@ -199,14 +201,12 @@ impl Plan {
         }
 
         let t = mccbuild_core::timing::phase("plan: instances");
-        let surprise = edition.model_kind("surprise");
-        let known = edition.model_kind("known").unwrap_or(0);
         let mut models = Vec::new();
         let mut instances: Vec<PlannedInstance> = Vec::new();
         for (m, model) in contest.models.iter().enumerate() {
             let mut planned = PlannedModel {
                 name: model.name.clone(),
-                kind: known,
+                kind: edition.default_model_kind,
                 instances: Vec::new(),
             };
             let mut any_new = false;
@@ -243,11 +243,11 @@ impl Plan {
                     ),
                 }
             }
-            planned.kind = match model.kind {
-                ModelKindDecl::Given(kind) => kind,
-                ModelKindDecl::FromMarker if any_new => surprise.unwrap_or(known),
-                ModelKindDecl::FromMarker => known,
+            let given = match model.kind {
+                ModelKindDecl::Given(kind) => Some(kind),
+                ModelKindDecl::FromMarker => None,
             };
+            planned.kind = model_kind(&edition, given, any_new);
             models.push(planned);
         }
 
@@ -272,11 +272,11 @@ impl Plan {
                 let model = match models.iter().position(|m| m.name == model_name) {
                     Some(m) => m,
                     None => {
-                        let kind = contest
-                            .model_kinds
-                            .get(&model_name)
-                            .copied()
-                            .unwrap_or(known);
+                        let kind = model_kind(
+                            &edition,
+                            contest.model_kinds.get(&model_name).copied(),
+                            false,
+                        );
                         models.push(PlannedModel {
                             name: model_name,
                             kind,
@@ -379,24 +379,10 @@ impl Plan {
                     scored,
                     truth,
                 });
-                // What the run must not see: the verdict file where rule M-9 says so, and the
-                // expected answer of a ground-truth contest, always (a tool could print it). Hidden
+                // What the run must not see (M-9; a ground-truth task's expected answer). Hidden
                 // files are not part of the run's key either: correcting an expected answer
                 // re-scores, it does not rerun.
-                let verdict_file = edition.verdict_files.file.as_str();
-                let mut hidden: Vec<String> = Vec::new();
-                if !edition.shows_verdict_file(exam_id, kind)
-                    && instance.facts.has_file(verdict_file)
-                {
-                    hidden.push(verdict_file.to_string());
-                }
-                if let Some(truth) = exam
-                    .truth_file
-                    .as_ref()
-                    .filter(|t| instance.facts.has_file(t))
-                {
-                    hidden.push(truth.clone());
-                }
+                let hidden = hidden_files(&edition, exam_id, kind, |f| instance.facts.has_file(f));
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
                 let content = instance.facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);

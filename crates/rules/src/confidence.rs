@@ -21,23 +21,50 @@ pub fn agreed_value<'a>(
 }
 
 /// The most frequent value and its count (the first one found on a tie; a tie is never a
-/// strict majority, so the choice does not matter to E-2.2). Values are counted in a short list
-/// of distinct values: there are rarely more than two.
+/// strict majority, so the choice does not matter to E-2.2).
 fn most_common(answers: &[(ToolIdx, Value)]) -> Option<(&Value, usize)> {
-    let mut counts: Vec<(&Value, usize)> = Vec::with_capacity(2);
-    for (_, value) in answers {
-        match counts.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((value, 1)),
-        }
-    }
     let mut best: Option<(&Value, usize)> = None;
-    for (value, n) in counts {
-        if best.is_none_or(|(_, b)| n > b) {
-            best = Some((value, n));
+    for d in distinct_values(answers) {
+        if best.is_none_or(|(_, b)| d.count > b) {
+            best = Some((d.value, d.count));
         }
     }
     best
+}
+
+/// One distinct value among the answers for a value: how many tools gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistinctValue<'a> {
+    pub value: &'a Value,
+    pub count: usize,
+}
+
+impl<'a> DistinctValue<'a> {
+    /// The tools that gave it, in the order of the answers.
+    pub fn tools<'b>(&self, answers: &'b [(ToolIdx, Value)]) -> impl Iterator<Item = ToolIdx> + 'b
+    where
+        'a: 'b,
+    {
+        let value = self.value;
+        answers
+            .iter()
+            .filter(move |(_, v)| v == value)
+            .map(|(t, _)| *t)
+    }
+}
+
+/// The answers for one value grouped by what they say: each distinct value once, in order of
+/// first appearance, with how many tools gave it (E-2.2 counts them, E-3.1 weighs them). A short
+/// list: there are rarely more than two.
+pub fn distinct_values(answers: &[(ToolIdx, Value)]) -> Vec<DistinctValue<'_>> {
+    let mut distinct: Vec<DistinctValue<'_>> = Vec::with_capacity(2);
+    for (_, value) in answers {
+        match distinct.iter_mut().find(|d| d.value == value) {
+            Some(d) => d.count += 1,
+            None => distinct.push(DistinctValue { value, count: 1 }),
+        }
+    }
+    distinct
 }
 
 /// A tool's standing against the set V (rule E-2.2; the 2015 report's Table 3 columns).

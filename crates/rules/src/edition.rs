@@ -326,6 +326,10 @@ struct ModelKindFile {
     multiplier: Option<f64>,
     #[serde(default)]
     share_of: Option<ShareOf>,
+    /// The kind of new models: those whose instances carry the `NewModel` marker (2026's
+    /// "surprise" models), when the manifest does not give their kind.
+    #[serde(default)]
+    new_models: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -471,6 +475,11 @@ pub struct Edition {
     pub instances: InstanceRules,
     pub verdict_files: VerdictFileRules,
     pub model_kinds: Vec<ModelKind>,
+    /// E-4.4: the kind of a model the manifest gives no kind and that is not new (the first
+    /// kind: `known` in the MCC's editions).
+    pub default_model_kind: usize,
+    /// E-4.4: the kind of new models (`new_models = true`: `surprise` in the MCC's editions).
+    pub new_model_kind: Option<usize>,
     pub categories: Vec<Category>,
     pub examinations: Vec<Examination>,
     /// blake3 of the rules file's text (reports and caches of derived results key on it).
@@ -493,254 +502,11 @@ impl Edition {
         let file: EditionFile =
             toml::from_str(text).map_err(|e| source.toml_problem(&e, RULES_HELP))?;
         let mut problems = Problems::default();
-
-        if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
-            problems.push(
-                Problem::new(path, "[limits] time_s and memory_mb must be positive")
-                    .help(RULES_HELP),
-            );
-        }
-        if file.confidence.min_agreeing == 0 {
-            problems.push(
-                Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP),
-            );
-        }
-        if !(0.0..=1.0).contains(&file.trusted.single_tool_threshold) {
-            problems.push(
-                Problem::new(
-                    path,
-                    "[trusted] single_tool_threshold must be within [0, 1] (a Confidence)",
-                )
-                .help(RULES_HELP),
-            );
-        }
-        let scoring = &file.scoring;
-        if !(scoring.points_per_examination > 0.0)
-            || !(scoring.penalty_factor >= 0.0)
-            || !(scoring.max_model_ratio >= 1.0)
-        {
-            problems.push(
-                Problem::new(path, "[scoring] needs points_per_examination > 0, penalty_factor >= 0 and max_model_ratio >= 1")
-                    .help(RULES_HELP),
-            );
-        }
-
-        let mut categories: Vec<Category> = Vec::new();
-        for spanned in &file.categories {
-            let c = spanned.get_ref();
-            if categories.iter().any(|known| known.name == c.name) {
-                problems.push(source.problem_at(
-                    Some(spanned.span()),
-                    format!("category `{}` is defined twice", c.name),
-                ));
-                continue;
-            }
-            categories.push(Category {
-                name: c.name.clone(),
-                title: c.title.clone().unwrap_or_else(|| c.name.clone()),
-                examinations: Vec::new(),
-            });
-        }
-        if categories.is_empty() {
-            problems.push(
-                Problem::new(path, "no [[category]]: an edition needs at least one")
-                    .help(RULES_HELP),
-            );
-        }
-
-        let mut examinations: Vec<Examination> = Vec::new();
-        for spanned in &file.examinations {
-            let e = spanned.get_ref();
-            let here = Some(spanned.span());
-            if examinations.iter().any(|known| known.name == e.name) {
-                problems.push(source.problem_at(
-                    here.clone(),
-                    format!("examination `{}` is defined twice", e.name),
-                ));
-                continue;
-            }
-            let Some(category) = categories
-                .iter()
-                .position(|c| &c.name == e.category.get_ref())
-            else {
-                problems.push(
-                    source
-                        .problem_at(
-                            Some(e.category.span()),
-                            format!("unknown category `{}`", e.category.get_ref()),
-                        )
-                        .help(format!(
-                            "define it with [[category]] name = \"{}\", or use one of: {}",
-                            e.category.get_ref(),
-                            names(categories.iter().map(|c| &c.name))
-                        )),
-                );
-                continue;
-            };
-            let values: Vec<Arc<str>> = match (e.answers, &e.values, &e.formula_file) {
-                (AnswerForm::Formulas, None, Some(_)) => Vec::new(),
-                (AnswerForm::Formulas, _, _) => {
-                    problems.push(source.problem_at(
-                        here.clone(),
-                        format!("examination `{}`: answers = \"formulas\" needs formula_file and no values", e.name),
-                    ));
-                    continue;
-                }
-                (AnswerForm::Global | AnswerForm::VerificationResult, None, None) => {
-                    vec![Arc::from(e.name.as_str())]
-                }
-                (AnswerForm::StateSpace, Some(values), None) if !values.is_empty() => {
-                    values.iter().map(|v| Arc::from(v.as_str())).collect()
-                }
-                _ => {
-                    problems.push(source.problem_at(
-                        here.clone(),
-                        format!(
-                            "examination `{}`: answers = \"state-space\" needs a non-empty values list; \"global\" takes neither values nor formula_file",
-                            e.name
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            let mut seen = HashSet::new();
-            if let Some(dup) = values
-                .iter()
-                .map(|v| v.to_string())
-                .chain(e.optional_values.iter().cloned())
-                .find(|v| !seen.insert(v.clone()))
-            {
-                problems.push(source.problem_at(
-                    here.clone(),
-                    format!("examination `{}` lists value `{dup}` twice", e.name),
-                ));
-            }
-            if e.time_s == Some(0) {
-                problems.push(source.problem_at(
-                    here.clone(),
-                    format!("examination `{}`: time_s must be positive", e.name),
-                ));
-            }
-            if !e.optional_values.is_empty() && e.answers != AnswerForm::StateSpace {
-                problems.push(source.problem_at(
-                    here.clone(),
-                    format!(
-                        "examination `{}`: optional_values are for answers = \"state-space\"",
-                        e.name
-                    ),
-                ));
-            }
-            if e.answers == AnswerForm::VerificationResult && e.value != ValueKind::Boolean {
-                problems.push(source.problem_at(here.clone(), format!("examination `{}`: answers = \"verification-result\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name)));
-            }
-            if file.edition.trust == TrustKind::GroundTruth && e.truth_file.is_none() {
-                problems.push(
-                    source
-                        .problem_at(here.clone(), format!("examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)", e.name))
-                        .help(RULES_HELP),
-                );
-            }
-            categories[category].examinations.push(examinations.len());
-            examinations.push(Examination {
-                name: e.name.clone(),
-                abbrev: e.abbrev.clone(),
-                category,
-                answers: e.answers,
-                value: e.value,
-                values,
-                optional_values: e
-                    .optional_values
-                    .iter()
-                    .map(|v| Arc::from(v.as_str()))
-                    .collect(),
-                formula_file: e.formula_file.clone(),
-                truth_file: e.truth_file.clone(),
-                time_s: e.time_s.unwrap_or(file.limits.time_s),
-                verdict_file: e.verdict_file,
-            });
-        }
-        for c in &categories {
-            if c.examinations.is_empty() {
-                problems.push(
-                    Problem::new(path, format!("category `{}` has no examination", c.name))
-                        .help(RULES_HELP),
-                );
-            }
-        }
-
-        let mut model_kinds: Vec<ModelKind> = Vec::new();
-        let mut shares: Vec<(usize, String, f64, std::ops::Range<usize>)> = Vec::new();
-        for spanned in &file.model_kinds {
-            let k = spanned.get_ref();
-            if model_kinds.iter().any(|known| known.name == k.name) {
-                problems.push(source.problem_at(
-                    Some(spanned.span()),
-                    format!("model kind `{}` is defined twice", k.name),
-                ));
-                continue;
-            }
-            let weight = match (&k.multiplier, &k.share_of) {
-                (Some(m), None) if *m >= 0.0 => KindWeight::Multiplier(*m),
-                (None, Some(share)) if share.share >= 0.0 => {
-                    shares.push((
-                        model_kinds.len(),
-                        share.kind.clone(),
-                        share.share,
-                        spanned.span(),
-                    ));
-                    KindWeight::Multiplier(1.0) // resolved below
-                }
-                _ => {
-                    problems.push(source.problem_at(
-                        Some(spanned.span()),
-                        format!("model kind `{}` needs either multiplier = x or share_of = {{ kind = \"...\", share = x }} (non-negative)", k.name),
-                    ));
-                    continue;
-                }
-            };
-            model_kinds.push(ModelKind {
-                name: k.name.clone(),
-                weight,
-            });
-        }
-        for (index, of, share, span) in shares {
-            match model_kinds.iter().position(|k| k.name == of) {
-                Some(of_index) if of_index != index && matches!(model_kinds[of_index].weight, KindWeight::Multiplier(_)) && !is_share(&file, &of) => {
-                    model_kinds[index].weight = KindWeight::ShareOf { of: of_index, share };
-                }
-                _ => problems.push(source.problem_at(
-                    Some(span),
-                    format!("model kind `{}`: share_of names `{of}`, which must be another kind with a fixed multiplier", model_kinds[index].name),
-                )),
-            }
-        }
-        if model_kinds.is_empty() {
-            model_kinds.push(ModelKind {
-                name: "known".into(),
-                weight: KindWeight::Multiplier(1.0),
-            });
-        }
-        for hidden in &file.verdict_files.hidden_for_model_kinds {
-            if !model_kinds.iter().any(|k| &k.name == hidden) {
-                problems.push(Problem::new(path, format!("[verdict_files] hidden_for_model_kinds names unknown model kind `{hidden}`")));
-            }
-        }
-
-        for row in &file.scoring.table {
-            if !examinations.iter().any(|e| e.value == row.answer.kind()) {
-                problems.push(
-                    Problem::new(
-                        path,
-                        format!(
-                            "[scoring] table: answer `{}` is not a value any examination asks for",
-                            row.answer
-                        ),
-                    )
-                    .help(RULES_HELP),
-                );
-            }
-        }
-
+        check_settings(&file, path, &mut problems);
+        let mut categories = categories(&file, &source, &mut problems);
+        let examinations = examinations(&file, &source, &mut categories, &mut problems);
+        let (model_kinds, new_model_kind) = model_kinds(&file, &source, &mut problems);
+        check_references(&file, path, &model_kinds, &examinations, &mut problems);
         problems.into_result(())?;
         Ok(Edition {
             info: file.edition,
@@ -754,6 +520,8 @@ impl Edition {
             instances: file.instances,
             verdict_files: file.verdict_files,
             model_kinds,
+            default_model_kind: 0,
+            new_model_kind,
             categories,
             examinations,
             digest: blake3::hash(text.as_bytes()).to_hex().to_string(),
@@ -770,17 +538,6 @@ impl Edition {
 
     pub fn model_kind(&self, name: &str) -> Option<usize> {
         self.model_kinds.iter().position(|k| k.name == name)
-    }
-
-    /// Rule M-9: whether a run of `exam` on an instance of a model of kind `kind` sees the
-    /// verdict file (never for GlobalProperties and UpperBounds, never for surprise models).
-    pub fn shows_verdict_file(&self, exam: ExamId, kind: usize) -> bool {
-        self.examinations[exam].verdict_file
-            && !self
-                .verdict_files
-                .hidden_for_model_kinds
-                .iter()
-                .any(|k| *k == self.model_kinds[kind].name)
     }
 
     /// The limits of one examination's runs (E-5.7 per-examination time), before manifest
@@ -806,6 +563,353 @@ impl Edition {
                 )
             })
             .collect()
+    }
+}
+
+/// The settings that are single numbers: limits, Confidence, threshold, points.
+fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
+    if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
+        problems.push(
+            Problem::new(path, "[limits] time_s and memory_mb must be positive").help(RULES_HELP),
+        );
+    }
+    if file.confidence.min_agreeing == 0 {
+        problems.push(
+            Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP),
+        );
+    }
+    if !(0.0..=1.0).contains(&file.trusted.single_tool_threshold) {
+        problems.push(
+            Problem::new(
+                path,
+                "[trusted] single_tool_threshold must be within [0, 1] (a Confidence)",
+            )
+            .help(RULES_HELP),
+        );
+    }
+    let scoring = &file.scoring;
+    if !(scoring.points_per_examination > 0.0)
+        || !(scoring.penalty_factor >= 0.0)
+        || !(scoring.max_model_ratio >= 1.0)
+    {
+        problems.push(
+            Problem::new(path, "[scoring] needs points_per_examination > 0, penalty_factor >= 0 and max_model_ratio >= 1")
+                .help(RULES_HELP),
+        );
+    }
+}
+
+/// `[[category]]`: the podiums (E-4.5), each defined once.
+fn categories(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    problems: &mut Problems,
+) -> Vec<Category> {
+    let path = source.path;
+    let mut categories: Vec<Category> = Vec::new();
+    for spanned in &file.categories {
+        let c = spanned.get_ref();
+        if categories.iter().any(|known| known.name == c.name) {
+            problems.push(source.problem_at(
+                Some(spanned.span()),
+                format!("category `{}` is defined twice", c.name),
+            ));
+            continue;
+        }
+        categories.push(Category {
+            name: c.name.clone(),
+            title: c.title.clone().unwrap_or_else(|| c.name.clone()),
+            examinations: Vec::new(),
+        });
+    }
+    if categories.is_empty() {
+        problems.push(
+            Problem::new(path, "no [[category]]: an edition needs at least one").help(RULES_HELP),
+        );
+    }
+    categories
+}
+
+/// `[[examination]]`: each examination and its values, added to its category.
+fn examinations(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    categories: &mut [Category],
+    problems: &mut Problems,
+) -> Vec<Examination> {
+    let mut examinations: Vec<Examination> = Vec::new();
+    for spanned in &file.examinations {
+        let known = examinations
+            .iter()
+            .any(|e| e.name == spanned.get_ref().name);
+        if let Some(exam) = examination(file, source, spanned, known, categories, problems) {
+            categories[exam.category]
+                .examinations
+                .push(examinations.len());
+            examinations.push(exam);
+        }
+    }
+    for c in categories.iter() {
+        if c.examinations.is_empty() {
+            problems.push(
+                Problem::new(
+                    source.path,
+                    format!("category `{}` has no examination", c.name),
+                )
+                .help(RULES_HELP),
+            );
+        }
+    }
+    examinations
+}
+
+/// One `[[examination]]`, checked (`known`: another examination has its name).
+fn examination(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    spanned: &Spanned<ExaminationFile>,
+    known: bool,
+    categories: &[Category],
+    problems: &mut Problems,
+) -> Option<Examination> {
+    let e = spanned.get_ref();
+    let here = Some(spanned.span());
+    if known {
+        problems
+            .push(source.problem_at(here, format!("examination `{}` is defined twice", e.name)));
+        return None;
+    }
+    let Some(category) = categories
+        .iter()
+        .position(|c| &c.name == e.category.get_ref())
+    else {
+        problems.push(
+            source
+                .problem_at(
+                    Some(e.category.span()),
+                    format!("unknown category `{}`", e.category.get_ref()),
+                )
+                .help(format!(
+                    "define it with [[category]] name = \"{}\", or use one of: {}",
+                    e.category.get_ref(),
+                    names(categories.iter().map(|c| &c.name))
+                )),
+        );
+        return None;
+    };
+    let values = fixed_values(e, |message| {
+        problems.push(source.problem_at(here.clone(), message))
+    })?;
+    check_examination(file, e, &values, |message, help| {
+        let problem = source.problem_at(here.clone(), message);
+        problems.push(match help {
+            Some(help) => problem.help(help),
+            None => problem,
+        })
+    });
+    Some(Examination {
+        name: e.name.clone(),
+        abbrev: e.abbrev.clone(),
+        category,
+        answers: e.answers,
+        value: e.value,
+        values,
+        optional_values: e
+            .optional_values
+            .iter()
+            .map(|v| Arc::from(v.as_str()))
+            .collect(),
+        formula_file: e.formula_file.clone(),
+        truth_file: e.truth_file.clone(),
+        time_s: e.time_s.unwrap_or(file.limits.time_s),
+        verdict_file: e.verdict_file,
+    })
+}
+
+/// An examination's fixed value ids (StateSpace's, a global property's own name), or none for a
+/// formula examination (its ids come from each instance's formula file); `None` (with the
+/// problem told) when its answers, values and formula file do not go together.
+fn fixed_values(e: &ExaminationFile, mut problem: impl FnMut(String)) -> Option<Vec<Arc<str>>> {
+    match (e.answers, &e.values, &e.formula_file) {
+        (AnswerForm::Formulas, None, Some(_)) => Some(Vec::new()),
+        (AnswerForm::Formulas, _, _) => {
+            problem(format!(
+                "examination `{}`: answers = \"formulas\" needs formula_file and no values",
+                e.name
+            ));
+            None
+        }
+        (AnswerForm::Global | AnswerForm::VerificationResult, None, None) => {
+            Some(vec![Arc::from(e.name.as_str())])
+        }
+        (AnswerForm::StateSpace, Some(values), None) if !values.is_empty() => {
+            Some(values.iter().map(|v| Arc::from(v.as_str())).collect())
+        }
+        _ => {
+            problem(format!(
+                "examination `{}`: answers = \"state-space\" needs a non-empty values list; \"global\" takes neither values nor formula_file",
+                e.name
+            ));
+            None
+        }
+    }
+}
+
+/// The other checks of an examination: unique values, a positive time, optional values and
+/// verification results only where they make sense, a truth file in a ground-truth edition.
+fn check_examination(
+    file: &EditionFile,
+    e: &ExaminationFile,
+    values: &[Arc<str>],
+    mut problem: impl FnMut(String, Option<&str>),
+) {
+    let mut seen = HashSet::new();
+    if let Some(dup) = values
+        .iter()
+        .map(|v| v.to_string())
+        .chain(e.optional_values.iter().cloned())
+        .find(|v| !seen.insert(v.clone()))
+    {
+        problem(
+            format!("examination `{}` lists value `{dup}` twice", e.name),
+            None,
+        );
+    }
+    if e.time_s == Some(0) {
+        problem(
+            format!("examination `{}`: time_s must be positive", e.name),
+            None,
+        );
+    }
+    if !e.optional_values.is_empty() && e.answers != AnswerForm::StateSpace {
+        problem(
+            format!(
+                "examination `{}`: optional_values are for answers = \"state-space\"",
+                e.name
+            ),
+            None,
+        );
+    }
+    if e.answers == AnswerForm::VerificationResult && e.value != ValueKind::Boolean {
+        problem(format!("examination `{}`: answers = \"verification-result\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name), None);
+    }
+    if file.edition.trust == TrustKind::GroundTruth && e.truth_file.is_none() {
+        problem(
+            format!("examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)", e.name),
+            Some(RULES_HELP),
+        );
+    }
+}
+
+/// `[[model_kind]]` (E-4.4): the kinds, their weights (shares resolved), and the kind of new
+/// models.
+fn model_kinds(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    problems: &mut Problems,
+) -> (Vec<ModelKind>, Option<usize>) {
+    let mut model_kinds: Vec<ModelKind> = Vec::new();
+    let mut shares: Vec<(usize, String, f64, std::ops::Range<usize>)> = Vec::new();
+    for spanned in &file.model_kinds {
+        let k = spanned.get_ref();
+        if model_kinds.iter().any(|known| known.name == k.name) {
+            problems.push(source.problem_at(
+                Some(spanned.span()),
+                format!("model kind `{}` is defined twice", k.name),
+            ));
+            continue;
+        }
+        let weight = match (&k.multiplier, &k.share_of) {
+            (Some(m), None) if *m >= 0.0 => KindWeight::Multiplier(*m),
+            (None, Some(share)) if share.share >= 0.0 => {
+                shares.push((
+                    model_kinds.len(),
+                    share.kind.clone(),
+                    share.share,
+                    spanned.span(),
+                ));
+                KindWeight::Multiplier(1.0) // resolved below
+            }
+            _ => {
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("model kind `{}` needs either multiplier = x or share_of = {{ kind = \"...\", share = x }} (non-negative)", k.name),
+                ));
+                continue;
+            }
+        };
+        model_kinds.push(ModelKind {
+            name: k.name.clone(),
+            weight,
+        });
+    }
+    for (index, of, share, span) in shares {
+        match model_kinds.iter().position(|k| k.name == of) {
+            Some(of_index) if of_index != index && matches!(model_kinds[of_index].weight, KindWeight::Multiplier(_)) && !is_share(&file, &of) => {
+                model_kinds[index].weight = KindWeight::ShareOf { of: of_index, share };
+            }
+            _ => problems.push(source.problem_at(
+                Some(span),
+                format!("model kind `{}`: share_of names `{of}`, which must be another kind with a fixed multiplier", model_kinds[index].name),
+            )),
+        }
+    }
+    if model_kinds.is_empty() {
+        model_kinds.push(ModelKind {
+            name: "known".into(),
+            weight: KindWeight::Multiplier(1.0),
+        });
+    }
+    let new: Vec<usize> = file
+        .model_kinds
+        .iter()
+        .filter(|k| k.get_ref().new_models)
+        .filter_map(|k| model_kinds.iter().position(|m| m.name == k.get_ref().name))
+        .collect();
+    if new.len() > 1 {
+        problems.push(
+            Problem::new(
+                source.path,
+                "more than one [[model_kind]] has new_models = true",
+            )
+            .help("new models (instances with the NewModel marker) get one kind"),
+        );
+    }
+    (model_kinds, new.first().copied())
+}
+
+/// What refers to model kinds and values is checked against them.
+fn check_references(
+    file: &EditionFile,
+    path: &Path,
+    model_kinds: &[ModelKind],
+    examinations: &[Examination],
+    problems: &mut Problems,
+) {
+    for hidden in &file.verdict_files.hidden_for_model_kinds {
+        if !model_kinds.iter().any(|k| &k.name == hidden) {
+            problems.push(Problem::new(
+                path,
+                format!(
+                    "[verdict_files] hidden_for_model_kinds names unknown model kind `{hidden}`"
+                ),
+            ));
+        }
+    }
+
+    for row in &file.scoring.table {
+        if !examinations.iter().any(|e| e.value == row.answer.kind()) {
+            problems.push(
+                Problem::new(
+                    path,
+                    format!(
+                        "[scoring] table: answer `{}` is not a value any examination asks for",
+                        row.answer
+                    ),
+                )
+                .help(RULES_HELP),
+            );
+        }
     }
 }
 
@@ -857,11 +961,15 @@ mod tests {
         // M-9
         let ub = edition.examination("UpperBounds").unwrap();
         let rc = edition.examination("ReachabilityCardinality").unwrap();
-        assert!(!edition.shows_verdict_file(ub, known));
-        assert!(!edition.shows_verdict_file(rd, known));
-        assert!(edition.shows_verdict_file(rc, known));
-        assert!(edition.shows_verdict_file(ss, known));
-        assert!(!edition.shows_verdict_file(rc, surprise));
+        use crate::hidden_files::shows_verdict_file;
+        assert!(!shows_verdict_file(&edition, ub, known));
+        assert!(!shows_verdict_file(&edition, rd, known));
+        assert!(shows_verdict_file(&edition, rc, known));
+        assert!(shows_verdict_file(&edition, ss, known));
+        assert!(!shows_verdict_file(&edition, rc, surprise));
+        // E-4.4: unmarked models are known, models marked new are surprise ones.
+        assert_eq!(edition.default_model_kind, known);
+        assert_eq!(edition.new_model_kind, Some(surprise));
     }
 
     #[test]

@@ -1,27 +1,57 @@
-//! Rule E-3: the trusted value of each value.
+//! Rule E-3: the trusted value of each value (E-3.1), or the expected answer given with a task
+//! (ground-truth contests).
 
 use serde::{Deserialize, Serialize};
 
-use crate::confidence::ToolIdx;
+use crate::confidence::{distinct_values, ToolIdx};
 use crate::edition::{TrustedRules, WeightedMajority};
 use mccbuild_core::value::Value;
 
-/// Which situation of rule E-3.1 decided a value.
+/// Which situation of rule E-3.1 decided a value, numbered as in the rules text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TrustCase {
-    /// "All tools agree" (two tools or more).
+    /// First situation: "All tools agree" (two tools or more).
     Unanimity,
-    /// "There is a weighted majority of tools that agree on one value".
+    /// Second situation: "There is a weighted majority of tools that agree on one value".
     WeightedMajority,
-    /// "Only two tools provide different values": the higher Confidence wins, a tie is unknown.
+    /// Third situation: "Only two tools (t_1 and t_2) provide different values": the higher
+    /// Confidence wins, a tie is unknown.
     TwoTools,
-    /// "Only one tool provides a value": trusted if its Confidence reaches the threshold.
+    /// Fourth situation: "Only one tool provides a value": trusted if its Confidence reaches the
+    /// threshold.
     SingleTool,
-    /// "No tool provides any value".
+    /// Fifth situation: "No tool provides any value".
     NoAnswer,
     /// The value is given with the task (ground-truth contests such as SV-COMP).
     GroundTruth,
+}
+
+impl TrustCase {
+    /// The case's name, as reports and exports write it (`unanimity`, `weighted-majority`,
+    /// `two-tools`, `single-tool`, `no-answer`, `ground-truth`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrustCase::Unanimity => "unanimity",
+            TrustCase::WeightedMajority => "weighted-majority",
+            TrustCase::TwoTools => "two-tools",
+            TrustCase::SingleTool => "single-tool",
+            TrustCase::NoAnswer => "no-answer",
+            TrustCase::GroundTruth => "ground-truth",
+        }
+    }
+
+    /// Its situation in rule E-3.1's list (1 to 5); none for a given truth.
+    pub fn situation(self) -> Option<u8> {
+        match self {
+            TrustCase::Unanimity => Some(1),
+            TrustCase::WeightedMajority => Some(2),
+            TrustCase::TwoTools => Some(3),
+            TrustCase::SingleTool => Some(4),
+            TrustCase::NoAnswer => Some(5),
+            TrustCase::GroundTruth => None,
+        }
+    }
 }
 
 /// The outcome of rule E-3.1 for one value.
@@ -50,16 +80,19 @@ pub fn trusted_value(
     )
 }
 
-/// Rule E-3.1, third situation: whether a value computed by one tool alone is trusted (its
-/// Confidence reaches the edition's single-tool threshold).
+/// Rule E-3.1, fourth situation: "Only one tool provides a value. Then, if C_tool >= 0.997, the
+/// value is considered to be the a correct value. Otherwise, the value is declared to be
+/// unknown." Whether a value computed by one tool alone is trusted: its Confidence reaches the
+/// edition's single-tool threshold.
 pub fn trusted_alone(confidence: f64, rules: &TrustedRules) -> bool {
     confidence >= rules.single_tool_threshold
 }
 
-/// Rule E-3.1, second and fourth situations: the tools disagree. `classes` holds the tools behind
-/// each distinct value, in order of first appearance (at least two classes). With two tools the
-/// higher Confidence wins and a tie is unknown; with more, the weighted majority decides (read as
-/// the rules file says, see [`WeightedMajority`]). Returns the index of the trusted class.
+/// Rule E-3.1, second and third situations: the tools disagree. `classes` holds the tools behind
+/// each distinct value, in order of first appearance (at least two classes). "Only two tools
+/// (t_1 and t_2) provide different values": the higher Confidence wins and a tie is unknown;
+/// with more, "a weighted majority of tools that agree on one value" decides (read as the rules
+/// file says, see [`WeightedMajority`]). Returns the index of the trusted class.
 ///
 /// A contested value depends on nothing but this shape and the Confidences, which is what lets
 /// the scoring database share one decision among all values of the same shape.
@@ -122,47 +155,46 @@ pub fn trusted_value_with(
             case: TrustCase::Unanimity,
         },
         _ => {
-            let mut values: Vec<&Value> = Vec::new();
-            let mut classes: Vec<Vec<ToolIdx>> = Vec::new();
-            for (tool, value) in answers {
-                match values.iter().position(|v| *v == value) {
-                    Some(i) => classes[i].push(*tool),
-                    None => {
-                        values.push(value);
-                        classes.push(vec![*tool]);
-                    }
-                }
-            }
+            let distinct = distinct_values(answers);
+            let classes: Vec<Vec<ToolIdx>> = distinct
+                .iter()
+                .map(|d| d.tools(answers).collect())
+                .collect();
             let case = if answers.len() == 2 {
                 TrustCase::TwoTools
             } else {
                 TrustCase::WeightedMajority
             };
             Decision {
-                value: contested(&classes).map(|i| values[i].clone()),
+                value: contested(&classes).map(|i| distinct[i].value.clone()),
                 case,
             }
         }
     }
 }
 
-/// The total Confidence behind each distinct value, in order of first appearance.
+/// Rule E-3.1's weights: the total Confidence behind each distinct value (with how many tools
+/// gave it), in order of first appearance, summed as [`contested_winner`] sums them.
 pub fn value_weights(
     answers: &[(ToolIdx, Value)],
     confidence: impl Fn(ToolIdx) -> f64,
 ) -> Vec<(Value, f64, usize)> {
-    let mut weights: Vec<(Value, f64, usize)> = Vec::new();
-    for (tool, value) in answers {
-        let c = confidence(*tool);
-        match weights.iter_mut().find(|(v, _, _)| v == value) {
-            Some((_, w, n)) => {
-                *w += c;
-                *n += 1;
-            }
-            None => weights.push((value.clone(), c, 1)),
-        }
+    distinct_values(answers)
+        .iter()
+        .map(|d| {
+            let weight = d.tools(answers).map(&confidence).sum();
+            (d.value.clone(), weight, d.count)
+        })
+        .collect()
+}
+
+/// A given truth (ground-truth contests): the expected answer of a value decides it, whatever
+/// the tools said; none given is unknown.
+pub fn trusted_by_ground_truth(expected: Option<&Value>) -> Decision {
+    Decision {
+        value: expected.cloned(),
+        case: TrustCase::GroundTruth,
     }
-    weights
 }
 
 #[cfg(test)]
@@ -294,6 +326,39 @@ mod tests {
             trusted_value(&answers, with_fifth, &rules(0.997)).value,
             None
         );
+    }
+
+    #[test]
+    fn case_names_are_the_serialized_names_and_situations_follow_the_text() {
+        let cases = [
+            TrustCase::Unanimity,
+            TrustCase::WeightedMajority,
+            TrustCase::TwoTools,
+            TrustCase::SingleTool,
+            TrustCase::NoAnswer,
+            TrustCase::GroundTruth,
+        ];
+        for (i, case) in cases.into_iter().enumerate() {
+            assert_eq!(
+                serde_json::to_value(case).unwrap(),
+                serde_json::Value::from(case.name())
+            );
+            // E-3.1 lists them in this order: all agree, weighted majority, only two tools,
+            // only one tool, no tool.
+            assert_eq!(case.situation(), (i < 5).then_some(i as u8 + 1));
+        }
+    }
+
+    #[test]
+    fn a_given_truth_decides_whatever_the_tools_say() {
+        assert_eq!(
+            trusted_by_ground_truth(Some(&b(true))),
+            Decision {
+                value: Some(b(true)),
+                case: TrustCase::GroundTruth
+            }
+        );
+        assert_eq!(trusted_by_ground_truth(None).value, None);
     }
 
     #[test]

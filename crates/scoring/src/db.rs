@@ -1,35 +1,37 @@
-//! The incremental scoring engine (salsa).
-//!
-//! Inputs are the contest's entities and the answers of its runs; tracked queries only wire the
-//! pure rule functions of [`crate::rules`] together:
+//! The incremental scoring database (salsa): inputs are the contest's shape and the answers of
+//! its runs; tracked queries only wire the pure rule functions of `mccbuild-rules` together.
 //!
 //! ```text
-//! instance.answers ─> value_groups(i) ─> agreement(i) ─> confidence_tally ─> tool_confidence(t)
-//!                           │                                                       │
-//!                           └───────────> trusted_values(i) <───────────────────────┘ (only where tools disagree)
-//!                                                │
-//! instance.perf, competes ──────────────> exam_scores(i) ─> category_scores ─> podiums
-//!                                 weights (E-4.4, from the plan's shape) ──┘
+//! answers ─> value_answers(m) ─> agreement(m) ─> confidence_tally ─> tool_confidence(t)
+//!                  │                                                         │
+//!                  └──────────> trusted_values(m) <──────────────────────────┘ (only where tools disagree)
+//!                                      │
+//! competes, measurements ─────> exam_scores(m) ─> category_scores ─> podiums
+//!                          weights (E-4.4, from the plan's shape) ──┘
 //! ```
 //!
-//! The unit is one instance with all its examinations (queries return one entry per
-//! examination): after a change salsa validates every memo once, and at contest scale (24,000
+//! The unit (`m`) is one examination on the instances of one model, a [`ModelExamination`]:
+//! after a change salsa validates every memo on the way once, and at contest scale (24,000
 //! examination instances) one memo per examination instance cost more to validate than the whole
-//! re-score (docs/BENCHMARKS.md). Dependencies are per field: a run's time and memory (`perf`)
-//! do not invalidate its value groups. A trusted value recomputed to the same value stops the
-//! wave (early cutoff), and a value on which all tools agree never reads any Confidence.
+//! re-score (docs/BENCHMARKS.md). Dependencies are per field: a run's time and memory do not
+//! invalidate its answers. A trusted value recomputed to the same value stops the wave (early
+//! cutoff), and a value on which all tools agree never reads any Confidence.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use salsa::{Durability, Setter};
-
-use mccbuild_core::value::Value;
+use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
-use mccbuild_rules::edition::{CategoryId, Edition, TrustKind};
-use mccbuild_rules::scoring::{self, Awards, Entrant, ExamScore, Performance, Standing};
-use mccbuild_rules::trusted::{
-    contested_winner, trusted_alone, trusted_value_with, Decision, TrustCase,
+use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
+use mccbuild_rules::podium::{
+    self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
+use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
+use mccbuild_rules::trusted::{
+    contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
+};
+use mccbuild_rules::weights::{attainable_points, instance_weight, kind_multipliers, Weight};
+
+pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
 /// What scoring needs to know of a tool.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -48,13 +50,6 @@ pub struct ModelInfo {
     pub instances: usize,
 }
 
-/// Time and memory of a run (rule E-4.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Perf {
-    pub cpu_s: f64,
-    pub peak_memory_mb: f64,
-}
-
 /// The answers of one run, by value index, sorted.
 pub type Answers = Arc<[(u16, Value)]>;
 
@@ -69,7 +64,7 @@ pub struct ContestData {
     #[returns(ref)]
     pub tool_data: Arc<[ToolData]>,
     #[returns(ref)]
-    pub groups: Arc<[RunGroup]>,
+    pub examinations: Arc<[ModelExamination]>,
 }
 
 #[salsa::input(debug)]
@@ -80,10 +75,10 @@ pub struct ToolData {
     pub index: u32,
 }
 
-/// One examination instance of a group: the values it asks for and the tools whose runs are
-/// planned.
+/// One examination of one instance, as scoring sees it: the values it asks for and the tools
+/// whose runs are planned.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExamSlot {
+pub struct ExamInstance {
     pub exam: u32,
     pub ids: Arc<[Arc<str>]>,
     /// The first `scored` values earn points (E-4.1); all count for E-2.2, E-3.1 and E-4.3.
@@ -95,54 +90,56 @@ pub struct ExamSlot {
 }
 
 /// The unit of scoring inputs and queries: one examination on the instances of one model (its
-/// `slots`, one per examination instance) and, per slot, the runs planned for it. The runs'
-/// answers, whether they take part, and their time and memory are three separate fields (a run's
-/// time does not invalidate the values).
+/// `exam_instances`) and, per examination instance, the runs planned for it. The runs' answers,
+/// whether they take part, and their measurements are three separate fields (a run's time does
+/// not invalidate the values).
 ///
 /// Why this grain (docs/BENCHMARKS.md): salsa verifies every memo on the way to a changed input,
 /// so one input per examination instance (~20,000 at MCC scale, times five queries) costs tens of
 /// milliseconds per change; one per model and examination (~1,300) keeps that to a few. Grouping
 /// by examination rather than by instance means a tool rerun on one examination recomputes that
-/// examination's values only. All slots of a group share the model, hence its E-4.4 weight.
+/// examination's values only. All its examination instances share the model, hence its E-4.4
+/// weight.
 #[salsa::input(debug)]
-pub struct RunGroup {
+pub struct ModelExamination {
     #[returns(copy)]
     pub contest: ContestData,
     #[returns(copy)]
     pub model: u32,
     #[returns(ref)]
-    pub slots: Arc<[ExamSlot]>,
-    /// Per slot, each run's answers (empty until it is stored).
+    pub exam_instances: Arc<[ExamInstance]>,
+    /// Per examination instance, each run's answers (empty until it is stored).
     #[returns(ref)]
     pub answers: Arc<[Arc<[Answers]>]>,
-    /// Per slot, each run is stored and its tool did not say DO_NOT_COMPETE: it takes part
-    /// (E-1.8), even when it computed nothing.
+    /// Per examination instance, each run is stored and takes part (E-1.8: it did not say
+    /// DO_NOT_COMPETE), even when it computed nothing.
     #[returns(ref)]
     pub competes: Arc<[Arc<[bool]>]>,
+    /// Per examination instance, each run's measurement.
     #[returns(ref)]
-    pub perf: Arc<[Arc<[Perf]>]>,
+    pub measurements: Arc<[Arc<[Measurement]>]>,
 }
 
-/// A planned run: its group, examination-instance slot and position there.
+/// A planned run: its model examination, the examination instance there and its position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RunRef {
-    pub group: RunGroup,
-    pub slot: usize,
+    pub examination: ModelExamination,
+    pub exam_instance: usize,
     pub position: usize,
 }
 
-/// For each value of an examination, every tool's answer: the groups E-2.2 and E-3.1 look at
-/// (stored flat: one allocation per examination, not one per value).
+/// For each value of an examination instance, every tool's answer: what E-2.2 and E-3.1 look at
+/// (stored flat: one allocation per examination instance, not one per value).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ValueGroups {
+pub struct ValueAnswers {
     /// `answers[starts[i]..starts[i + 1]]` are the answers for value `i`.
     starts: Vec<u32>,
     answers: Vec<(ToolIdx, Value)>,
 }
 
-impl ValueGroups {
-    /// Groups the answers of the runs of one examination.
-    pub fn of(values: usize, tools: &[u32], runs: &[Answers]) -> ValueGroups {
+impl ValueAnswers {
+    /// The answers of the runs of one examination instance, by value.
+    pub fn gather(values: usize, tools: &[u32], runs: &[Answers]) -> ValueAnswers {
         let mut counts = vec![0u32; values + 1];
         let mut total = 0;
         for run in runs {
@@ -167,7 +164,7 @@ impl ValueGroups {
                 }
             }
         }
-        ValueGroups {
+        ValueAnswers {
             starts: counts,
             answers,
         }
@@ -181,34 +178,34 @@ impl ValueGroups {
         self.len() == 0
     }
 
-    pub fn group(&self, i: usize) -> &[(ToolIdx, Value)] {
+    /// Every tool's answer for value `i`.
+    pub fn value(&self, i: usize) -> &[(ToolIdx, Value)] {
         &self.answers[self.starts[i] as usize..self.starts[i + 1] as usize]
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &[(ToolIdx, Value)]> {
-        (0..self.len()).map(|i| self.group(i))
+        (0..self.len()).map(|i| self.value(i))
     }
 }
 
-/// The value groups of each examination instance of a group.
+/// The answers by value of each examination instance of a model examination.
 #[salsa::tracked(returns(ref))]
-pub fn value_groups(db: &dyn salsa::Database, group: RunGroup) -> Vec<ValueGroups> {
-    group
-        .slots(db)
+pub fn value_answers(db: &dyn salsa::Database, m: ModelExamination) -> Vec<ValueAnswers> {
+    m.exam_instances(db)
         .iter()
-        .zip(group.answers(db).iter())
-        .map(|(slot, runs)| ValueGroups::of(slot.ids.len(), &slot.tools, runs))
+        .zip(m.answers(db).iter())
+        .map(|(ei, runs)| ValueAnswers::gather(ei.ids.len(), &ei.tools, runs))
         .collect()
 }
 
-/// Rule E-2.2, for the values of one group.
+/// Rule E-2.2, for the values of one model examination.
 #[salsa::tracked(returns(ref))]
-pub fn agreement(db: &dyn salsa::Database, group: RunGroup) -> ConfidenceTally {
-    let edition = group.contest(db).edition(db);
+pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTally {
+    let edition = m.contest(db).edition(db);
     let mut tally = ConfidenceTally::default();
-    for groups in value_groups(db, group) {
-        for group in groups.iter() {
-            tally.add_value(group, &edition.confidence);
+    for answers in value_answers(db, m) {
+        for value in answers.iter() {
+            tally.add_value(value, &edition.confidence);
         }
     }
     tally
@@ -218,8 +215,8 @@ pub fn agreement(db: &dyn salsa::Database, group: RunGroup) -> ConfidenceTally {
 #[salsa::tracked(returns(ref))]
 pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
     let mut tally = ConfidenceTally::default();
-    for group in contest.groups(db).iter() {
-        tally.merge(agreement(db, *group));
+    for m in contest.examinations(db).iter() {
+        tally.merge(agreement(db, *m));
     }
     tally
 }
@@ -236,7 +233,7 @@ pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
     )
 }
 
-/// Rule E-3.1, third situation: whether a value this tool computed alone is trusted. A query of
+/// Rule E-3.1, fourth situation: whether a value this tool computed alone is trusted. A query of
 /// its own so that a small change of the tool's Confidence, which leaves this answer as it was,
 /// stops there instead of re-deciding every value the tool computed alone.
 #[salsa::tracked(returns(copy))]
@@ -247,26 +244,24 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
     )
 }
 
-/// Rule E-3.1: the trusted value of each value of each examination instance of a group (or the given
-/// truth, in a ground-truth contest).
+/// Rule E-3.1: the trusted value of each value of each examination instance of a model
+/// examination (or the given truth, in a ground-truth contest).
 #[salsa::tracked(returns(ref))]
-pub fn trusted_values(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<Decision>> {
-    let contest = group.contest(db);
-    let edition = contest.edition(db);
-    if edition.info.trust == TrustKind::GroundTruth {
-        return group
-            .slots(db)
+pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    let contest = m.contest(db);
+    if contest.edition(db).info.trust == TrustKind::GroundTruth {
+        return m
+            .exam_instances(db)
             .iter()
-            .map(|slot| {
-                let truth = slot
-                    .truth
-                    .clone()
-                    .unwrap_or_else(|| vec![None; slot.ids.len()].into());
-                truth
-                    .iter()
-                    .map(|v| Decision {
-                        value: v.clone(),
-                        case: TrustCase::GroundTruth,
+            .map(|ei| {
+                (0..ei.ids.len())
+                    .map(|i| {
+                        trusted_by_ground_truth(
+                            ei.truth
+                                .as_ref()
+                                .and_then(|t| t.get(i))
+                                .and_then(Option::as_ref),
+                        )
                     })
                     .collect()
             })
@@ -274,8 +269,8 @@ pub fn trusted_values(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<Deci
     }
     let tools = contest.tool_data(db);
     // Confidences are read only where a decision needs them (salsa records the reads), and then
-    // through queries whose results rarely change: a unanimity reads none.
-    // Each query is asked once per group (a group has many values of the same shapes).
+    // through queries whose results rarely change: a unanimity reads none. Each query is asked
+    // once per model examination (it has many values of the same shapes).
     let alone_seen: std::cell::RefCell<Vec<Option<bool>>> =
         std::cell::RefCell::new(vec![None; tools.len()]);
     let alone = |t: ToolIdx| {
@@ -298,12 +293,12 @@ pub fn trusted_values(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<Deci
             .insert(classes.to_vec(), decided);
         decided
     };
-    value_groups(db, group)
+    value_answers(db, m)
         .iter()
-        .map(|groups| {
-            groups
+        .map(|answers| {
+            answers
                 .iter()
-                .map(|group| trusted_value_with(group, contested, alone))
+                .map(|value| trusted_value_with(value, contested, alone))
                 .collect()
         })
         .collect()
@@ -318,7 +313,7 @@ pub struct Contested<'db> {
     classes: Vec<Vec<ToolIdx>>,
 }
 
-/// Rule E-3.1, second and fourth situations, for one shape of contested value: which class is
+/// Rule E-3.1, second and third situations, for one shape of contested value: which class is
 /// trusted. Its result changes only when a Confidence change moves the decision.
 #[salsa::tracked(returns(copy))]
 pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'db>) -> Option<u32> {
@@ -337,42 +332,42 @@ pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'d
 pub struct ToolExamScore {
     pub tool: ToolIdx,
     pub score: ExamScore,
-    /// Rule E-4.3: time and memory, when the tool computed all the trusted values.
-    pub perf: Option<Perf>,
+    /// Rule E-4.3: the run's measurement, reported when the tool computed all the trusted values.
+    pub reported: Option<Measurement>,
 }
 
-/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination instance of a group (a
-/// tool that computed nothing scores 0 but takes part; one that said DO_NOT_COMPETE does not).
+/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination instance of a model
+/// examination (a tool that computed nothing scores 0 but takes part; one that said
+/// DO_NOT_COMPETE does not: E-1.8).
 #[salsa::tracked(returns(ref))]
-pub fn exam_scores(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<ToolExamScore>> {
-    let edition = group.contest(db).edition(db);
-    let decisions = trusted_values(db, group);
-    let (slots, runs, competes, perfs) = (
-        group.slots(db),
-        group.answers(db),
-        group.competes(db),
-        group.perf(db),
+pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<ToolExamScore>> {
+    let edition = m.contest(db).edition(db);
+    let decisions = trusted_values(db, m);
+    let (exam_instances, runs, competes, measurements) = (
+        m.exam_instances(db),
+        m.answers(db),
+        m.competes(db),
+        m.measurements(db),
     );
-    let mut all = Vec::with_capacity(slots.len());
-    for (s, slot) in slots.iter().enumerate() {
-        let trusted: Vec<Option<Value>> = decisions[s].iter().map(|d| d.value.clone()).collect();
+    let mut all = Vec::with_capacity(exam_instances.len());
+    for (e, ei) in exam_instances.iter().enumerate() {
+        let trusted: Vec<Option<Value>> = decisions[e].iter().map(|d| d.value.clone()).collect();
         let mut scores = Vec::new();
-        for position in 0..slot.tools.len() {
-            if !competes[s][position] {
+        for position in 0..ei.tools.len() {
+            if !competes[e][position] {
                 continue;
             }
-            let answers = &runs[s][position];
-            let score = scoring::examination_score(
-                answers.iter().map(|(i, v)| (*i as usize, v)),
+            let score = examination_score(
+                runs[e][position].iter().map(|(i, v)| (*i as usize, v)),
                 &trusted,
-                slot.scored as usize,
+                ei.scored as usize,
                 &edition.scoring,
             );
-            let perf = score.complete.then(|| perfs[s][position]);
+            let reported = reported_measurement(&score, &measurements[e][position]).copied();
             scores.push(ToolExamScore {
-                tool: slot.tools[position],
+                tool: ei.tools[position],
                 score,
-                perf,
+                reported,
             });
         }
         all.push(scores);
@@ -380,60 +375,48 @@ pub fn exam_scores(db: &dyn salsa::Database, group: RunGroup) -> Vec<Vec<ToolExa
     all
 }
 
-/// Rule E-4.4's factors of one examination instance.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Weight {
-    /// Normalisation: the instance's share of its model's weight.
-    pub instance: f64,
-    /// The multiplier of its model's kind in its category.
-    pub kind: f64,
-    pub category: CategoryId,
-}
-
-impl Weight {
-    pub fn factor(&self) -> f64 {
-        self.instance * self.kind
-    }
-}
-
-/// Rule E-4.4's factors of each examination instance of each group (`[group][slot]`): the
-/// instance's weight within its model and its model kind's multiplier in the examination's
-/// category.
+/// Rule E-4.4's factors of each examination instance of each model examination
+/// (`[model examination][examination instance]`): the instance's weight within its model and
+/// its model kind's multiplier in the examination's category.
 #[salsa::tracked(returns(ref))]
 pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight>> {
     let edition = contest.edition(db);
     let models = contest.models(db);
-    let groups = contest.groups(db);
+    let examinations = contest.examinations(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
-    let instance_weight = |model: u32| {
-        let m = &models[model as usize];
-        scoring::instance_weight(&edition.scoring, m.instances, largest)
+    let weight_of =
+        |model: u32| instance_weight(&edition.scoring, models[model as usize].instances, largest);
+    // The category, model kind and instance weight of every examination instance, in order.
+    let shape = || {
+        examinations.iter().flat_map(|m| {
+            let model = m.model(db);
+            m.exam_instances(db).iter().map(move |ei| {
+                let category = edition.examinations[ei.exam as usize].category;
+                (category, models[model as usize].kind, weight_of(model))
+            })
+        })
     };
-    // Points each kind could attain per category, for share-of multipliers.
-    let mut attainable = vec![vec![0.0; edition.model_kinds.len()]; edition.categories.len()];
-    for group in groups.iter() {
-        let kind = models[group.model(db) as usize].kind;
-        for slot in group.slots(db).iter() {
-            let category = edition.examinations[slot.exam as usize].category;
-            attainable[category][kind] +=
-                edition.scoring.points_per_examination * instance_weight(group.model(db));
-        }
-    }
+    let attainable = attainable_points(
+        &edition.scoring,
+        edition.categories.len(),
+        edition.model_kinds.len(),
+        shape(),
+    );
     let multipliers: Vec<Vec<f64>> = attainable
         .iter()
-        .map(|a| scoring::kind_multipliers(&edition.model_kinds, a))
+        .map(|a| kind_multipliers(&edition.model_kinds, a))
         .collect();
-    groups
+    examinations
         .iter()
-        .map(|group| {
-            let kind = models[group.model(db) as usize].kind;
-            group
-                .slots(db)
+        .map(|m| {
+            let model = m.model(db);
+            let kind = models[model as usize].kind;
+            m.exam_instances(db)
                 .iter()
-                .map(|slot| {
-                    let category = edition.examinations[slot.exam as usize].category;
+                .map(|ei| {
+                    let category = edition.examinations[ei.exam as usize].category;
                     Weight {
-                        instance: instance_weight(group.model(db)),
+                        instance: weight_of(model),
                         kind: multipliers[category][kind],
                         category,
                     }
@@ -441,6 +424,50 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
                 .collect()
         })
         .collect()
+}
+
+/// What one examination of one instance adds to one tool's total in its category (E-4.6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CategoryEntry {
+    /// Index into the contest's model examinations, and of the examination instance there.
+    pub examination: usize,
+    pub exam_instance: usize,
+    pub category: CategoryId,
+    pub tool: ToolIdx,
+    /// Its points, weighted (E-4.4).
+    pub weighted: f64,
+    /// E-4.3: its measurement, when the examination is complete.
+    pub reported: Option<Measurement>,
+}
+
+/// Every tool's entries of every category, in the one order category totals are summed in
+/// ([`category_scores`], and explanations: the same numbers).
+pub fn category_entries(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+) -> impl Iterator<Item = CategoryEntry> + '_ {
+    let weights = weights(db, contest);
+    contest
+        .examinations(db)
+        .iter()
+        .zip(weights)
+        .enumerate()
+        .flat_map(move |(i, (m, w))| {
+            exam_scores(db, *m)
+                .iter()
+                .zip(w)
+                .enumerate()
+                .flat_map(move |(j, (scores, w))| {
+                    scores.iter().map(move |s| CategoryEntry {
+                        examination: i,
+                        exam_instance: j,
+                        category: w.category,
+                        tool: s.tool,
+                        weighted: weighted_points(s.score.points, w),
+                        reported: s.reported,
+                    })
+                })
+        })
 }
 
 /// Rule E-4.6's totals: per category, each tool's score, and its time and memory over the
@@ -459,24 +486,23 @@ pub struct CategoryScores {
 pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
     let edition = contest.edition(db);
     let tools = contest.tools(db).len();
-    let weights = weights(db, contest);
-    let mut scores = vec![vec![0.0; tools]; edition.categories.len()];
-    let mut performance = vec![vec![Performance::default(); tools]; edition.categories.len()];
-    let mut participating = vec![vec![false; tools]; edition.categories.len()];
-    for (group, w) in contest.groups(db).iter().zip(weights) {
-        for (slot, w) in exam_scores(db, *group).iter().zip(w) {
-            let (weight, category) = (w.factor(), w.category);
-            for s in slot {
-                participating[category][s.tool as usize] = true;
-                scores[category][s.tool as usize] += s.score.points * weight;
-                if let Some(p) = s.perf {
-                    performance[category][s.tool as usize].add(p.cpu_s, p.peak_memory_mb);
-                }
-            }
+    let categories = edition.categories.len();
+    let mut weighted: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut performance = vec![vec![Performance::default(); tools]; categories];
+    let mut participating = vec![vec![false; tools]; categories];
+    for entry in category_entries(db, contest) {
+        let (c, t) = (entry.category, entry.tool as usize);
+        participating[c][t] = true;
+        weighted[c][t].push(entry.weighted);
+        if let Some(m) = entry.reported {
+            performance[c][t].add(m.cpu_time_s, m.peak_memory_mb());
         }
     }
     CategoryScores {
-        scores,
+        scores: weighted
+            .into_iter()
+            .map(|tools| tools.into_iter().map(category_total).collect())
+            .collect(),
         participating,
         performance,
     }
@@ -513,12 +539,11 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                 .iter()
                 .map(|p| p.cpu_s)
                 .collect();
-            let tie_break = (edition.ranking.tie_break
-                == mccbuild_rules::edition::TieBreak::SuccessCpuTime)
-                .then_some(&success_cpu[..]);
-            let standings = scoring::podium(&entrants, &totals.scores[category], tie_break);
+            let tie_break =
+                (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
+            let standings = podium::podium(&entrants, &totals.scores[category], tie_break);
             let awards = if edition.awards.enabled {
-                scoring::awards(
+                podium::awards(
                     &standings,
                     &totals.performance[category],
                     edition.awards.aggregate,
@@ -533,292 +558,4 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             }
         })
         .collect()
-}
-
-/// The database, with an optional log of executed queries (for incrementality tests and
-/// `--explain-incremental` style diagnostics).
-#[salsa::db]
-#[derive(Clone)]
-pub struct ScoringDb {
-    storage: salsa::Storage<Self>,
-    log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>>,
-}
-
-#[salsa::db]
-impl salsa::Database for ScoringDb {}
-
-impl Default for ScoringDb {
-    /// A database without event log (salsa builds an event for every validated memo when a
-    /// callback is installed: it costs time at contest scale).
-    fn default() -> Self {
-        ScoringDb {
-            storage: salsa::Storage::new(None),
-            log: Arc::default(),
-        }
-    }
-}
-
-impl ScoringDb {
-    /// Brings every group's scores up to date using all cores (salsa runs queries on clones of
-    /// one database at once; a query another thread is computing is waited for, not redone).
-    /// [`podiums`] afterwards only sums. Results are those of [`podiums`] alone: this changes
-    /// when the work is done, not what it computes.
-    pub fn refresh(&self, handles: &Handles) {
-        use rayon::prelude::*;
-        handles
-            .groups
-            .par_iter()
-            .for_each_with(self.clone(), |db, group| {
-                let _ = exam_scores(db, *group);
-            });
-    }
-
-    /// A database that records which queries execute (see [`ScoringDb::start_logging`]).
-    pub fn with_log() -> Self {
-        let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();
-        let sink = log.clone();
-        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                if let Some(log) = sink.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                    log.push(database_key);
-                }
-            }
-        })));
-        ScoringDb { storage, log }
-    }
-
-    /// Starts recording which queries execute (a database made by [`ScoringDb::with_log`]).
-    pub fn start_logging(&self) {
-        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
-    }
-
-    /// The queries executed since the last call, by name (`value_groups`, `trusted_values`...).
-    pub fn take_executed(&self) -> Vec<String> {
-        let keys = self
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default();
-        keys.into_iter()
-            .map(|k| {
-                salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()
-            })
-            .collect()
-    }
-}
-
-/// `all` (per slot, per run) with `run`'s entry replaced by `value`; None if it is already that
-/// (salsa's setters do not compare: setting an equal value would still invalidate).
-fn replaced<T: Clone + PartialEq>(
-    all: &Arc<[Arc<[T]>]>,
-    run: RunRef,
-    value: T,
-) -> Option<Arc<[Arc<[T]>]>> {
-    if all[run.slot][run.position] == value {
-        return None;
-    }
-    let mut slot: Vec<T> = all[run.slot].to_vec();
-    slot[run.position] = value;
-    let mut new: Vec<Arc<[T]>> = all.to_vec();
-    new[run.slot] = slot.into();
-    Some(new.into())
-}
-
-/// The shape of a contest for scoring: what [`ScoringDb`] is built from.
-pub struct ContestShape<'a> {
-    pub edition: Arc<Edition>,
-    pub tools: Vec<ToolInfo>,
-    pub models: Vec<ModelInfo>,
-    /// One per examination instance, in any order.
-    pub exam_instances: Vec<EiShape<'a>>,
-}
-
-/// One run, for [`ScoringDb::build`].
-#[derive(Clone, Debug)]
-pub struct RunShape {
-    pub tool: u32,
-    pub competes: bool,
-    pub answers: Answers,
-    pub perf: Perf,
-}
-
-pub struct EiShape<'a> {
-    pub instance: u32,
-    pub model: u32,
-    pub exam: u32,
-    pub ids: Arc<[Arc<str>]>,
-    /// How many of `ids` (the first ones) earn points.
-    pub scored: u32,
-    /// Each planned run: tool, whether it takes part (stored, not DO_NOT_COMPETE), answers, perf.
-    pub runs: Vec<RunShape>,
-    pub truth: Option<Arc<[Option<Value>]>>,
-    pub _marker: std::marker::PhantomData<&'a ()>,
-}
-
-/// Handles to a built contest.
-pub struct Handles {
-    pub contest: ContestData,
-    pub groups: Vec<RunGroup>,
-    /// Per examination instance of the shape, in its order: (index into `groups`, slot).
-    pub exam_instances: Vec<(usize, usize)>,
-}
-
-impl Handles {
-    /// The `position`-th planned run of examination instance `e` (in the shape's order).
-    pub fn run(&self, e: usize, position: usize) -> RunRef {
-        let (i, slot) = self.exam_instances[e];
-        RunRef {
-            group: self.groups[i],
-            slot,
-            position,
-        }
-    }
-
-    /// The value groups of examination instance `e`.
-    pub fn value_groups<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db ValueGroups {
-        let (i, slot) = self.exam_instances[e];
-        &value_groups(db, self.groups[i])[slot]
-    }
-
-    /// The trusted values (E-3.1 decisions) of examination instance `e`.
-    pub fn decisions<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [Decision] {
-        let (i, slot) = self.exam_instances[e];
-        &trusted_values(db, self.groups[i])[slot]
-    }
-
-    /// The scores (E-4.2) of examination instance `e`.
-    pub fn exam_scores<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [ToolExamScore] {
-        let (i, slot) = self.exam_instances[e];
-        &exam_scores(db, self.groups[i])[slot]
-    }
-
-    /// The E-4.4 factors of examination instance `e`.
-    pub fn weight(&self, db: &ScoringDb, e: usize) -> Weight {
-        let (i, slot) = self.exam_instances[e];
-        weights(db, self.contest)[i][slot]
-    }
-
-    /// The tools of examination instance `e`'s planned runs, in order.
-    pub fn run_tools<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [u32] {
-        let (i, slot) = self.exam_instances[e];
-        &self.groups[i].slots(db)[slot].tools
-    }
-}
-
-impl ScoringDb {
-    /// Creates the inputs of a contest. The shape (edition, tools, models, which runs exist) has
-    /// high durability; answers and performance are the low-durability inputs that change.
-    pub fn build(&mut self, shape: ContestShape<'_>) -> Handles {
-        let contest = ContestData::builder(
-            shape.edition,
-            shape.tools.into(),
-            shape.models.into(),
-            Arc::from(Vec::new()),
-            Arc::from(Vec::new()),
-        )
-        .durability(Durability::HIGH)
-        .new(self);
-        let tool_count = contest.tools(self).len();
-        let tool_data: Vec<ToolData> = (0..tool_count as u32)
-            .map(|i| {
-                ToolData::builder(contest, i)
-                    .durability(Durability::HIGH)
-                    .new(self)
-            })
-            .collect();
-        // Group the examination instances by model and examination (see [`RunGroup`]).
-        let mut order: Vec<(u32, u32)> = Vec::new();
-        let mut grouped: std::collections::HashMap<(u32, u32), (u32, Vec<(usize, EiShape<'_>)>)> =
-            std::collections::HashMap::new();
-        for (e, ei) in shape.exam_instances.into_iter().enumerate() {
-            let entry = grouped.entry((ei.model, ei.exam)).or_insert_with(|| {
-                order.push((ei.model, ei.exam));
-                (ei.model, Vec::new())
-            });
-            entry.1.push((e, ei));
-        }
-        let total: usize = grouped.values().map(|(_, v)| v.len()).sum();
-        let mut exam_instances = vec![(0usize, 0usize); total];
-        let mut groups = Vec::with_capacity(order.len());
-        for key in order {
-            let (model, eis) = grouped.remove(&key).unwrap_or_default();
-            let mut slots = Vec::with_capacity(eis.len());
-            let (mut answers, mut competes, mut perf) = (Vec::new(), Vec::new(), Vec::new());
-            for (slot, (e, ei)) in eis.into_iter().enumerate() {
-                exam_instances[e] = (groups.len(), slot);
-                slots.push(ExamSlot {
-                    exam: ei.exam,
-                    ids: ei.ids,
-                    scored: ei.scored,
-                    truth: ei.truth,
-                    tools: ei.runs.iter().map(|r| r.tool).collect(),
-                });
-                competes.push(ei.runs.iter().map(|r| r.competes).collect::<Arc<[bool]>>());
-                perf.push(ei.runs.iter().map(|r| r.perf).collect::<Arc<[Perf]>>());
-                answers.push(
-                    ei.runs
-                        .into_iter()
-                        .map(|r| r.answers)
-                        .collect::<Arc<[Answers]>>(),
-                );
-            }
-            let group = RunGroup::builder(
-                contest,
-                model,
-                slots.into(),
-                answers.into(),
-                competes.into(),
-                perf.into(),
-            )
-            .contest_durability(Durability::HIGH)
-            .model_durability(Durability::HIGH)
-            .slots_durability(Durability::HIGH)
-            .new(self);
-            groups.push(group);
-        }
-        contest
-            .set_tool_data(self)
-            .with_durability(Durability::HIGH)
-            .to(tool_data.into());
-        contest
-            .set_groups(self)
-            .with_durability(Durability::HIGH)
-            .to(groups.clone().into());
-        Handles {
-            contest,
-            groups,
-            exam_instances,
-        }
-    }
-
-    /// Sets a run's answers, only if they changed (salsa setters always invalidate).
-    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
-        if let Some(new) = replaced(run.group.answers(self), run, answers) {
-            run.group.set_answers(self).to(new);
-        }
-    }
-
-    /// Sets whether a run takes part, only if it changed.
-    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
-        if let Some(new) = replaced(run.group.competes(self), run, competes) {
-            run.group.set_competes(self).to(new);
-        }
-    }
-
-    /// Sets a run's time and memory, only if they changed.
-    pub fn set_perf(&mut self, run: RunRef, perf: Perf) {
-        if let Some(new) = replaced(run.group.perf(self), run, perf) {
-            run.group.set_perf(self).to(new);
-        }
-    }
-
-    /// A run's tool and answers.
-    pub fn run_answers(&self, run: RunRef) -> (u32, Answers) {
-        (
-            run.group.slots(self)[run.slot].tools[run.position],
-            run.group.answers(self)[run.slot][run.position].clone(),
-        )
-    }
 }

@@ -7,12 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::db::{confidence_tally, tool_confidence, Handles, ScoringDb};
 use mccbuild_plan::Plan;
 use mccbuild_rules::confidence::agreed_value;
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::scoring::score_value;
-use mccbuild_rules::trusted::{value_weights, TrustCase};
+use mccbuild_rules::podium::{category_total, weighted_points};
+use mccbuild_rules::points::score_value;
+use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
+
+use crate::database::{Handles, ScoringDb};
+use crate::db::{category_entries, confidence_tally, tool_confidence};
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AnswerRow {
@@ -49,11 +52,30 @@ pub struct ValueExplanation {
     pub reason: String,
 }
 
-fn case_name(case: TrustCase) -> String {
-    serde_json::to_value(case)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
+/// Why an explanation cannot be given: what was asked for is not in the contest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExplainError {
+    #[error("no examination `{examination}` in {edition}")]
+    NoExamination {
+        examination: String,
+        edition: String,
+    },
+    #[error("no examination {examination} on instance `{instance}` in this contest")]
+    NotPlanned {
+        instance: String,
+        examination: String,
+    },
+    #[error("no value `{id}` in {examination} of {instance} (its ids are like: {some})")]
+    NoValue {
+        id: String,
+        examination: String,
+        instance: String,
+        some: String,
+    },
+    #[error("no tool `{0}` in this contest")]
+    NoTool(String),
+    #[error("no category `{category}` in {edition}")]
+    NoCategory { category: String, edition: String },
 }
 
 /// Explains one value: `instance`, `examination`, `id` (a formula id, the examination's name for
@@ -65,34 +87,15 @@ pub fn explain_value(
     instance: &str,
     examination: &str,
     id: &str,
-) -> Result<ValueExplanation, String> {
+) -> Result<ValueExplanation, ExplainError> {
     let edition = &plan.contest.edition;
-    let exam = edition
-        .examination(examination)
-        .ok_or_else(|| format!("no examination `{examination}` in {}", edition.info.name))?;
-    let Some(e) = plan
-        .exam_instances
-        .iter()
-        .position(|ei| plan.instances[ei.instance].name == instance && ei.exam == exam)
-    else {
-        return Err(format!(
-            "no examination {examination} on instance `{instance}` in this contest"
-        ));
-    };
-    let ei = &plan.exam_instances[e];
-    let index = ei.ids.iter().position(|v| &**v == id).ok_or_else(|| {
-        let some: Vec<&str> = ei.ids.iter().take(4).map(|v| &**v).collect();
-        format!(
-            "no value `{id}` in {examination} of {instance} (its ids are like: {})",
-            some.join(", ")
-        )
-    })?;
+    let (e, index) = locate_value(plan, instance, examination, id)?;
     let tools = &plan.contest.tools;
     let tool_data = handles.contest.tool_data(db);
     let ground_truth = edition.info.trust == TrustKind::GroundTruth;
     let confidence = |t: u32| tool_confidence(db, tool_data[t as usize]);
-    let group = handles.value_groups(db, e).group(index);
-    let answers: Vec<AnswerRow> = group
+    let answers_given = handles.value_answers(db, e).value(index);
+    let answers: Vec<AnswerRow> = answers_given
         .iter()
         .map(|(t, v)| AnswerRow {
             tool: tools[*t as usize].name.clone(),
@@ -100,7 +103,7 @@ pub fn explain_value(
             confidence: (!ground_truth).then(|| confidence(*t)),
         })
         .collect();
-    let answered: BTreeSet<u32> = group.iter().map(|(t, _)| *t).collect();
+    let answered: BTreeSet<u32> = answers_given.iter().map(|(t, _)| *t).collect();
     let not_computed = handles
         .exam_scores(db, e)
         .iter()
@@ -111,7 +114,7 @@ pub fn explain_value(
     let weights: Vec<WeightRow> = if ground_truth {
         Vec::new()
     } else {
-        value_weights(group, confidence)
+        value_weights(answers_given, confidence)
             .into_iter()
             .map(|(v, w, n)| WeightRow {
                 value: v.to_string(),
@@ -120,56 +123,128 @@ pub fn explain_value(
             })
             .collect()
     };
-    let total: f64 = weights.iter().map(|w| w.weight).sum();
     let trusted = decision.value.as_ref().map(|v| v.to_string());
-    let shown = trusted.clone().unwrap_or_else(|| "unknown".into());
-    let reason = match decision.case {
-        TrustCase::NoAnswer => "E-3.1, fifth situation: no tool provides any value; the trusted value is unknown".to_string(),
-        TrustCase::SingleTool => {
-            let c = confidence(group[0].0);
-            let threshold = edition.trusted.single_tool_threshold;
-            format!(
-                "E-3.1, fourth situation: only {} provides a value; its Confidence {c:.6} is {} the threshold {threshold}: {shown}",
-                answers[0].tool,
-                if c >= threshold { "at or above" } else { "below" }
-            )
-        }
-        TrustCase::Unanimity => format!("E-3.1, first situation: all {} tools agree: {shown}", group.len()),
-        TrustCase::TwoTools => format!(
-            "E-3.1, third situation: only two tools provide different values; {} (Confidence {:.6}) against {} (Confidence {:.6}): {}",
-            answers[0].tool,
-            confidence(group[0].0),
-            answers[1].tool,
-            confidence(group[1].0),
-            if trusted.is_some() { format!("the higher Confidence wins: {shown}") } else { "equal Confidence: unknown".into() }
-        ),
-        TrustCase::WeightedMajority => {
-            let best = weights.iter().max_by(|a, b| a.weight.total_cmp(&b.weight));
-            match (best, &trusted) {
-                (Some(b), Some(_)) => format!(
-                    "E-3.1, second situation (weighted majority, {:?}): {} weighs {:.6} of a total {total:.6}: {shown}",
-                    edition.trusted.weighted_majority, b.value, b.weight
-                ),
-                _ => format!(
-                    "E-3.1, second situation (weighted majority, {:?}): no value has the majority of the total weight {total:.6}: unknown",
-                    edition.trusted.weighted_majority
-                ),
-            }
-        }
-        TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
-    };
+    let reason = reason(
+        plan,
+        decision,
+        answers_given,
+        &answers,
+        &weights,
+        &confidence,
+    );
     Ok(ValueExplanation {
         instance: instance.to_string(),
         examination: examination.to_string(),
         id: id.to_string(),
         answers,
         not_computed,
-        confidence_set: agreed_value(group, &edition.confidence).map(|v| v.to_string()),
-        case: case_name(decision.case),
+        confidence_set: agreed_value(answers_given, &edition.confidence).map(|v| v.to_string()),
+        case: decision.case.name().to_string(),
         weights,
         trusted,
         reason,
     })
+}
+
+/// The examination instance (index into the plan's) and the value's index there.
+fn locate_value(
+    plan: &Plan,
+    instance: &str,
+    examination: &str,
+    id: &str,
+) -> Result<(usize, usize), ExplainError> {
+    let edition = &plan.contest.edition;
+    let exam = edition
+        .examination(examination)
+        .ok_or_else(|| ExplainError::NoExamination {
+            examination: examination.to_string(),
+            edition: edition.info.name.clone(),
+        })?;
+    let e = plan
+        .exam_instances
+        .iter()
+        .position(|ei| plan.instances[ei.instance].name == instance && ei.exam == exam)
+        .ok_or_else(|| ExplainError::NotPlanned {
+            instance: instance.to_string(),
+            examination: examination.to_string(),
+        })?;
+    let ids = &plan.exam_instances[e].ids;
+    let index = ids
+        .iter()
+        .position(|v| &**v == id)
+        .ok_or_else(|| ExplainError::NoValue {
+            id: id.to_string(),
+            examination: examination.to_string(),
+            instance: instance.to_string(),
+            some: ids
+                .iter()
+                .take(4)
+                .map(|v| &**v)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    Ok((e, index))
+}
+
+/// The decision in words, with the situation of E-3.1 that made it (numbered as in the rules
+/// text), the numbers it compared, and the rule functions' verdicts on them.
+fn reason(
+    plan: &Plan,
+    decision: &Decision,
+    answers_given: &[(u32, mccbuild_core::Value)],
+    answers: &[AnswerRow],
+    weights: &[WeightRow],
+    confidence: &dyn Fn(u32) -> f64,
+) -> String {
+    let rules = &plan.contest.edition.trusted;
+    let shown = decision
+        .value
+        .as_ref()
+        .map_or_else(|| "unknown".to_string(), |v| v.to_string());
+    let situation = |case: TrustCase| match case.situation() {
+        Some(1) => "first situation",
+        Some(2) => "second situation",
+        Some(3) => "third situation",
+        Some(4) => "fourth situation",
+        _ => "fifth situation",
+    };
+    let rule = format!("E-3.1, {}", situation(decision.case));
+    match decision.case {
+        TrustCase::NoAnswer => format!("{rule}: no tool provides any value; the trusted value is unknown"),
+        TrustCase::SingleTool => {
+            let c = confidence(answers_given[0].0);
+            format!(
+                "{rule}: only {} provides a value; its Confidence {c:.6} is {} the threshold {}: {shown}",
+                answers[0].tool,
+                if trusted_alone(c, rules) { "at or above" } else { "below" },
+                rules.single_tool_threshold
+            )
+        }
+        TrustCase::Unanimity => format!("{rule}: all {} tools agree: {shown}", answers_given.len()),
+        TrustCase::TwoTools => format!(
+            "{rule}: only two tools provide different values; {} (Confidence {:.6}) against {} (Confidence {:.6}): {}",
+            answers[0].tool,
+            confidence(answers_given[0].0),
+            answers[1].tool,
+            confidence(answers_given[1].0),
+            if decision.value.is_some() { format!("the higher Confidence wins: {shown}") } else { "equal Confidence: unknown".into() }
+        ),
+        TrustCase::WeightedMajority => {
+            let total: f64 = weights.iter().map(|w| w.weight).sum();
+            let best = weights.iter().max_by(|a, b| a.weight.total_cmp(&b.weight));
+            match (best, &decision.value) {
+                (Some(b), Some(_)) => format!(
+                    "{rule} (weighted majority, {:?}): {} weighs {:.6} of a total {total:.6}: {shown}",
+                    rules.weighted_majority, b.value, b.weight
+                ),
+                _ => format!(
+                    "{rule} (weighted majority, {:?}): no value has the majority of the total weight {total:.6}: unknown",
+                    rules.weighted_majority
+                ),
+            }
+        }
+        TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
+    }
 }
 
 /// One examination of one instance in a tool's category score.
@@ -212,24 +287,27 @@ pub struct ToolExplanation {
 }
 
 /// Explains a tool's score in a category: its points per model, instance and examination, with
-/// penalties, normalisation and multipliers; they add up to its score.
+/// penalties, normalisation and multipliers. The score is the podium's: the same entries, summed
+/// by the same rule function in the same order (E-4.6).
 pub fn explain_tool(
     plan: &Plan,
     db: &ScoringDb,
     handles: &Handles,
     tool: &str,
     category: &str,
-) -> Result<ToolExplanation, String> {
+) -> Result<ToolExplanation, ExplainError> {
     let edition = &plan.contest.edition;
     let t = plan
         .contest
         .tool(tool)
-        .ok_or_else(|| format!("no tool `{tool}` in this contest"))? as u32;
+        .ok_or_else(|| ExplainError::NoTool(tool.to_string()))? as u32;
     let c = edition
         .category(category)
-        .ok_or_else(|| format!("no category `{category}` in {}", edition.info.name))?;
+        .ok_or_else(|| ExplainError::NoCategory {
+            category: category.to_string(),
+            edition: edition.info.name.clone(),
+        })?;
     let mut models: BTreeMap<usize, ModelRow> = BTreeMap::new();
-    let mut score = 0.0;
     for (e, ei) in plan.exam_instances.iter().enumerate() {
         let w = handles.weight(db, e);
         if w.category != c {
@@ -240,8 +318,6 @@ pub fn explain_tool(
         };
         let instance = &plan.instances[ei.instance];
         let model = &plan.models[instance.model];
-        let weighted = s.score.points * w.factor();
-        score += weighted;
         let row = models.entry(instance.model).or_insert_with(|| ModelRow {
             model: model.name.clone(),
             kind: edition.model_kinds[model.kind].name.clone(),
@@ -249,7 +325,6 @@ pub fn explain_tool(
             weighted: 0.0,
             entries: Vec::new(),
         });
-        row.weighted += weighted;
         row.entries.push(EntryRow {
             instance: instance.name.clone(),
             examination: edition.examinations[ei.exam].name.clone(),
@@ -261,9 +336,17 @@ pub fn explain_tool(
             points: s.score.points,
             instance_weight: w.instance,
             kind_multiplier: w.kind,
-            weighted,
+            weighted: weighted_points(s.score.points, &w),
         });
     }
+    for row in models.values_mut() {
+        row.weighted = category_total(row.entries.iter().map(|e| e.weighted));
+    }
+    let score = category_total(
+        category_entries(db, handles.contest)
+            .filter(|x| x.category == c && x.tool == t)
+            .map(|x| x.weighted),
+    );
     Ok(ToolExplanation {
         tool: tool.to_string(),
         category: category.to_string(),
@@ -292,7 +375,7 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
     let tool_data = handles.contest.tool_data(db);
     let mut entered: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.contest.tools.len()];
     for (e, ei) in plan.exam_instances.iter().enumerate() {
-        for (t, _) in handles.value_groups(db, e).iter().flatten() {
+        for (t, _) in handles.value_answers(db, e).iter().flatten() {
             entered[*t as usize].insert(ei.exam);
         }
     }

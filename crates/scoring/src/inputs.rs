@@ -2,28 +2,21 @@
 
 use std::sync::Arc;
 
-use mccbuild_core::RunKey;
+use mccbuild_core::{Measurement, RunKey};
 use mccbuild_plan::manifest::ToolKind;
 use mccbuild_plan::Plan;
+use mccbuild_rules::participation::takes_part;
 use mccbuild_store::Summary;
 
-use crate::db::{
-    Answers, ContestShape, EiShape, Handles, ModelInfo, Perf, RunRef, RunShape, ScoringDb, ToolInfo,
-};
+use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
+use crate::db::{Answers, ModelInfo, RunRef, ToolInfo};
 
-/// What the scoring database holds of a run: its answers, whether it takes part (stored, and not
-/// DO_NOT_COMPETE: E-1.8), its time and memory. No summary: not run yet.
-pub fn run_inputs(summary: Option<&Summary>) -> (Answers, bool, Perf) {
+/// What the scoring database holds of a run: its answers, whether it takes part (stored, and
+/// E-1.8: not DO_NOT_COMPETE), its measurement. No summary: not run yet.
+pub fn run_inputs(summary: Option<&Summary>) -> (Answers, bool, Measurement) {
     match summary {
-        Some(s) => (
-            s.answers.clone(),
-            s.response != mccbuild_core::Response::DoNotCompete,
-            Perf {
-                cpu_s: s.measurement.cpu_time_s,
-                peak_memory_mb: s.measurement.peak_memory_mb(),
-            },
-        ),
-        None => (Arc::from(Vec::new()), false, Perf::default()),
+        Some(s) => (s.answers.clone(), takes_part(s.response), s.measurement),
+        None => (Arc::from(Vec::new()), false, Measurement::default()),
     }
 }
 
@@ -47,7 +40,6 @@ pub fn build_scoring<'a>(
     plan: &Plan,
     summary: impl Fn(&RunKey) -> Option<&'a Summary>,
 ) -> (ScoringDb, Handles) {
-    let edition = plan.contest.edition.clone();
     let tools: Vec<ToolInfo> = plan
         .contest
         .tools
@@ -67,34 +59,31 @@ pub fn build_scoring<'a>(
             instances: m.instances.len(),
         })
         .collect();
-    let mut runs_by_ei: Vec<Vec<RunShape>> = vec![Vec::new(); plan.exam_instances.len()];
+    let mut runs: Vec<Vec<RunInputs>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
-        let (answers, competes, perf) = run_inputs(summary(&run.key));
-        let shape = RunShape {
+        let (answers, competes, measurement) = run_inputs(summary(&run.key));
+        runs[run.exam_instance].push(RunInputs {
             tool: run.tool as u32,
             competes,
             answers,
-            perf,
-        };
-        runs_by_ei[run.exam_instance].push(shape);
+            measurement,
+        });
     }
     let exam_instances = plan
         .exam_instances
         .iter()
-        .zip(runs_by_ei)
-        .map(|(ei, runs)| EiShape {
-            instance: ei.instance as u32,
+        .zip(runs)
+        .map(|(ei, runs)| ExamInstanceInputs {
             model: plan.instances[ei.instance].model as u32,
             exam: ei.exam as u32,
             ids: ei.ids.clone(),
             scored: ei.scored as u32,
-            runs,
             truth: ei.truth.clone(),
-            _marker: std::marker::PhantomData,
+            runs,
         })
         .collect();
-    let handles = db.build(ContestShape {
-        edition,
+    let handles = db.build(ContestInputs {
+        edition: plan.contest.edition.clone(),
         tools,
         models,
         exam_instances,

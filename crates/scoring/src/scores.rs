@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::db::{category_scores, podiums, tool_confidence, Handles, ScoringDb};
+use mccbuild_rules::edition::TrustKind;
+
+use crate::database::{Handles, ScoringDb};
+use crate::db::{category_scores, podiums, tool_confidence, Podium};
 use mccbuild_plan::Plan;
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -83,7 +86,7 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
     let contest = handles.contest;
     let tool_data = contest.tool_data(db);
     // Confidence means nothing where the truth is given (ground-truth contests): not shown.
-    let confidence = if edition.info.trust == mccbuild_rules::edition::TrustKind::GroundTruth {
+    let confidence = if edition.info.trust == TrustKind::GroundTruth {
         BTreeMap::new()
     } else {
         tools
@@ -92,93 +95,99 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
             .map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d))))
             .collect()
     };
-    let totals = category_scores(db, contest);
-    let mut scores = BTreeMap::new();
-    let mut podium_lists = BTreeMap::new();
-    let mut awards = BTreeMap::new();
-    let mut standings = BTreeMap::new();
-    for podium in podiums(db, contest) {
-        let category = edition.categories[podium.category].name.clone();
-        scores.insert(
-            category.clone(),
-            tools
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (t.name.clone(), round(totals.scores[podium.category][i])))
-                .collect(),
-        );
-        podium_lists.insert(
-            category.clone(),
-            podium
-                .standings
-                .iter()
-                .filter(|s| s.rank.is_some())
-                .map(|s| tools[s.tool as usize].name.clone())
-                .collect(),
-        );
-        awards.insert(
-            category.clone(),
-            AwardRow {
-                fastest: podium
-                    .awards
-                    .fastest
-                    .map(|t| tools[t as usize].name.clone()),
-                least_memory: podium
-                    .awards
-                    .least_memory
-                    .map(|t| tools[t as usize].name.clone()),
-            },
-        );
-        standings.insert(
-            category,
-            podium
-                .standings
-                .iter()
-                .map(|s| StandingRow {
-                    tool: tools[s.tool as usize].name.clone(),
-                    score: round(s.score),
-                    rank: s.rank,
-                    medal: s.medal.map(medal_name),
-                    competing: s.competing,
-                    best_of_family: s.best_of_family,
-                })
-                .collect(),
-        );
-    }
-    let mut values = Vec::new();
-    if with_values {
-        for (e, ei) in plan.exam_instances.iter().enumerate() {
-            let groups = handles.value_groups(db, e);
-            let decisions = handles.decisions(db, e);
-            for (i, id) in ei.ids.iter().enumerate() {
-                values.push(ValueRow {
-                    instance: plan.instances[ei.instance].name.clone(),
-                    examination: edition.examinations[ei.exam].name.clone(),
-                    id: id.to_string(),
-                    trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
-                    case: serde_json::to_value(decisions[i].case)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    answers: groups
-                        .group(i)
-                        .iter()
-                        .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
-                        .collect(),
-                });
-            }
-        }
-    }
-    ScoresReport {
+    let mut report = ScoresReport {
         contest: plan.contest.name.clone(),
         edition: edition.info.name.clone(),
         confidence,
-        scores,
-        podiums: podium_lists,
-        awards,
-        standings,
-        values,
+        scores: BTreeMap::new(),
+        podiums: BTreeMap::new(),
+        awards: BTreeMap::new(),
+        standings: BTreeMap::new(),
+        values: Vec::new(),
+    };
+    let totals = category_scores(db, contest);
+    for podium in podiums(db, contest) {
+        add_podium(&mut report, plan, &totals.scores[podium.category], podium);
     }
+    if with_values {
+        report.values = value_rows(plan, db, handles);
+    }
+    report
+}
+
+/// A category's scores, podium, awards and standings, by tool name.
+fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[f64], podium: &Podium) {
+    let tools = &plan.contest.tools;
+    let name = |t: u32| tools[t as usize].name.clone();
+    let category = plan.contest.edition.categories[podium.category]
+        .name
+        .clone();
+    report.scores.insert(
+        category.clone(),
+        tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), round(totals[i])))
+            .collect(),
+    );
+    report.podiums.insert(
+        category.clone(),
+        podium
+            .standings
+            .iter()
+            .filter(|s| s.rank.is_some())
+            .map(|s| name(s.tool))
+            .collect(),
+    );
+    report.awards.insert(
+        category.clone(),
+        AwardRow {
+            fastest: podium.awards.fastest.map(name),
+            least_memory: podium.awards.least_memory.map(name),
+        },
+    );
+    report.standings.insert(
+        category,
+        podium
+            .standings
+            .iter()
+            .map(|s| StandingRow {
+                tool: name(s.tool),
+                score: round(s.score),
+                rank: s.rank,
+                medal: s.medal.map(medal_name),
+                competing: s.competing,
+                best_of_family: s.best_of_family,
+            })
+            .collect(),
+    );
+}
+
+/// Every value of every examination instance: its trusted value, the case of E-3.1 that decided
+/// it, every tool's answer.
+fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
+    let edition = &plan.contest.edition;
+    let tools = &plan.contest.tools;
+    let mut values = Vec::new();
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        let answers = handles.value_answers(db, e);
+        let decisions = handles.decisions(db, e);
+        for (i, id) in ei.ids.iter().enumerate() {
+            values.push(ValueRow {
+                instance: plan.instances[ei.instance].name.clone(),
+                examination: edition.examinations[ei.exam].name.clone(),
+                id: id.to_string(),
+                trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
+                case: decisions[i].case.name().to_string(),
+                answers: answers
+                    .value(i)
+                    .iter()
+                    .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
+                    .collect(),
+            });
+        }
+    }
+    values
 }
 
 /// Scores are sums of fractions; keep them readable and stable in JSON.

@@ -5,16 +5,26 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use mccbuild_core::Value;
+use mccbuild_core::{Measurement, Termination, Value};
 use mccbuild_rules::edition::Edition;
 use mccbuild_rules::trusted::TrustCase;
 use mccbuild_scoring::db::{
-    podiums, ContestShape, EiShape, ModelInfo, Perf, RunShape, ScoringDb, ToolInfo,
+    podiums, ContestInputs, ExamInstanceInputs, ModelInfo, RunInputs, ScoringDb, ToolInfo,
 };
 
 fn edition() -> Arc<Edition> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/mcc-2026.toml");
     Arc::new(Edition::load(&path).expect("the 2026 rules load"))
+}
+
+/// A run that ended by itself after `cpu_s` seconds of CPU, using `memory_mb` MB at most.
+fn measured(cpu_s: f64, memory_mb: f64) -> Measurement {
+    Measurement {
+        termination: Termination::Exit { code: 0 },
+        cpu_time_s: cpu_s,
+        wall_time_s: cpu_s,
+        peak_memory_bytes: (memory_mb * (1u64 << 20) as f64) as u64,
+    }
 }
 
 fn counts(executed: Vec<String>) -> BTreeMap<String, usize> {
@@ -61,26 +71,21 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
                         .collect(),
                     _ => all_ones.clone(),
                 };
-                RunShape {
+                RunInputs {
                     tool,
                     competes: true,
                     answers,
-                    perf: Perf {
-                        cpu_s: 1.0 + tool as f64,
-                        peak_memory_mb: 10.0,
-                    },
+                    measurement: measured(1.0 + tool as f64, 10.0),
                 }
             })
             .collect();
-        exam_instances.push(EiShape {
-            instance,
+        exam_instances.push(ExamInstanceInputs {
             model: 0,
             exam: ss,
             ids: ids.clone(),
             scored: 4,
             runs,
             truth: None,
-            _marker: std::marker::PhantomData,
         });
     }
     let models = vec![ModelInfo {
@@ -88,7 +93,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
         kind: 0,
         instances: 5,
     }];
-    db.build(ContestShape {
+    db.build(ContestInputs {
         edition,
         tools,
         models,
@@ -115,7 +120,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
     let expected: BTreeMap<String, usize> = [
         // Scoring inputs and queries are per model and examination: the five instances are one
         // group, recomputed because instance 0's answers changed.
-        ("value_groups", 1),
+        ("value_answers", 1),
         ("agreement", 1),
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
@@ -176,13 +181,7 @@ fn time_and_memory_do_not_touch_values() {
     let handles = contest(&mut db);
     let _ = podiums(&db, handles.contest);
     db.start_logging();
-    db.set_perf(
-        handles.run(3, 1),
-        Perf {
-            cpu_s: 0.5,
-            peak_memory_mb: 3.0,
-        },
-    );
+    db.set_measurement(handles.run(3, 1), measured(0.5, 3.0));
     let _ = podiums(&db, handles.contest);
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
     // above it: no value group, no Confidence, no trusted value.
@@ -230,14 +229,11 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
                         )
                     })
                     .collect();
-                RunShape {
+                RunInputs {
                     tool,
                     competes: true,
                     answers,
-                    perf: Perf {
-                        cpu_s: 1.0,
-                        peak_memory_mb: 1.0,
-                    },
+                    measurement: measured(1.0, 1.0),
                 }
             })
             .collect();
@@ -246,15 +242,13 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
         } else {
             ctl_eis.push(instance as usize)
         }
-        exam_instances.push(EiShape {
-            instance,
+        exam_instances.push(ExamInstanceInputs {
             model: instance / 10,
             exam,
             ids: ids.clone(),
             scored: 16,
             runs,
             truth: None,
-            _marker: std::marker::PhantomData,
         });
     }
     let models = (0..6)
@@ -265,7 +259,7 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
         })
         .collect();
     (
-        db.build(ContestShape {
+        db.build(ContestInputs {
             edition,
             tools,
             models,
@@ -310,7 +304,7 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = [
-        ("value_groups", 4),
+        ("value_answers", 4),
         ("agreement", 4),
         ("confidence_tally", 1),
         ("tool_confidence", 4),

@@ -323,20 +323,13 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
                         td.mono { (ei.ids[*position]) }
                         td.mono.warn { (value) }
                         td.mono { @if let Some(v) = &decision.value { (v) } }
-                        td { (case_name(decision)) }
+                        td { (decision.case.name()) }
                     }
                 }
             }
         }
     };
     layout(data, &tool.name, body)
-}
-
-fn case_name(d: &mccbuild_rules::trusted::Decision) -> String {
-    serde_json::to_value(d.case)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }
 
 /// The tools with runs in examination `x`, in manifest order.
