@@ -252,7 +252,7 @@ fn executor_for(contest: &Contest, cache: &mut DigestCache) -> Result<Box<dyn Ru
         })),
         ExecutorKind::Qemu => Box::new(QemuExecutor::new(contest, cache).map_err(|e| {
             Error::Input(
-                Problem::new(&contest.manifest_path, e)
+                Problem::new(&contest.manifest_path, e.to_string())
                     .help("see docs/execution.md, \"QEMU executor\"")
                     .into(),
             )

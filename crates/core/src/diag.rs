@@ -5,8 +5,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// A line and column (both 1-based) in a text file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A line and column (both 1-based; columns count characters) in a text file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Location {
     pub line: usize,
     pub column: usize,

@@ -10,6 +10,7 @@ pub mod outcome;
 pub mod protocol;
 pub mod run_key;
 pub mod timing;
+pub mod toml_file;
 pub mod value;
 
 pub use digest::{hex, Digest};

@@ -293,7 +293,7 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
                         "line {}: `{}` is not a valid {} value for {}; ignored",
                         answer.line,
                         value,
-                        kind_name(expected.kind),
+                        expected.kind.name(),
                         expected.ids[index]
                     ));
                     continue;
@@ -351,13 +351,6 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
         response,
         answers,
         diagnostics,
-    }
-}
-
-fn kind_name(kind: ValueKind) -> &'static str {
-    match kind {
-        ValueKind::Boolean => "boolean",
-        ValueKind::Integer => "integer",
     }
 }
 

@@ -31,6 +31,16 @@ pub enum ValueKind {
     Integer,
 }
 
+impl ValueKind {
+    /// Its name in rules files (`boolean`, `integer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueKind::Boolean => "boolean",
+            ValueKind::Integer => "integer",
+        }
+    }
+}
+
 /// Why a word is not a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ValueError {
@@ -87,6 +97,7 @@ impl Value {
         }
     }
 
+    /// Its kind of value.
     pub fn kind(&self) -> ValueKind {
         match self {
             Value::Bool(_) => ValueKind::Boolean,

@@ -602,7 +602,7 @@ unsafe fn loopback_up(name: &CString) -> io::Result<()> {
 
 /// Whether runs can be isolated here: root, and a real process can be given a view
 /// ([`Prepared::apply`], all of it) and run `/bin/true` in it. Checked once per executor.
-pub fn probe() -> Result<(), String> {
+pub(crate) fn probe() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("mccbuild does not run as root".into());

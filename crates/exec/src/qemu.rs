@@ -55,28 +55,54 @@ pub struct QemuExecutor {
     counter: AtomicU64,
 }
 
+/// Why the QEMU executor cannot run on this machine.
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("{what} `{program}`, which is not on the PATH: {fix}")]
+    MissingProgram {
+        what: &'static str,
+        program: String,
+        fix: &'static str,
+    },
+    #[error("[executor.qemu] {what}: cannot read {}: {source}; {fix}", path.display())]
+    GuestFile {
+        what: String,
+        path: PathBuf,
+        source: std::io::Error,
+        fix: &'static str,
+    },
+    #[error("[executor.qemu] accel = \"kvm\" but /dev/kvm cannot be opened: use accel = \"auto\" or \"tcg\", or enable KVM on this host")]
+    NoKvm,
+}
+
 impl QemuExecutor {
     /// Finds QEMU, digests the guest's files (they are part of the run key) and decides the
     /// accelerator (a probe boot when `accel = "auto"` and /dev/kvm can be opened). Errors name
     /// the file or program and what to do.
-    pub fn new(contest: &Contest, cache: &mut DigestCache) -> Result<QemuExecutor, String> {
+    pub fn new(contest: &Contest, cache: &mut DigestCache) -> Result<QemuExecutor, QemuError> {
         let config = contest.executor.qemu.clone();
-        let binary = find_program(&config.binary).ok_or_else(|| {
-            format!(
-                "[executor] kind = \"qemu\" needs `{}`, which is not on the PATH: on Debian 12, add bookworm-backports and `apt-get install -t bookworm-backports qemu-system-x86` (see .ci/run)",
-                config.binary
-            )
+        let binary = find_program(&config.binary).ok_or_else(|| QemuError::MissingProgram {
+            what: "[executor] kind = \"qemu\" needs",
+            program: config.binary.clone(),
+            fix: "on Debian 12, add bookworm-backports and `apt-get install -t bookworm-backports qemu-system-x86` (see .ci/run)",
         })?;
         if find_program("mke2fs").is_none() {
-            return Err("the QEMU executor makes the instance's read-only disk with mke2fs, which is not on the PATH: apt-get install e2fsprogs".into());
+            return Err(QemuError::MissingProgram {
+                what: "the QEMU executor makes the instance's read-only disk with",
+                program: "mke2fs".into(),
+                fix: "apt-get install e2fsprogs",
+            });
         }
-        let digest = |path: &Path, cache: &mut DigestCache, what: &str, fix: &str| {
-            cache.file_digest(path).map(|d| hex(&d)).map_err(|e| {
-                format!(
-                    "[executor.qemu] {what}: cannot read {}: {e}; {fix}",
-                    path.display()
-                )
-            })
+        let digest = |path: &Path, cache: &mut DigestCache, what: &str, fix: &'static str| {
+            cache
+                .file_digest(path)
+                .map(|d| hex(&d))
+                .map_err(|source| QemuError::GuestFile {
+                    what: what.to_string(),
+                    path: path.to_path_buf(),
+                    source,
+                    fix,
+                })
         };
         let mut ingredients: Vec<(String, String)> = vec![
             ("kind".into(), "qemu".into()),
@@ -119,7 +145,11 @@ impl QemuExecutor {
                     ingredients.push((format!("tool:{tool}:image"), d));
                 }
                 if which_ssh().is_none() {
-                    return Err("guest = \"image\" drives the VMs over ssh, which is not on the PATH: apt-get install openssh-client".into());
+                    return Err(QemuError::MissingProgram {
+                        what: "guest = \"image\" drives the VMs over",
+                        program: "ssh".into(),
+                        fix: "apt-get install openssh-client",
+                    });
                 }
             }
         }
@@ -719,7 +749,7 @@ fn drive_over_ssh(
 /// Decides the accelerator: `tcg` or `kvm` as told, or for `auto` KVM when /dev/kvm opens and a
 /// probe boot of the kernel-kind guest under KVM reaches its init (a probe's answer is kept
 /// per host boot, QEMU and guest in the temporary folder).
-fn decide_accel(config: &QemuConfig, binary: &Path) -> Result<&'static str, String> {
+fn decide_accel(config: &QemuConfig, binary: &Path) -> Result<&'static str, QemuError> {
     let kvm_opens = fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -728,7 +758,7 @@ fn decide_accel(config: &QemuConfig, binary: &Path) -> Result<&'static str, Stri
     match config.accel {
         Accel::Tcg => Ok("tcg"),
         Accel::Kvm if kvm_opens => Ok("kvm"),
-        Accel::Kvm => Err("[executor.qemu] accel = \"kvm\" but /dev/kvm cannot be opened: use accel = \"auto\" or \"tcg\", or enable KVM on this host".into()),
+        Accel::Kvm => Err(QemuError::NoKvm),
         Accel::Auto if !kvm_opens => Ok("tcg"),
         Accel::Auto => {
             if !config.kernel.is_file() || !config.initrd.is_file() {
@@ -753,7 +783,8 @@ fn decide_accel(config: &QemuConfig, binary: &Path) -> Result<&'static str, Stri
                 )
                 .as_bytes(),
             );
-            let memo = std::env::temp_dir().join(format!("mccbuild-kvm-probe-{}", &id.to_hex()[..16]));
+            let memo =
+                std::env::temp_dir().join(format!("mccbuild-kvm-probe-{}", &id.to_hex()[..16]));
             if let Ok(answer) = fs::read_to_string(&memo) {
                 match answer.trim() {
                     "kvm" => return Ok("kvm"),
@@ -761,7 +792,11 @@ fn decide_accel(config: &QemuConfig, binary: &Path) -> Result<&'static str, Stri
                     _ => {}
                 }
             }
-            let answer = if probe_kvm(config, binary) { "kvm" } else { "tcg" };
+            let answer = if probe_kvm(config, binary) {
+                "kvm"
+            } else {
+                "tcg"
+            };
             let _ = fs::write(&memo, answer);
             Ok(answer)
         }

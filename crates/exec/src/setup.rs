@@ -27,6 +27,40 @@ struct SetupRecord {
     mccbuild_version: String,
 }
 
+/// Why a tool's runs cannot get their setup products.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("tool `{0}` has no folder: its runs come from results files (`mccbuild import`)")]
+    NoFolder(String),
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the setup of tool {tool}: {source}")]
+    NotStarted {
+        tool: String,
+        source: std::io::Error,
+    },
+    #[error("the setup of tool `{tool}` failed ({status}) after {seconds:.1} s; its runs are not executed.\n  command: {command}\n  log: {}\n{}", log.display(), tail.iter().map(|l| format!("    | {l}")).collect::<Vec<_>>().join("\n"))]
+    Failed {
+        tool: String,
+        status: std::process::ExitStatus,
+        seconds: f64,
+        command: String,
+        log: PathBuf,
+        /// The last lines of its log.
+        tail: Vec<String>,
+    },
+}
+
+/// An I/O error doing `what` on `path`.
+fn io(what: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> SetupError {
+    let path = path.to_path_buf();
+    move |source| SetupError::Io { what, path, source }
+}
+
 /// The folder a tool's runs get as BK_BIN_PATH, after running its setup if needed.
 /// `on_start` is called before a setup command actually runs (for progress output).
 pub fn ensure_setup(
@@ -34,12 +68,9 @@ pub fn ensure_setup(
     tool: &Tool,
     identity: &ToolIdentity,
     on_start: &mut dyn FnMut(&str),
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, SetupError> {
     let Some(dir_of_tool) = &tool.dir else {
-        return Err(format!(
-            "tool `{}` has no folder: its runs come from results files (`mccbuild import`)",
-            tool.name
-        ));
+        return Err(SetupError::NoFolder(tool.name.clone()));
     };
     let Some(command) = &tool.setup else {
         return Ok(dir_of_tool.clone());
@@ -50,10 +81,9 @@ pub fn ensure_setup(
     if is_done(&marker) {
         return Ok(bin);
     }
-    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    fs::create_dir_all(&dir).map_err(io("create", &dir))?;
     // One setup at a time per identity, across processes.
-    let lock = fs::File::create(dir.join(".lock"))
-        .map_err(|e| format!("cannot lock {}: {e}", dir.display()))?;
+    let lock = fs::File::create(dir.join(".lock")).map_err(io("lock", &dir))?;
     // SAFETY: flock on a file descriptor we own.
     unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
     if is_done(&marker) {
@@ -61,10 +91,9 @@ pub fn ensure_setup(
     }
     on_start(&tool.name);
     let _ = fs::remove_dir_all(&bin);
-    fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    fs::create_dir_all(&bin).map_err(io("create", &bin))?;
     let log_path = dir.join("setup.log");
-    let log = fs::File::create(&log_path)
-        .map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+    let log = fs::File::create(&log_path).map_err(io("write", &log_path))?;
     let start = Instant::now();
     let mut bin_env = bin.to_string_lossy().into_owned();
     bin_env.push('/');
@@ -76,10 +105,13 @@ pub fn ensure_setup(
         .env("MCC_TOOL_DIR", dir_of_tool)
         .env("BK_TOOL", &tool.name)
         .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stdout(log.try_clone().map_err(io("write", &log_path))?)
         .stderr(log)
         .status()
-        .map_err(|e| format!("cannot start the setup of tool {}: {e}", tool.name))?;
+        .map_err(|source| SetupError::NotStarted {
+            tool: tool.name.clone(),
+            source,
+        })?;
     let seconds = start.elapsed().as_secs_f64();
     let record = SetupRecord {
         status: if status.success() {
@@ -104,12 +136,14 @@ pub fn ensure_setup(
                     .as_bytes(),
             )
         });
-        return Err(format!(
-            "the setup of tool `{}` failed ({status}) after {seconds:.1} s; its runs are not executed.\n  command: {command}\n  log: {}\n{}",
-            tool.name,
-            log_path.display(),
-            tail.iter().map(|l| format!("    | {l}")).collect::<Vec<_>>().join("\n")
-        ));
+        return Err(SetupError::Failed {
+            tool: tool.name.clone(),
+            status,
+            seconds,
+            command: command.clone(),
+            log: log_path,
+            tail: tail.into_iter().map(String::from).collect(),
+        });
     }
     write_atomically(
         &marker,
@@ -117,7 +151,7 @@ pub fn ensure_setup(
             .unwrap_or_default()
             .as_bytes(),
     )
-    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    .map_err(io("write", &marker))?;
     Ok(bin)
 }
 

@@ -59,14 +59,32 @@ pub enum JobState {
     Ended { state: String, node: String },
 }
 
+/// Why the scheduler did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchedulerError {
+    #[error("cannot run `{program}`: {reason} (install Slurm's client commands, and set SLURM_CONF if the cluster needs it)")]
+    NotRun { program: String, reason: String },
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        command: String,
+        status: String,
+        /// What the command said on standard error.
+        stderr: String,
+    },
+    #[error("cannot write {}: {reason}", path.display())]
+    Write { path: PathBuf, reason: String },
+    #[error("sbatch printed `{0}`, not a job id")]
+    NoJobId(String),
+}
+
 /// Slurm's commands, as the orchestration needs them.
 pub trait Scheduler {
     /// Submits a job; its id.
-    fn submit(&mut self, job: &JobRequest) -> Result<JobId, String>;
+    fn submit(&mut self, job: &JobRequest) -> Result<JobId, SchedulerError>;
     /// The states of these jobs (a job the scheduler no longer knows is `Ended`).
-    fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, String>;
+    fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SchedulerError>;
     /// Cancels exactly these jobs.
-    fn cancel(&mut self, jobs: &[JobId]) -> Result<(), String>;
+    fn cancel(&mut self, jobs: &[JobId]) -> Result<(), SchedulerError>;
     /// Where a job's output is, for messages.
     fn log_of(&self, _job: &JobId, _model: &str) -> Option<PathBuf> {
         None
@@ -443,21 +461,21 @@ exit $status
     }
 }
 
-fn run_command(program: &str, args: &[String]) -> Result<String, String> {
+fn run_command(program: &str, args: &[String]) -> Result<String, SchedulerError> {
     let out = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            format!("cannot run `{program}`: {e} (install Slurm's client commands, and set SLURM_CONF if the cluster needs it)")
+        .map_err(|e| SchedulerError::NotRun {
+            program: program.to_string(),
+            reason: e.to_string(),
         })?;
     if !out.status.success() {
-        return Err(format!(
-            "`{program} {}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(SchedulerError::Failed {
+            command: format!("{program} {}", args.join(" ")),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -487,9 +505,15 @@ pub fn parse_squeue(text: &str) -> BTreeMap<JobId, JobState> {
 }
 
 impl Scheduler for SlurmCli {
-    fn submit(&mut self, job: &JobRequest) -> Result<JobId, String> {
-        fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+    fn submit(&mut self, job: &JobRequest) -> Result<JobId, SchedulerError> {
+        let unwritable = |path: &Path| {
+            let path = path.to_path_buf();
+            move |e: std::io::Error| SchedulerError::Write {
+                path,
+                reason: e.to_string(),
+            }
+        };
+        fs::create_dir_all(&self.dir).map_err(unwritable(&self.dir))?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -507,13 +531,13 @@ impl Scheduler for SlurmCli {
             .map(|r| format!("{} {}\n", r.cores, r.key.hex()))
             .collect();
         mccbuild_core::fsio::write_atomically(&keys_file, keys.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", keys_file.display()))?;
+            .map_err(unwritable(&keys_file))?;
         let script = self.dir.join(format!("{base}.sh"));
         mccbuild_core::fsio::write_atomically(
             &script,
             self.batch_script(job, &keys_file).as_bytes(),
         )
-        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+        .map_err(unwritable(&script))?;
         let mut args = self.sbatch_args(job);
         args.push(script.to_string_lossy().into_owned());
         let out = run_command("sbatch", &args)?;
@@ -525,12 +549,12 @@ impl Scheduler for SlurmCli {
             .trim()
             .to_string();
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!("sbatch printed `{}`, not a job id", out.trim()));
+            return Err(SchedulerError::NoJobId(out.trim().to_string()));
         }
         Ok(id)
     }
 
-    fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, String> {
+    fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SchedulerError> {
         let mut states = BTreeMap::new();
         // squeue takes a list; keep command lines short.
         for chunk in jobs.chunks(200) {
@@ -546,7 +570,7 @@ impl Scheduler for SlurmCli {
             match out {
                 Ok(text) => states.extend(parse_squeue(&text)),
                 // squeue fails on a list holding a job it no longer knows: ask one by one.
-                Err(e) if e.contains("Invalid job id") => {
+                Err(SchedulerError::Failed { stderr, .. }) if stderr.contains("Invalid job id") => {
                     for job in chunk {
                         if let Ok(text) = run_command(
                             "squeue",
@@ -567,7 +591,7 @@ impl Scheduler for SlurmCli {
         Ok(states)
     }
 
-    fn cancel(&mut self, jobs: &[JobId]) -> Result<(), String> {
+    fn cancel(&mut self, jobs: &[JobId]) -> Result<(), SchedulerError> {
         if jobs.is_empty() {
             return Ok(());
         }
@@ -596,16 +620,20 @@ mod tests {
     }
 
     impl Scheduler for Fake {
-        fn submit(&mut self, job: &JobRequest) -> Result<JobId, String> {
+        fn submit(&mut self, job: &JobRequest) -> Result<JobId, SchedulerError> {
             if self.fail_submit {
-                return Err("sbatch: error: invalid partition specified: nope".into());
+                return Err(SchedulerError::Failed {
+                    command: "sbatch job.sh".into(),
+                    status: "exit status: 1".into(),
+                    stderr: "sbatch: error: invalid partition specified: nope".into(),
+                });
             }
             self.next += 1;
             let id = self.next.to_string();
             self.jobs.insert(id.clone(), (job.clone(), 0));
             Ok(id)
         }
-        fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, String> {
+        fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SchedulerError> {
             let mut out = BTreeMap::new();
             for id in jobs {
                 let (req, step) = self.jobs.get_mut(id).unwrap();
@@ -621,7 +649,7 @@ mod tests {
             }
             Ok(out)
         }
-        fn cancel(&mut self, jobs: &[JobId]) -> Result<(), String> {
+        fn cancel(&mut self, jobs: &[JobId]) -> Result<(), SchedulerError> {
             self.cancelled.extend(jobs.iter().cloned());
             Ok(())
         }

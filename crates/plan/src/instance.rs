@@ -1,38 +1,39 @@
-//! Model instances: folders in the MCC layout or BenchKit `.tgz` archives, used as they are.
-//!
-//! An archive is never trusted: entries must stay inside the instance folder (no absolute paths,
-//! no `..`, no links, no devices) and the whole archive must expand to less than a bound. The
-//! same checks apply when an instance is listed and when it is unpacked for a run.
+//! Model instances: folders in the MCC layout or BenchKit `.tgz` archives (read safely by
+//! [`crate::archive`]), used as they are: their files listed and digested, their special files
+//! inspected once per version of the instance, and their content copied into a run's folder.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path};
-
-use quick_xml::events::Event;
-use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use mccbuild_core::digest::{hash_reader, Digest};
+use serde::{Deserialize, Serialize};
 
+use crate::archive::for_each_archive_file;
+pub use crate::archive::ArchiveLimits;
 use crate::digest_cache::{DigestCache, Stamp};
 use crate::manifest::InstanceSource;
+use crate::model_files::{formula_ids, pnml_info};
+pub use crate::model_files::{FileProblem, NetInfo};
 
-/// How far an instance archive may expand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ArchiveLimits {
-    pub max_bytes: u64,
-    pub max_entries: usize,
-}
-
-impl Default for ArchiveLimits {
-    /// 4 GiB and 100,000 entries: far above real MCC instances (a few MB), far below a disk.
-    fn default() -> Self {
-        ArchiveLimits {
-            max_bytes: 4 << 30,
-            max_entries: 100_000,
-        }
-    }
+/// Why an instance cannot be used (its files cannot be listed, read or copied).
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} is a symbolic link; instance folders hold plain files only", path.display())]
+    Link { path: PathBuf },
+    #[error("{} is not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    #[error("{}: {problem}", path.display())]
+    Archive { path: PathBuf, problem: String },
+    #[error("{name} is known from the results file {} only: its runs cannot be executed", results.display())]
+    ImportedOnly { name: String, results: PathBuf },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
 }
 
 /// One file of an instance.
@@ -45,13 +46,6 @@ pub struct FileEntry {
     pub executable: bool,
 }
 
-/// What `model.pnml` says about the net.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NetInfo {
-    pub net_type: String,
-    pub colored: bool,
-}
-
 /// Everything mccbuild needs to know about an instance, computed once per version of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceFacts {
@@ -59,9 +53,9 @@ pub struct InstanceFacts {
     pub files: Vec<FileEntry>,
     /// Formula files (top-level `*.xml` whose root is `<property-set>`): their `<id>`s in file
     /// order, or why they could not be read.
-    pub formulas: BTreeMap<String, Result<Vec<String>, String>>,
+    pub formulas: BTreeMap<String, Result<Vec<String>, FileProblem>>,
     /// `model.pnml`, or why it is not a readable PNML file.
-    pub net: Result<NetInfo, String>,
+    pub net: Result<NetInfo, FileProblem>,
     /// The empty `NewModel` marker: the instance belongs to a new (surprise) model.
     pub new_model: bool,
     /// Small top-level text files (at most 256 bytes: `iscolored`, `instance`, an expected
@@ -73,16 +67,24 @@ impl Default for InstanceFacts {
     /// An instance known by name only (from a results file).
     fn default() -> Self {
         InstanceFacts {
-            files: Vec::new(),
-            formulas: BTreeMap::new(),
-            net: Err("no model file".into()),
-            new_model: false,
-            texts: BTreeMap::new(),
+            net: Err(FileProblem::new("no model file")),
+            ..InstanceFacts::empty()
         }
     }
 }
 
 impl InstanceFacts {
+    /// Before any file is looked at.
+    fn empty() -> InstanceFacts {
+        InstanceFacts {
+            files: Vec::new(),
+            formulas: BTreeMap::new(),
+            net: Err(FileProblem::new("model.pnml is missing")),
+            new_model: false,
+            texts: BTreeMap::new(),
+        }
+    }
+
     pub fn has_file(&self, name: &str) -> bool {
         self.files.iter().any(|f| f.path == name)
     }
@@ -111,16 +113,18 @@ pub fn instance_facts(
     source: &InstanceSource,
     cache: &mut DigestCache,
     limits: ArchiveLimits,
-) -> Result<std::sync::Arc<InstanceFacts>, String> {
+) -> Result<Arc<InstanceFacts>, InstanceError> {
     match source {
-        InstanceSource::Imported(_) => Ok(std::sync::Arc::new(InstanceFacts::default())),
+        InstanceSource::Imported(_) => Ok(Arc::new(InstanceFacts::default())),
         InstanceSource::Archive(path) => {
-            let meta =
-                fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let meta = fs::metadata(path).map_err(|source| InstanceError::Read {
+                path: path.clone(),
+                source,
+            })?;
             let stamps = [(String::new(), Stamp::of(&meta))];
             cache
                 .derived(path, &stamps, |_| archive_facts(path, name, limits))
-                .map(std::sync::Arc::new)
+                .map(Arc::new)
         }
         InstanceSource::Folder(path) => {
             let mut files = Vec::new();
@@ -131,41 +135,45 @@ pub fn instance_facts(
                 .collect();
             cache
                 .derived(path, &stamps, |cache| folder_facts(path, &files, cache))
-                .map(std::sync::Arc::new)
+                .map(Arc::new)
         }
     }
 }
 
+/// The plain files below `dir` (relative to `root`), sorted; links and special files are refused.
 fn walk_folder(
     root: &Path,
     dir: &Path,
     out: &mut Vec<(String, fs::Metadata)>,
-) -> Result<(), String> {
+) -> Result<(), InstanceError> {
+    let unreadable = |source| InstanceError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
     let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| format!("cannot read instance folder {}: {e}", dir.display()))?
+        .map_err(unreadable)?
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot read instance folder {}: {e}", dir.display()))?;
+        .map_err(unreadable)?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let path = entry.path();
-        let meta = fs::symlink_metadata(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let meta = fs::symlink_metadata(&path).map_err(|source| InstanceError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let rel = path
             .strip_prefix(root)
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
         if meta.file_type().is_symlink() {
-            return Err(format!(
-                "{} is a symbolic link; instance folders hold plain files only",
-                path.display()
-            ));
+            return Err(InstanceError::Link { path });
         } else if meta.is_dir() {
             walk_folder(root, &path, out)?;
         } else if meta.is_file() {
             out.push((rel, meta));
         } else {
-            return Err(format!("{} is not a regular file", path.display()));
+            return Err(InstanceError::NotAFile { path });
         }
     }
     Ok(())
@@ -175,13 +183,16 @@ fn folder_facts(
     root: &Path,
     files: &[(String, fs::Metadata)],
     cache: &mut DigestCache,
-) -> Result<InstanceFacts, String> {
+) -> Result<InstanceFacts, InstanceError> {
     let mut facts = InstanceFacts::empty();
     for (rel, meta) in files {
         let path = root.join(rel);
         let digest = cache
             .file_digest(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            .map_err(|source| InstanceError::Read {
+                path: path.clone(),
+                source,
+            })?;
         facts.files.push(FileEntry {
             path: rel.clone(),
             size: meta.len(),
@@ -195,27 +206,21 @@ fn folder_facts(
     Ok(facts)
 }
 
-impl InstanceFacts {
-    /// Before any file is looked at.
-    fn empty() -> InstanceFacts {
-        InstanceFacts {
-            files: Vec::new(),
-            formulas: BTreeMap::new(),
-            net: Err("model.pnml is missing".into()),
-            new_model: false,
-            texts: BTreeMap::new(),
-        }
-    }
-}
-
-fn archive_facts(path: &Path, name: &str, limits: ArchiveLimits) -> Result<InstanceFacts, String> {
+fn archive_facts(
+    path: &Path,
+    name: &str,
+    limits: ArchiveLimits,
+) -> Result<InstanceFacts, InstanceError> {
     let mut facts = InstanceFacts::empty();
     for_each_archive_file(path, name, limits, |rel, size, executable, reader| {
         // Read the entry once: inspect what needs parsing from memory, hash everything.
         let mut content = Vec::with_capacity(size.min(1 << 26) as usize);
         reader
             .read_to_end(&mut content)
-            .map_err(|e| format!("{}: entry {rel}: {e}", path.display()))?;
+            .map_err(|e| InstanceError::Archive {
+                path: path.to_path_buf(),
+                problem: format!("entry {rel}: {e}"),
+            })?;
         let digest = *blake3::hash(&content).as_bytes();
         facts.files.push(FileEntry {
             path: rel.to_string(),
@@ -232,12 +237,13 @@ fn archive_facts(path: &Path, name: &str, limits: ArchiveLimits) -> Result<Insta
     Ok(facts)
 }
 
-/// Records what mccbuild needs from the instance's special files.
+/// Records what mccbuild needs from the instance's special files (`open` may be called twice:
+/// a problem is located by reading the file again).
 fn inspect<R: io::BufRead>(
     facts: &mut InstanceFacts,
     rel: &str,
     size: u64,
-    open: impl FnOnce() -> io::Result<R>,
+    open: impl Fn() -> io::Result<R>,
 ) {
     if size <= 256 && !rel.contains('/') && !rel.ends_with(".xml") && rel != "model.pnml" {
         if let Ok(mut reader) = open() {
@@ -252,14 +258,9 @@ fn inspect<R: io::BufRead>(
     } else if rel == "NewModel" {
         facts.new_model = true;
     } else if rel == "model.pnml" {
-        facts.net = open()
-            .map_err(|e| format!("cannot read model.pnml: {e}"))
-            .and_then(pnml_info);
+        facts.net = pnml_info(open);
     } else if rel.ends_with(".xml") && !rel.contains('/') && !rel.starts_with("GenericProperties") {
-        match open()
-            .map_err(|e| format!("cannot read {rel}: {e}"))
-            .and_then(formula_ids)
-        {
+        match formula_ids(open) {
             Ok(Some(ids)) => {
                 facts.formulas.insert(rel.to_string(), Ok(ids));
             }
@@ -271,256 +272,6 @@ fn inspect<R: io::BufRead>(
     }
 }
 
-/// The `<id>`s of a formula file (`<property-set><property><id>`), in file order; `None` when
-/// the root element is not `property-set`.
-pub fn formula_ids(input: impl io::BufRead) -> Result<Option<Vec<String>>, String> {
-    let mut reader = quick_xml::Reader::from_reader(input);
-    let mut buf = Vec::new();
-    let mut stack: Vec<String> = Vec::new();
-    let mut ids = Vec::new();
-    let mut current: Option<String> = None;
-    let mut root_seen = false;
-    loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| xml_error(&reader, e))?;
-        match event {
-            Event::Start(e) => {
-                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
-                if !root_seen {
-                    root_seen = true;
-                    if name != "property-set" {
-                        return Ok(None);
-                    }
-                }
-                if stack.len() == 2 && name == "id" && stack[1] == "property" {
-                    current = Some(String::new());
-                }
-                stack.push(name);
-            }
-            Event::Empty(e) => {
-                if !root_seen {
-                    root_seen = true;
-                    if e.local_name().as_ref() != b"property-set" {
-                        return Ok(None);
-                    }
-                }
-            }
-            Event::Text(t) => {
-                if let Some(id) = current.as_mut() {
-                    id.push_str(&String::from_utf8_lossy(&t.into_inner()));
-                }
-            }
-            Event::End(_) => {
-                if stack.len() == 3 {
-                    if let Some(id) = current.take() {
-                        let id = id.trim().to_string();
-                        if id.is_empty() {
-                            return Err(format!(
-                                "a <property> has an empty <id> (line {})",
-                                line_of(&reader)
-                            ));
-                        }
-                        ids.push(id);
-                    }
-                }
-                stack.pop();
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-        buf.clear();
-    }
-    if !root_seen {
-        return Err("empty file: no XML element".to_string());
-    }
-    if let Some(open) = stack.last() {
-        return Err(format!("the file ends inside <{open}>: it is truncated"));
-    }
-    let mut seen = std::collections::HashSet::new();
-    if let Some(dup) = ids.iter().find(|id| !seen.insert(id.as_str())) {
-        return Err(format!("formula id `{dup}` appears twice"));
-    }
-    Ok(Some(ids))
-}
-
-/// Checks that `model.pnml` is well-formed XML with a `<pnml><net type="...">`.
-pub fn pnml_info(input: impl io::BufRead) -> Result<NetInfo, String> {
-    let mut reader = quick_xml::Reader::from_reader(input);
-    let mut buf = Vec::new();
-    let mut depth = 0usize;
-    let mut root_seen = false;
-    let mut net_type: Option<String> = None;
-    loop {
-        let event = reader.read_event_into(&mut buf).map_err(|e| {
-            format!(
-                "model.pnml is not well-formed XML: {}",
-                xml_error(&reader, e)
-            )
-        })?;
-        match event {
-            Event::Start(ref e) | Event::Empty(ref e) => {
-                let name = e.local_name();
-                if !root_seen {
-                    root_seen = true;
-                    if name.as_ref() != b"pnml" {
-                        return Err(format!(
-                            "model.pnml: the root element is <{}>, not <pnml>",
-                            String::from_utf8_lossy(name.as_ref())
-                        ));
-                    }
-                } else if depth == 1 && name.as_ref() == b"net" && net_type.is_none() {
-                    let ty = e
-                        .try_get_attribute("type")
-                        .ok()
-                        .flatten()
-                        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
-                        .ok_or_else(|| "model.pnml: <net> has no type attribute".to_string())?;
-                    net_type = Some(ty);
-                }
-                if matches!(event, Event::Start(_)) {
-                    depth += 1;
-                }
-            }
-            Event::End(_) => depth = depth.saturating_sub(1),
-            Event::Eof => break,
-            _ => {}
-        }
-        buf.clear();
-    }
-    if !root_seen {
-        return Err("model.pnml is not XML: it holds no element".to_string());
-    }
-    if depth > 0 {
-        return Err(
-            "model.pnml is not well-formed XML: it ends inside an element (truncated?)".to_string(),
-        );
-    }
-    let net_type =
-        net_type.ok_or_else(|| "model.pnml: no <net> element under <pnml>".to_string())?;
-    let colored = net_type.contains("symmetricnet") || net_type.contains("highlevelnet");
-    Ok(NetInfo { net_type, colored })
-}
-
-fn xml_error<R>(reader: &quick_xml::Reader<R>, e: quick_xml::Error) -> String {
-    format!("{e} (near byte {})", reader.buffer_position())
-}
-
-fn line_of<R>(reader: &quick_xml::Reader<R>) -> u64 {
-    reader.buffer_position()
-}
-
-/// Visits every file of an instance archive after checking it is safe: paths stay inside the
-/// instance folder (a leading `<instance>/` folder is stripped), entries are plain files or
-/// folders, and the archive expands to at most `limits`.
-pub fn for_each_archive_file(
-    path: &Path,
-    instance: &str,
-    limits: ArchiveLimits,
-    mut visit: impl FnMut(&str, u64, bool, &mut dyn Read) -> Result<(), String>,
-) -> Result<(), String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
-    let mut archive = tar::Archive::new(gz);
-    let bad = |what: String| format!("{}: {what}", path.display());
-    let mut total: u64 = 0;
-    let mut count = 0usize;
-    let entries = archive
-        .entries()
-        .map_err(|e| bad(format!("not a tar.gz archive: {e}")))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| bad(format!("corrupt archive: {e}")))?;
-        count += 1;
-        if count > limits.max_entries {
-            return Err(bad(format!(
-                "more than {} entries; refusing to expand it",
-                limits.max_entries
-            )));
-        }
-        let raw = entry
-            .path()
-            .map_err(|e| bad(format!("entry with an unreadable path: {e}")))?
-            .into_owned();
-        let shown = raw.display().to_string();
-        let mut parts: Vec<String> = Vec::new();
-        for component in raw.components() {
-            match component {
-                Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    return Err(bad(format!(
-                        "entry `{shown}` escapes the instance folder (`..`)"
-                    )))
-                }
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(bad(format!("entry `{shown}` has an absolute path")))
-                }
-            }
-        }
-        if parts.first().is_some_and(|first| first == instance) {
-            parts.remove(0);
-        }
-        let kind = entry.header().entry_type();
-        if kind.is_dir() {
-            continue;
-        }
-        if !(kind.is_file() || kind == tar::EntryType::Continuous) {
-            let what = if kind.is_symlink() {
-                "a symbolic link"
-            } else if kind.is_hard_link() {
-                "a hard link"
-            } else {
-                "not a plain file"
-            };
-            return Err(bad(format!(
-                "entry `{shown}` is {what}; instance archives hold plain files only"
-            )));
-        }
-        if parts.is_empty() {
-            return Err(bad(format!("entry `{shown}` has an empty path")));
-        }
-        let rel = parts.join("/");
-        let mode = entry.header().mode().unwrap_or(0o644);
-        let size = entry.header().size().unwrap_or(0);
-        if total.saturating_add(size) > limits.max_bytes {
-            return Err(bad(format!(
-                "expands to more than {} MB; refusing to expand it",
-                limits.max_bytes >> 20
-            )));
-        }
-        // Never trust the header: count what is really read.
-        let budget = limits.max_bytes - total;
-        let mut counted = CountingReader {
-            inner: (&mut entry).take(budget + 1),
-            count: 0,
-        };
-        visit(&rel, size, mode & 0o111 != 0, &mut counted)?;
-        io::copy(&mut counted, &mut io::sink())
-            .map_err(|e| bad(format!("entry `{shown}`: {e}")))?;
-        total += counted.count;
-        if total > limits.max_bytes {
-            return Err(bad(format!(
-                "expands to more than {} MB; refusing to expand it",
-                limits.max_bytes >> 20
-            )));
-        }
-    }
-    Ok(())
-}
-
-struct CountingReader<R> {
-    inner: R,
-    count: u64,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-}
-
 /// Materialises an instance in `dest` (a fresh folder), without the files in `hidden` (rule M-9).
 pub fn materialize(
     name: &str,
@@ -528,14 +279,13 @@ pub fn materialize(
     dest: &Path,
     hidden: &[&str],
     limits: ArchiveLimits,
-) -> Result<(), String> {
-    fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+) -> Result<(), InstanceError> {
+    create_dir(dest)?;
     match source {
-        InstanceSource::Imported(path) => Err(format!(
-            "{} is known from the results file {} only: its runs cannot be executed",
-            name,
-            path.display()
-        )),
+        InstanceSource::Imported(path) => Err(InstanceError::ImportedOnly {
+            name: name.to_string(),
+            results: path.clone(),
+        }),
         InstanceSource::Folder(root) => {
             let mut files = Vec::new();
             walk_folder(root, root, &mut files)?;
@@ -545,17 +295,13 @@ pub fn materialize(
                 }
                 let target = dest.join(&rel);
                 if let Some(parent) = target.parent() {
-                    fs::create_dir_all(parent)
-                        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                    create_dir(parent)?;
                 }
-                fs::copy(root.join(&rel), &target)
-                    .map_err(|e| format!("cannot copy {rel} into the run's folder: {e}"))?;
-                let mode = if meta.permissions().mode() & 0o111 != 0 {
-                    0o755
-                } else {
-                    0o644
-                };
-                let _ = fs::set_permissions(&target, fs::Permissions::from_mode(mode));
+                fs::copy(root.join(&rel), &target).map_err(|source| InstanceError::Write {
+                    path: target.clone(),
+                    source,
+                })?;
+                set_executable(&target, meta.permissions().mode() & 0o111 != 0);
             }
             Ok(())
         }
@@ -566,21 +312,33 @@ pub fn materialize(
                 }
                 let target = dest.join(rel);
                 if let Some(parent) = target.parent() {
-                    fs::create_dir_all(parent)
-                        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                    create_dir(parent)?;
                 }
-                let mut out = File::create(&target)
-                    .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-                io::copy(reader, &mut out)
-                    .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-                out.flush()
-                    .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-                let mode = if executable { 0o755 } else { 0o644 };
-                let _ = fs::set_permissions(&target, fs::Permissions::from_mode(mode));
+                let written = File::create(&target).and_then(|mut out| {
+                    io::copy(reader, &mut out)?;
+                    out.flush()
+                });
+                written.map_err(|source| InstanceError::Write {
+                    path: target.clone(),
+                    source,
+                })?;
+                set_executable(&target, executable);
                 Ok(())
             })
         }
     }
+}
+
+fn create_dir(dir: &Path) -> Result<(), InstanceError> {
+    fs::create_dir_all(dir).map_err(|source| InstanceError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn set_executable(path: &Path, executable: bool) {
+    let mode = if executable { 0o755 } else { 0o644 };
+    let _ = fs::set_permissions(path, fs::Permissions::from_mode(mode));
 }
 
 /// The digest of everything a reader yields (re-exported for callers hashing instance files).
@@ -593,54 +351,6 @@ mod tests {
     use super::*;
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/mcc2025");
-
-    #[test]
-    fn formula_ids_in_file_order() {
-        let xml = r#"<?xml version="1.0"?>
-<property-set xmlns="http://mcc.lip6.fr/">
-  <property><id>M-UpperBounds-01</id><description>x</description><formula><place-bound><place>p</place></place-bound></formula></property>
-  <property>
-    <id>
-      M-UpperBounds-00
-    </id>
-    <formula/>
-  </property>
-</property-set>"#;
-        assert_eq!(
-            formula_ids(xml.as_bytes()).unwrap(),
-            Some(vec![
-                "M-UpperBounds-01".to_string(),
-                "M-UpperBounds-00".to_string()
-            ])
-        );
-        assert_eq!(formula_ids("<toolspecific/>".as_bytes()).unwrap(), None);
-        assert!(formula_ids("<property-set><property><id>a</id></property><property><id>a</id></property></property-set>".as_bytes()).unwrap_err().contains("twice"));
-        assert!(formula_ids("<property-set><property><id>a</id>".as_bytes()).is_err());
-        assert!(formula_ids("".as_bytes()).is_err());
-    }
-
-    #[test]
-    fn pnml_checks() {
-        let ok = r#"<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml"><net id="n" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="p"/></net></pnml>"#;
-        assert_eq!(
-            pnml_info(ok.as_bytes()).unwrap(),
-            NetInfo {
-                net_type: "http://www.pnml.org/version-2009/grammar/ptnet".into(),
-                colored: false
-            }
-        );
-        let colored = ok.replace("ptnet", "symmetricnet");
-        assert!(pnml_info(colored.as_bytes()).unwrap().colored);
-        for bad in [
-            "this is not XML",
-            "",
-            "<pnml><net type=\"x\"></pnml>",
-            "<foo/>",
-            "<pnml></pnml>",
-        ] {
-            assert!(pnml_info(bad.as_bytes()).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn real_archive_facts() {
@@ -724,7 +434,7 @@ mod tests {
         fs::write(&path, bytes).unwrap();
         let dest = dir.path().join("out");
         let source = InstanceSource::Archive(path);
-        materialize("X-PT-1", &source, &dest, &[], limits)?;
+        materialize("X-PT-1", &source, &dest, &[], limits).map_err(|e| e.to_string())?;
         let mut found = Vec::new();
         walk_folder(&dest, &dest, &mut Vec::new()).unwrap();
         for e in fs::read_dir(&dest).unwrap() {

@@ -3,10 +3,12 @@
 //! digests cached by file stamp ([`digest_cache`]), results files whose rows are runs
 //! ([`results_file`]), the run key builder ([`key`]) and the plan itself ([`plan`]).
 
+pub mod archive;
 pub mod digest_cache;
 pub mod instance;
 pub mod key;
 pub mod manifest;
+pub mod model_files;
 pub mod plan;
 pub mod results_file;
 

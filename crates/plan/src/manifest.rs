@@ -13,6 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
+use mccbuild_core::toml_file::read_toml;
 use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits};
 
 const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
@@ -21,7 +22,6 @@ const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 // The file format.
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ManifestFile {
     contest: ContestSection,
     #[serde(default)]
@@ -35,7 +35,6 @@ struct ManifestFile {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ContestSection {
     name: String,
     rules: Spanned<String>,
@@ -64,7 +63,6 @@ impl OneOrMany {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ExecutorSection {
     #[serde(default)]
     kind: ExecutorKind,
@@ -90,7 +88,6 @@ impl Default for ExecutorSection {
 
 /// `[executor.qemu]` (docs/manifest.md).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct QemuSection {
     guest: Option<Spanned<String>>,
     kernel: Option<Spanned<String>>,
@@ -106,7 +103,6 @@ struct QemuSection {
 
 /// `[executor.slurm]` as written (docs/manifest.md).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct SlurmSection {
     #[serde(default)]
     partition: Option<Spanned<String>>,
@@ -152,7 +148,6 @@ impl ExecutorKind {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct LimitsSection {
     #[serde(default)]
     time_s: Option<u64>,
@@ -164,7 +159,6 @@ struct LimitsSection {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ModelSection {
     name: String,
     /// Absent: the edition's default kind (E-4.4).
@@ -176,7 +170,6 @@ struct ModelSection {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ToolSection {
     name: String,
     #[serde(default)]
@@ -404,38 +397,128 @@ impl Contest {
             path: manifest_path,
             text,
         };
-        let file: ManifestFile =
-            toml::from_str(text).map_err(|e| source.toml_problem(&e, MANIFEST_HELP))?;
-        let root = manifest_path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let root = if root.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            root
-        };
-        let root = std::path::absolute(&root).unwrap_or(root);
-        let mut problems = Problems::default();
-        let at = |span: Range<usize>| if span.is_empty() { None } else { Some(span) };
-
+        let file: ManifestFile = read_toml(&source, MANIFEST_HELP)?;
+        let root = manifest_root(manifest_path);
         let rules_path = root.join(file.contest.rules.get_ref());
-        let edition = match Edition::load(&rules_path) {
-            Ok(edition) => Arc::new(edition),
-            Err(EditionError::Unreadable { .. }) => {
-                return Err(source
-                    .problem_at(
-                        Some(file.contest.rules.span()),
-                        format!("cannot read the rules file {}", rules_path.display()),
-                    )
-                    .help("set `rules` to an edition of rules/, e.g. \"rules/mcc-2026.toml\"")
-                    .into())
-            }
-            Err(EditionError::Invalid(problems)) => return Err(problems),
+        let edition = load_edition(&source, &file.contest.rules, &rules_path)?;
+        let mut reading = Reading {
+            source,
+            root,
+            edition,
+            problems: Problems::default(),
         };
+        let (executor, shared_store) = reading.executor(&file);
+        let (mut models, model_kinds) = reading.declared_models(&file);
+        let model_kinds = reading.input_models(&file, &mut models, model_kinds);
+        let results = reading.results_files(&file);
+        reading.check_instance_names(&mut models);
+        if models.is_empty() && results.is_empty() {
+            reading.problems.push(
+                Problem::new(manifest_path, "the contest has no models")
+                    .help("add a [[model]], or set `inputs` or `results` in [contest]"),
+            );
+        }
+        let tools = reading.tools(&file, &results);
+        let Reading {
+            root,
+            edition,
+            problems,
+            ..
+        } = reading;
+        problems.into_result(())?;
+        let store = match shared_store {
+            Some(shared) => shared,
+            None => root.join(file.contest.store.as_deref().unwrap_or("cache")),
+        };
+        Ok(Contest {
+            manifest_path: manifest_path.to_path_buf(),
+            root,
+            name: file.contest.name,
+            rules_path,
+            edition,
+            store,
+            executor,
+            time_s: file.limits.time_s,
+            memory_mb: file.limits.memory_mb,
+            models,
+            tools,
+            results,
+            model_kinds,
+        })
+    }
 
+    /// The limits of a run of `exam`: the edition's (E-5.7 per examination), overridden by
+    /// the manifest's `[limits]`.
+    pub fn limits_for(&self, exam: ExamId) -> Limits {
+        let base = self.edition.limits_for(exam);
+        Limits {
+            time_s: self.time_s.unwrap_or(base.time_s),
+            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+        }
+    }
+
+    pub fn tool(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+}
+
+/// The manifest's folder (absolute): relative paths start there.
+fn manifest_root(manifest_path: &Path) -> PathBuf {
+    let root = manifest_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let root = if root.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        root
+    };
+    std::path::absolute(&root).unwrap_or(root)
+}
+
+/// The rules file `rules` names (an unreadable one is a problem at `rules`).
+fn load_edition(
+    source: &SourceText<'_>,
+    rules: &Spanned<String>,
+    rules_path: &Path,
+) -> Result<Arc<Edition>, Problems> {
+    match Edition::load(rules_path) {
+        Ok(edition) => Ok(Arc::new(edition)),
+        Err(EditionError::Unreadable { .. }) => Err(source
+            .problem_at(
+                Some(rules.span()),
+                format!("cannot read the rules file {}", rules_path.display()),
+            )
+            .help("set `rules` to an edition of rules/, e.g. \"rules/mcc-2026.toml\"")
+            .into()),
+        Err(EditionError::Invalid(problems)) => Err(problems),
+    }
+}
+
+/// A span, unless it is empty (a default value has no place in the file).
+fn at(span: Range<usize>) -> Option<Range<usize>> {
+    if span.is_empty() {
+        None
+    } else {
+        Some(span)
+    }
+}
+
+/// A manifest being read: its text, folder and edition, and the problems found so far.
+struct Reading<'a> {
+    source: SourceText<'a>,
+    root: PathBuf,
+    edition: Arc<Edition>,
+    problems: Problems,
+}
+
+impl Reading<'_> {
+    /// `[executor]` with `[executor.qemu]` and `[executor.slurm]`, and `[limits]`; the shared
+    /// store Slurm names, if any.
+    fn executor(&mut self, file: &ManifestFile) -> (ExecutorConfig, Option<PathBuf>) {
+        let (source, problems) = (&self.source, &mut self.problems);
         let (slurm, shared_store) =
-            slurm_config(&source, file.executor.slurm.as_ref(), &root, &mut problems);
+            slurm_config(source, file.executor.slurm.as_ref(), &self.root, problems);
         if file.executor.slurm.is_some() && file.executor.kind != ExecutorKind::Slurm {
             problems.push(
                 source
@@ -449,7 +532,7 @@ impl Contest {
         let jobs = file.executor.jobs.unwrap_or(1);
         if jobs == 0 {
             problems.push(Problem::new(
-                manifest_path,
+                source.path,
                 "[executor] jobs must be at least 1",
             ));
         }
@@ -459,29 +542,42 @@ impl Contest {
         ] {
             if value == Some(0) {
                 problems.push(Problem::new(
-                    manifest_path,
+                    source.path,
                     format!("[limits] {name} must be positive"),
                 ));
             }
         }
-
+        let cpu_model = file
+            .limits
+            .cpu_model
+            .clone()
+            .unwrap_or_else(|| self.edition.vm.cpu_model.clone());
         let qemu = qemu_config(
-            &source,
-            &root,
+            source,
+            &self.root,
             file.executor.qemu.as_ref(),
             file.executor.kind,
-            file.limits
-                .cpu_model
-                .clone()
-                .unwrap_or_else(|| edition.vm.cpu_model.clone()),
+            cpu_model,
             &file.tools,
-            &mut problems,
+            problems,
         );
+        let executor = ExecutorConfig {
+            kind: file.executor.kind,
+            jobs,
+            qemu,
+            slurm,
+        };
+        (executor, shared_store)
+    }
 
+    /// The `[[model]]`s with instances, and the kinds given to the others (models whose
+    /// instances come from `inputs` or `results`).
+    fn declared_models(&mut self, file: &ManifestFile) -> (Vec<Model>, BTreeMap<String, usize>) {
+        let (source, root, edition) = (&self.source, &self.root, &self.edition);
+        let problems = &mut self.problems;
         // Models and their instances.
         let mut models: Vec<Model> = Vec::new();
         let mut model_kinds: BTreeMap<String, usize> = BTreeMap::new();
-        let mut instance_names: BTreeMap<String, String> = BTreeMap::new();
         for spanned in &file.models {
             let m = spanned.get_ref();
             if models.iter().any(|known| known.name == m.name) || model_kinds.contains_key(&m.name)
@@ -529,11 +625,11 @@ impl Contest {
             let mut instances = Vec::new();
             for pattern in patterns {
                 match expand_instances(&root, pattern.get_ref(), &edition.instances.model_file) {
-                    Ok(found) => instances.extend(found),
-                    Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
-                        format!("instances are folders holding {} or BenchKit .tgz archives, relative to the manifest; globs are allowed", edition.instances.model_file),
-                    )),
-                }
+                Ok(found) => instances.extend(found),
+                Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
+                    format!("instances are folders holding {} or BenchKit .tgz archives, relative to the manifest; globs are allowed", edition.instances.model_file),
+                )),
+            }
             }
             if patterns.is_empty() {
                 problems.push(source.problem_at(
@@ -547,6 +643,19 @@ impl Contest {
                 instances,
             });
         }
+        (models, model_kinds)
+    }
+
+    /// The models of `inputs` (grouped by the MCC naming); returns the kinds given to models
+    /// that are still to come from `results`.
+    fn input_models(
+        &mut self,
+        file: &ManifestFile,
+        models: &mut Vec<Model>,
+        mut model_kinds: BTreeMap<String, usize>,
+    ) -> BTreeMap<String, usize> {
+        let (source, root, edition) = (&self.source, &self.root, &self.edition);
+        let problems = &mut self.problems;
         if let Some(inputs) = &file.contest.inputs {
             let mut by_model: BTreeMap<String, Vec<InstanceDecl>> = BTreeMap::new();
             for pattern in inputs.get_ref().items() {
@@ -554,13 +663,13 @@ impl Contest {
                     Ok(found) => {
                         for instance in found {
                             match mcc_model_name(&instance.name) {
-                                Some(model) => by_model.entry(model.to_string()).or_default().push(instance),
-                                None => problems.push(
-                                    source
-                                        .problem_at(Some(inputs.span()), format!("input `{}` does not follow the MCC naming <Model>-<PT|COL>-<parameters>", instance.name))
-                                        .help("declare it in a [[model]] instead"),
-                                ),
-                            }
+                            Some(model) => by_model.entry(model.to_string()).or_default().push(instance),
+                            None => problems.push(
+                                source
+                                    .problem_at(Some(inputs.span()), format!("input `{}` does not follow the MCC naming <Model>-<PT|COL>-<parameters>", instance.name))
+                                    .help("declare it in a [[model]] instead"),
+                            ),
+                        }
                         }
                     }
                     Err(message) => problems
@@ -589,19 +698,34 @@ impl Contest {
                 });
             }
         }
+        model_kinds
+    }
+
+    /// `results`: files in the layout of the MCC's raw-result-analysis.csv.
+    fn results_files(&mut self, file: &ManifestFile) -> Vec<PathBuf> {
+        let (source, root) = (&self.source, &self.root);
+        let problems = &mut self.problems;
         let mut results = Vec::new();
         if let Some(files) = &file.contest.results {
             for f in files.get_ref().items() {
                 let path = root.join(f);
                 if !path.is_file() {
                     problems.push(source.problem_at(Some(files.span()), format!("results file {} does not exist", path.display())).help(
-                        "`results` names files in the layout of the MCC's raw-result-analysis.csv, relative to the manifest",
-                    ));
+                    "`results` names files in the layout of the MCC's raw-result-analysis.csv, relative to the manifest",
+                ));
                 }
                 results.push(path);
             }
         }
-        for model in &mut models {
+        results
+    }
+
+    /// Each model's instances sorted and unique; an instance in two models is a problem.
+    fn check_instance_names(&mut self, models: &mut [Model]) {
+        let manifest_path = self.source.path;
+        let problems = &mut self.problems;
+        let mut instance_names: BTreeMap<String, String> = BTreeMap::new();
+        for model in models.iter_mut() {
             model.instances.sort_by(|a, b| a.name.cmp(&b.name));
             model.instances.dedup_by(|a, b| a.source == b.source);
             for instance in &model.instances {
@@ -621,214 +745,217 @@ impl Contest {
                 }
             }
         }
-        if models.is_empty() && results.is_empty() {
-            problems.push(
-                Problem::new(manifest_path, "the contest has no models")
-                    .help("add a [[model]], or set `inputs` or `results` in [contest]"),
-            );
-        }
+    }
 
-        // Tools.
+    /// The `[[tool]]`s.
+    fn tools(&mut self, file: &ManifestFile, results: &[PathBuf]) -> Vec<Tool> {
         let mut tools: Vec<Tool> = Vec::new();
         let mut tool_names = HashSet::new();
         for spanned in &file.tools {
-            let t = spanned.get_ref();
-            let here = Some(spanned.span());
-            if !tool_names.insert(t.name.clone()) {
-                problems.push(
-                    source.problem_at(here.clone(), format!("tool `{}` is declared twice", t.name)),
-                );
+            let name = &spanned.get_ref().name;
+            if !tool_names.insert(name.clone()) {
+                self.problems.push(self.source.problem_at(
+                    Some(spanned.span()),
+                    format!("tool `{name}` is declared twice"),
+                ));
                 continue;
             }
-            if t.name.is_empty()
-                || !t
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
-            {
-                problems.push(
-                    source
-                        .problem_at(
-                            here.clone(),
-                            format!("tool name `{}` must be letters, digits and - _ . +", t.name),
-                        )
-                        .help("it becomes BK_TOOL and a file name"),
-                );
-            }
-            let cores = *t.cores.get_ref();
-            if cores != 1 && cores != 4 {
-                problems.push(
-                    source
-                        .problem_at(at(t.cores.span()).or(here.clone()), format!("tool `{}`: cores = {cores}", t.name))
-                        .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
-                );
-            }
-            let dir = t.dir.as_ref().map(|d| {
-                let dir = root.join(d.get_ref());
-                std::path::absolute(&dir).unwrap_or(dir)
-            });
-            match (&t.dir, &dir) {
-                (None, _) if results.is_empty() => problems.push(
-                    source
-                        .problem_at(here.clone(), format!("tool `{}` has no `dir`", t.name))
-                        .help(
-                            "a tool is a folder (`dir`), unless its runs come from `results` files",
-                        ),
-                ),
-                (None, _) if t.setup.is_some() => {
-                    problems.push(source.problem_at(
-                        here.clone(),
-                        format!("tool `{}`: setup without dir", t.name),
-                    ));
-                }
-                (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
-                    source
-                        .problem_at(
-                            Some(spanned.span()),
-                            format!("tool `{}`: folder {} does not exist", t.name, dir.display()),
-                        )
-                        .help("`dir` is relative to the manifest"),
-                ),
-                (Some(_), Some(dir)) => {
-                    let entry = dir.join(&t.entry);
-                    match std::fs::metadata(&entry) {
-                    Err(_) => problems.push(
-                        source
-                            .problem_at(here.clone(), format!("tool `{}`: entry {} does not exist", t.name, entry.display()))
-                            .help("`entry` is relative to the tool's dir (default BenchKit_head.sh)"),
-                    ),
-                    Ok(meta) if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 => problems.push(
-                        source
-                            .problem_at(here.clone(), format!("tool `{}`: entry {} is not an executable file", t.name, entry.display()))
-                            .help(format!("make it executable: chmod +x {}", entry.display())),
-                    ),
-                    Ok(_) => {}
-                }
-                    if Path::new(&t.entry).is_absolute()
-                        || Path::new(&t.entry)
-                            .components()
-                            .any(|c| c == std::path::Component::ParentDir)
-                    {
-                        problems.push(source.problem_at(
-                            here.clone(),
-                            format!(
-                                "tool `{}`: entry must be a path inside the tool's dir",
-                                t.name
-                            ),
-                        ));
-                    }
-                }
-                _ => {}
-            }
-            let mut examinations = Vec::new();
-            for name in t.examinations.get_ref() {
-                if name == "all" {
-                    examinations.extend(0..edition.examinations.len());
-                } else if let Some(exam) = edition.examination(name) {
-                    examinations.push(exam);
-                } else if let Some(category) = edition.category(name) {
-                    examinations.extend(edition.categories[category].examinations.iter().copied());
-                } else {
-                    problems.push(
-                        source
-                            .problem_at(
-                                at(t.examinations.span()).or(here.clone()),
-                                format!("tool `{}`: unknown examination `{name}`", t.name),
-                            )
-                            .help(format!(
-                                "use \"all\", a category or an examination of {}: {}",
-                                edition.info.name,
-                                edition
-                                    .examinations
-                                    .iter()
-                                    .map(|e| e.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )),
-                    );
-                }
-            }
-            examinations.sort_unstable();
-            examinations.dedup();
-            let setup_inputs = match &t.setup_inputs {
-                None => None,
-                Some(list) => {
-                    let mut patterns = Vec::new();
-                    for p in list.get_ref() {
-                        match glob::Pattern::new(p) {
-                            Ok(p) => patterns.push(p),
-                            Err(e) => problems.push(source.problem_at(
-                                Some(list.span()),
-                                format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
-                            )),
-                        }
-                    }
-                    if t.setup.is_none() {
-                        problems.push(source.problem_at(
-                            Some(list.span()),
-                            format!("tool `{}`: setup_inputs without setup", t.name),
-                        ));
-                    }
-                    Some(patterns)
-                }
-            };
-            tools.push(Tool {
-                name: t.name.clone(),
-                kind: t.kind,
-                family: t.family.clone().unwrap_or_else(|| t.name.clone()),
-                cores,
-                dir,
-                entry: t.entry.clone(),
-                setup: t.setup.clone(),
-                setup_inputs,
-                examinations,
-            });
+            tools.push(self.tool(spanned, results));
         }
         if tools.is_empty() {
-            problems.push(
-                Problem::new(manifest_path, "the contest has no tools").help("add a [[tool]]"),
+            self.problems.push(
+                Problem::new(self.source.path, "the contest has no tools").help("add a [[tool]]"),
             );
         }
-
-        problems.into_result(())?;
-        let store = match shared_store {
-            Some(shared) => shared,
-            None => root.join(file.contest.store.as_deref().unwrap_or("cache")),
-        };
-        Ok(Contest {
-            manifest_path: manifest_path.to_path_buf(),
-            root,
-            name: file.contest.name,
-            rules_path,
-            edition,
-            store,
-            executor: ExecutorConfig {
-                kind: file.executor.kind,
-                jobs,
-                qemu,
-                slurm,
-            },
-            time_s: file.limits.time_s,
-            memory_mb: file.limits.memory_mb,
-            models,
-            tools,
-            results,
-            model_kinds,
-        })
+        tools
     }
 
-    /// The limits of a run of `exam`: the edition's (E-5.7 per examination), overridden by
-    /// the manifest's `[limits]`.
-    pub fn limits_for(&self, exam: ExamId) -> Limits {
-        let base = self.edition.limits_for(exam);
-        Limits {
-            time_s: self.time_s.unwrap_or(base.time_s),
-            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+    /// One `[[tool]]`, checked.
+    fn tool(&mut self, spanned: &Spanned<ToolSection>, results: &[PathBuf]) -> Tool {
+        let t = spanned.get_ref();
+        let here = Some(spanned.span());
+        let (source, problems) = (&self.source, &mut self.problems);
+        let cores = *t.cores.get_ref();
+        if t.name.is_empty()
+            || !t
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+        {
+            problems.push(
+                source
+                    .problem_at(
+                        here.clone(),
+                        format!("tool name `{}` must be letters, digits and - _ . +", t.name),
+                    )
+                    .help("it becomes BK_TOOL and a file name"),
+            );
+        }
+        if cores != 1 && cores != 4 {
+            problems.push(
+                source
+                    .problem_at(
+                        at(t.cores.span()).or(here.clone()),
+                        format!("tool `{}`: cores = {cores}", t.name),
+                    )
+                    .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
+            );
+        }
+        let dir = t.dir.as_ref().map(|d| {
+            let dir = self.root.join(d.get_ref());
+            std::path::absolute(&dir).unwrap_or(dir)
+        });
+        self.check_tool_dir(t, here.clone(), dir.as_deref(), results);
+        let examinations = self.tool_examinations(t, here);
+        let setup_inputs = self.setup_inputs(t);
+        Tool {
+            name: t.name.clone(),
+            kind: t.kind,
+            family: t.family.clone().unwrap_or_else(|| t.name.clone()),
+            cores,
+            dir,
+            entry: t.entry.clone(),
+            setup: t.setup.clone(),
+            setup_inputs,
+            examinations,
         }
     }
 
-    pub fn tool(&self, name: &str) -> Option<usize> {
-        self.tools.iter().position(|t| t.name == name)
+    /// A tool is a folder with an executable entry inside it, unless its runs come from
+    /// results files.
+    fn check_tool_dir(
+        &mut self,
+        t: &ToolSection,
+        here: Option<Range<usize>>,
+        dir: Option<&Path>,
+        results: &[PathBuf],
+    ) {
+        let (source, problems) = (&self.source, &mut self.problems);
+        match (&t.dir, dir) {
+            (None, _) if results.is_empty() => problems.push(
+                source
+                    .problem_at(here, format!("tool `{}` has no `dir`", t.name))
+                    .help("a tool is a folder (`dir`), unless its runs come from `results` files"),
+            ),
+            (None, _) if t.setup.is_some() => {
+                problems
+                    .push(source.problem_at(here, format!("tool `{}`: setup without dir", t.name)));
+            }
+            (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
+                source
+                    .problem_at(
+                        Some(spanned.span()),
+                        format!("tool `{}`: folder {} does not exist", t.name, dir.display()),
+                    )
+                    .help("`dir` is relative to the manifest"),
+            ),
+            (Some(_), Some(dir)) => {
+                let entry = dir.join(&t.entry);
+                match std::fs::metadata(&entry) {
+                    Err(_) => problems.push(
+                        source
+                            .problem_at(
+                                here.clone(),
+                                format!(
+                                    "tool `{}`: entry {} does not exist",
+                                    t.name,
+                                    entry.display()
+                                ),
+                            )
+                            .help(
+                                "`entry` is relative to the tool's dir (default BenchKit_head.sh)",
+                            ),
+                    ),
+                    Ok(meta) if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 => {
+                        problems.push(
+                            source
+                                .problem_at(
+                                    here.clone(),
+                                    format!(
+                                        "tool `{}`: entry {} is not an executable file",
+                                        t.name,
+                                        entry.display()
+                                    ),
+                                )
+                                .help(format!("make it executable: chmod +x {}", entry.display())),
+                        )
+                    }
+                    Ok(_) => {}
+                }
+                if Path::new(&t.entry).is_absolute()
+                    || Path::new(&t.entry)
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir)
+                {
+                    problems.push(source.problem_at(
+                        here,
+                        format!(
+                            "tool `{}`: entry must be a path inside the tool's dir",
+                            t.name
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The examinations a tool takes part in: "all", categories and examinations.
+    fn tool_examinations(&mut self, t: &ToolSection, here: Option<Range<usize>>) -> Vec<ExamId> {
+        let edition = &self.edition;
+        let mut examinations = Vec::new();
+        for name in t.examinations.get_ref() {
+            if name == "all" {
+                examinations.extend(0..edition.examinations.len());
+            } else if let Some(exam) = edition.examination(name) {
+                examinations.push(exam);
+            } else if let Some(category) = edition.category(name) {
+                examinations.extend(edition.categories[category].examinations.iter().copied());
+            } else {
+                self.problems.push(
+                    self.source
+                        .problem_at(
+                            at(t.examinations.span()).or(here.clone()),
+                            format!("tool `{}`: unknown examination `{name}`", t.name),
+                        )
+                        .help(format!(
+                            "use \"all\", a category or an examination of {}: {}",
+                            edition.info.name,
+                            edition
+                                .examinations
+                                .iter()
+                                .map(|e| e.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                );
+            }
+        }
+        examinations.sort_unstable();
+        examinations.dedup();
+        examinations
+    }
+
+    /// `setup_inputs`: the globs of the files a tool's setup reads.
+    fn setup_inputs(&mut self, t: &ToolSection) -> Option<Vec<glob::Pattern>> {
+        let list = t.setup_inputs.as_ref()?;
+        let mut patterns = Vec::new();
+        for p in list.get_ref() {
+            match glob::Pattern::new(p) {
+                Ok(p) => patterns.push(p),
+                Err(e) => self.problems.push(self.source.problem_at(
+                    Some(list.span()),
+                    format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
+                )),
+            }
+        }
+        if t.setup.is_none() {
+            self.problems.push(self.source.problem_at(
+                Some(list.span()),
+                format!("tool `{}`: setup_inputs without setup", t.name),
+            ));
+        }
+        Some(patterns)
     }
 }
 
@@ -844,136 +971,42 @@ fn qemu_config(
     problems: &mut Problems,
 ) -> QemuConfig {
     let empty = QemuSection::default();
-    let q = section.map_or(&empty, Spanned::get_ref);
-    let at = |s: Option<Range<usize>>| s.or_else(|| section.map(Spanned::span));
-    let choice = |field: &str,
-                  value: &Option<Spanned<String>>,
-                  allowed: &[&str],
-                  problems: &mut Problems|
-     -> Option<usize> {
-        let v = value.as_ref()?;
-        let found = allowed.iter().position(|a| a == v.get_ref());
-        if found.is_none() {
-            problems.push(
-                source
-                    .problem_at(
-                        at(Some(v.span())),
-                        format!("[executor.qemu] {field} = \"{}\" is not known", v.get_ref()),
-                    )
-                    .help(format!("use one of: {}", allowed.join(", "))),
-            );
-        }
-        found
+    let mut q = QemuReading {
+        source,
+        root,
+        section,
+        q: section.map_or(&empty, Spanned::get_ref),
+        active: kind == ExecutorKind::Qemu,
+        problems,
     };
-    let guest = match choice("guest", &q.guest, &["kernel", "image"], problems) {
+    let guest = match q.choice("guest", &q.q.guest, &["kernel", "image"]) {
         Some(1) => GuestKind::Image,
         _ => GuestKind::Kernel,
     };
-    let accel = match choice("accel", &q.accel, &["auto", "kvm", "tcg"], problems) {
+    let accel = match q.choice("accel", &q.q.accel, &["auto", "kvm", "tcg"]) {
         Some(1) => Accel::Kvm,
         Some(2) => Accel::Tcg,
         _ => Accel::Auto,
     };
-    let path = |p: &Option<Spanned<String>>, default: &str| {
-        root.join(p.as_ref().map_or(default, |s| s.get_ref().as_str()))
-    };
-    let kernel = path(&q.kernel, "target/qemu-guest/vmlinux");
-    let initrd = path(&q.initrd, "target/qemu-guest/initrd.gz");
-    let mut images = BTreeMap::new();
-    let active = kind == ExecutorKind::Qemu;
-    let must_exist = |field: &str,
-                      span: Option<Range<usize>>,
-                      file: &Path,
-                      fix: &str,
-                      problems: &mut Problems| {
-        if active && !file.is_file() {
-            problems.push(
-                source
-                    .problem_at(
-                        at(span),
-                        format!("[executor.qemu] {field}: {} does not exist", file.display()),
-                    )
-                    .help(fix.to_string()),
-            );
-        }
-    };
-    if guest == GuestKind::Kernel {
-        let fix = "build the kernel-kind guest with scripts/guest-kernel (or set `kernel` and `initrd`, relative to the manifest)";
-        must_exist(
-            "kernel",
-            q.kernel.as_ref().map(Spanned::span),
-            &kernel,
-            fix,
-            problems,
-        );
-        must_exist(
-            "initrd",
-            q.initrd.as_ref().map(Spanned::span),
-            &initrd,
-            fix,
-            problems,
-        );
+    let (kernel, initrd) = q.kernel_files(guest == GuestKind::Kernel);
+    let images = if guest == GuestKind::Image {
+        q.images(tools)
     } else {
-        let fix = "build a BenchKit-style image with scripts/guest-image, or set `image`/`images` (relative to the manifest)";
-        for tool in tools {
-            let t = tool.get_ref();
-            if t.dir.is_none() {
-                continue;
-            }
-            let (spanned, field) = match (q.images.get(&t.name), &q.image) {
-                (Some(s), _) => (s, format!("images.{}", t.name)),
-                (None, Some(s)) => (s, "image".to_string()),
-                (None, None) => {
-                    if active {
-                        problems.push(
-                            source
-                                .problem_at(at(None), format!("[executor.qemu] guest = \"image\" and tool `{}` has no image", t.name))
-                                .help("set `image` (every tool) or `images.<tool>` in [executor.qemu]; scripts/guest-image builds one"),
-                        );
-                    }
-                    continue;
-                }
-            };
-            let file = root.join(spanned.get_ref());
-            must_exist(&field, Some(spanned.span()), &file, fix, problems);
-            images.insert(t.name.clone(), file);
-        }
-        for (name, spanned) in &q.images {
-            if !tools.iter().any(|t| &t.get_ref().name == name) {
-                problems.push(source.problem_at(
-                    at(Some(spanned.span())),
-                    format!("[executor.qemu] images: no tool `{name}`"),
-                ));
-            }
-        }
-    }
-    let ssh_key = q.ssh_key.as_ref().map(|k| root.join(k.get_ref()));
-    if guest == GuestKind::Image {
-        let keys: Vec<PathBuf> = match &ssh_key {
-            Some(key) => vec![key.clone()],
-            None => images
-                .values()
-                .filter(|i| i.is_file())
-                .map(|i| i.with_extension("key"))
-                .collect(),
-        };
-        for key in keys {
-            must_exist("ssh_key", q.ssh_key.as_ref().map(Spanned::span), &key, "scripts/guest-image writes the key next to the image (<image>.key); or set `ssh_key`", problems);
-        }
-    }
-    let boot_timeout_s = q.boot_timeout_s.as_ref().map_or(120, |b| *b.get_ref());
+        BTreeMap::new()
+    };
+    let ssh_key = q.ssh_key(guest == GuestKind::Image, &images);
+    let boot_timeout_s = q.q.boot_timeout_s.as_ref().map_or(120, |b| *b.get_ref());
     if boot_timeout_s == 0 {
-        problems.push(source.problem_at(
-            at(q.boot_timeout_s.as_ref().map(Spanned::span)),
-            "[executor.qemu] boot_timeout_s must be positive",
-        ));
+        let span = q.at(q.q.boot_timeout_s.as_ref().map(Spanned::span));
+        q.problems
+            .push(source.problem_at(span, "[executor.qemu] boot_timeout_s must be positive"));
     }
     if cpu_model.is_empty()
         || !cpu_model
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.,=+".contains(c))
     {
-        problems.push(
+        q.problems.push(
             Problem::new(
                 source.path,
                 format!("[limits] cpu_model `{cpu_model}` is not a QEMU CPU model"),
@@ -990,10 +1023,144 @@ fn qemu_config(
         accel,
         boot_timeout_s,
         binary: q
+            .q
             .binary
             .clone()
             .unwrap_or_else(|| "qemu-system-x86_64".to_string()),
         cpu_model,
+    }
+}
+
+/// `[executor.qemu]` being read.
+struct QemuReading<'a, 'b> {
+    source: &'a SourceText<'b>,
+    root: &'a Path,
+    section: Option<&'a Spanned<QemuSection>>,
+    q: &'a QemuSection,
+    /// The executor is `qemu`: the guest's files must exist.
+    active: bool,
+    problems: &'a mut Problems,
+}
+
+impl QemuReading<'_, '_> {
+    /// A span, or the section's.
+    fn at(&self, span: Option<Range<usize>>) -> Option<Range<usize>> {
+        span.or_else(|| self.section.map(Spanned::span))
+    }
+
+    /// Which of `allowed` a field is (an unknown word is a problem).
+    fn choice(
+        &mut self,
+        field: &str,
+        value: &Option<Spanned<String>>,
+        allowed: &[&str],
+    ) -> Option<usize> {
+        let v = value.as_ref()?;
+        let found = allowed.iter().position(|a| a == v.get_ref());
+        if found.is_none() {
+            let span = self.at(Some(v.span()));
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        span,
+                        format!("[executor.qemu] {field} = \"{}\" is not known", v.get_ref()),
+                    )
+                    .help(format!("use one of: {}", allowed.join(", "))),
+            );
+        }
+        found
+    }
+
+    fn must_exist(&mut self, field: &str, span: Option<Range<usize>>, file: &Path, fix: &str) {
+        if self.active && !file.is_file() {
+            let span = self.at(span);
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        span,
+                        format!("[executor.qemu] {field}: {} does not exist", file.display()),
+                    )
+                    .help(fix.to_string()),
+            );
+        }
+    }
+
+    /// The kernel and initramfs (checked when the guest is of the kernel kind).
+    fn kernel_files(&mut self, checked: bool) -> (PathBuf, PathBuf) {
+        let path = |p: &Option<Spanned<String>>, default: &str| {
+            self.root
+                .join(p.as_ref().map_or(default, |s| s.get_ref().as_str()))
+        };
+        let kernel = path(&self.q.kernel, "target/qemu-guest/vmlinux");
+        let initrd = path(&self.q.initrd, "target/qemu-guest/initrd.gz");
+        if checked {
+            let fix = "build the kernel-kind guest with scripts/guest-kernel (or set `kernel` and `initrd`, relative to the manifest)";
+            let q = self.q;
+            self.must_exist("kernel", q.kernel.as_ref().map(Spanned::span), &kernel, fix);
+            self.must_exist("initrd", q.initrd.as_ref().map(Spanned::span), &initrd, fix);
+        }
+        (kernel, initrd)
+    }
+
+    /// Each tool's disk image (`images.<tool>`, else `image`).
+    fn images(&mut self, tools: &[Spanned<ToolSection>]) -> BTreeMap<String, PathBuf> {
+        let fix = "build a BenchKit-style image with scripts/guest-image, or set `image`/`images` (relative to the manifest)";
+        let q = self.q;
+        let mut images = BTreeMap::new();
+        for tool in tools {
+            let t = tool.get_ref();
+            if t.dir.is_none() {
+                continue;
+            }
+            let (spanned, field) = match (q.images.get(&t.name), &q.image) {
+                (Some(s), _) => (s, format!("images.{}", t.name)),
+                (None, Some(s)) => (s, "image".to_string()),
+                (None, None) => {
+                    if self.active {
+                        let span = self.at(None);
+                        self.problems.push(
+                            self.source
+                                .problem_at(span, format!("[executor.qemu] guest = \"image\" and tool `{}` has no image", t.name))
+                                .help("set `image` (every tool) or `images.<tool>` in [executor.qemu]; scripts/guest-image builds one"),
+                        );
+                    }
+                    continue;
+                }
+            };
+            let file = self.root.join(spanned.get_ref());
+            self.must_exist(&field, Some(spanned.span()), &file, fix);
+            images.insert(t.name.clone(), file);
+        }
+        for (name, spanned) in &q.images {
+            if !tools.iter().any(|t| &t.get_ref().name == name) {
+                let span = self.at(Some(spanned.span()));
+                self.problems.push(
+                    self.source
+                        .problem_at(span, format!("[executor.qemu] images: no tool `{name}`")),
+                );
+            }
+        }
+        images
+    }
+
+    /// The images' ssh key (`ssh_key`, else `<image>.key` beside each image).
+    fn ssh_key(&mut self, checked: bool, images: &BTreeMap<String, PathBuf>) -> Option<PathBuf> {
+        let q = self.q;
+        let ssh_key = q.ssh_key.as_ref().map(|k| self.root.join(k.get_ref()));
+        if checked {
+            let keys: Vec<PathBuf> = match &ssh_key {
+                Some(key) => vec![key.clone()],
+                None => images
+                    .values()
+                    .filter(|i| i.is_file())
+                    .map(|i| i.with_extension("key"))
+                    .collect(),
+            };
+            for key in keys {
+                self.must_exist("ssh_key", q.ssh_key.as_ref().map(Spanned::span), &key, "scripts/guest-image writes the key next to the image (<image>.key); or set `ssh_key`");
+            }
+        }
+        ssh_key
     }
 }
 
@@ -1122,6 +1289,34 @@ fn slurm_config(
             }
         }
     }
+    slurm_run_settings(source, s, root, &mut config, problems);
+    let shared = shared_store(source, s, root, problems);
+    config.shared_store = shared.is_some();
+    if let Some(steps) = &s.steps {
+        match steps.get_ref().as_str() {
+            "run" => config.steps = SlurmSteps::PerRun,
+            "model" => config.steps = SlurmSteps::PerModel,
+            other => problems.push(
+                source
+                    .problem_at(
+                        Some(steps.span()),
+                        format!("[executor.slurm] steps `{other}` is neither \"run\" nor \"model\""),
+                    )
+                    .help("\"run\": a job step per run (the default); \"model\": one step per model's job"),
+            ),
+        }
+    }
+    (config, shared)
+}
+
+/// `mccbuild`, `cpus_per_job`, `attempts` of `[executor.slurm]`.
+fn slurm_run_settings(
+    source: &SourceText<'_>,
+    s: &SlurmSection,
+    root: &Path,
+    config: &mut SlurmConfig,
+    problems: &mut Problems,
+) {
     if let Some(exe) = &s.mccbuild {
         let path = root.join(exe.get_ref());
         if exe.get_ref().is_empty() {
@@ -1156,7 +1351,16 @@ fn slurm_config(
     if let Some(a) = s.attempts.as_ref().map(|v| *v.get_ref()).filter(|&v| v > 0) {
         config.attempts = a;
     }
-    let shared = match &s.shared_store {
+}
+
+/// `shared_store`: a folder every node sees at the same path.
+fn shared_store(
+    source: &SourceText<'_>,
+    s: &SlurmSection,
+    root: &Path,
+    problems: &mut Problems,
+) -> Option<PathBuf> {
+    match &s.shared_store {
         Some(path) if path.get_ref().is_empty() => {
             problems.push(
                 source
@@ -1167,23 +1371,7 @@ fn slurm_config(
         }
         Some(path) => Some(root.join(path.get_ref())),
         None => None,
-    };
-    config.shared_store = shared.is_some();
-    if let Some(steps) = &s.steps {
-        match steps.get_ref().as_str() {
-            "run" => config.steps = SlurmSteps::PerRun,
-            "model" => config.steps = SlurmSteps::PerModel,
-            other => problems.push(
-                source
-                    .problem_at(
-                        Some(steps.span()),
-                        format!("[executor.slurm] steps `{other}` is neither \"run\" nor \"model\""),
-                    )
-                    .help("\"run\": a job step per run (the default); \"model\": one step per model's job"),
-            ),
-        }
     }
-    (config, shared)
 }
 
 #[cfg(test)]

@@ -145,8 +145,17 @@ pub fn read_results(path: &Path) -> Result<(Vec<ResultRow>, Problems), Problems>
     Ok((rows, problems))
 }
 
+/// Why a row's results vector cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VectorError {
+    #[error("`{0}` is not T, F or ? in a boolean results vector")]
+    NotBoolean(char),
+    #[error("`{0}` is not a number")]
+    NotNumber(String),
+}
+
 /// Reads a row's `results` for an examination whose values are of `kind`.
-pub fn parse_results(text: &str, kind: ValueKind) -> Result<RowResults, String> {
+pub fn parse_results(text: &str, kind: ValueKind) -> Result<RowResults, VectorError> {
     match text.trim() {
         "DNC" => return Ok(RowResults::DoNotCompete),
         "DNF" => return Ok(RowResults::DidNotFinish),
@@ -163,9 +172,7 @@ pub fn parse_results(text: &str, kind: ValueKind) -> Result<RowResults, String> 
                 'T' => Ok(Some(Value::Bool(true))),
                 'F' => Ok(Some(Value::Bool(false))),
                 '?' | '-' | 'X' => Ok(None),
-                other => Err(format!(
-                    "`{other}` is not T, F or ? in a boolean results vector"
-                )),
+                other => Err(VectorError::NotBoolean(other)),
             })
             .collect::<Result<Vec<_>, _>>()?,
         ValueKind::Integer => text
@@ -176,7 +183,8 @@ pub fn parse_results(text: &str, kind: ValueKind) -> Result<RowResults, String> 
     Ok(RowResults::Values(values))
 }
 
-fn parse_number(word: &str) -> Result<Option<Value>, String> {
+fn parse_number(word: &str) -> Result<Option<Value>, VectorError> {
+    let not_a_number = || VectorError::NotNumber(word.to_string());
     if word == "?" {
         return Ok(None);
     }
@@ -187,12 +195,8 @@ fn parse_number(word: &str) -> Result<Option<Value>, String> {
     }
     // The shortened big numbers of the MCC's files: d.dddE+xx.
     let upper = word.to_ascii_uppercase();
-    let (mantissa, exponent) = upper
-        .split_once('E')
-        .ok_or_else(|| format!("`{word}` is not a number"))?;
-    let exponent: i64 = exponent
-        .parse()
-        .map_err(|_| format!("`{word}` is not a number"))?;
+    let (mantissa, exponent) = upper.split_once('E').ok_or_else(not_a_number)?;
+    let exponent: i64 = exponent.parse().map_err(|_| not_a_number())?;
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if mantissa.starts_with('-') {
         return Ok(None);
@@ -204,11 +208,9 @@ fn parse_number(word: &str) -> Result<Option<Value>, String> {
         || shift < 0
         || shift > 100_000
     {
-        return Err(format!("`{word}` is not a number"));
+        return Err(not_a_number());
     }
-    let base: BigUint = digits
-        .parse()
-        .map_err(|_| format!("`{word}` is not a number"))?;
+    let base: BigUint = digits.parse().map_err(|_| not_a_number())?;
     Ok(Some(Value::from_biguint(
         base * BigUint::from(10u32).pow(shift as u32),
     )))

@@ -16,6 +16,7 @@ use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::protocol::AnswerForm;
+use mccbuild_core::toml_file::read_toml;
 use mccbuild_core::value::ValueKind;
 
 /// Index of an examination in [`Edition::examinations`].
@@ -29,7 +30,6 @@ const RULES_HELP: &str = "see docs/rules.md for the format of rules files";
 // The file format.
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct EditionFile {
     edition: EditionInfo,
     limits: Limits,
@@ -56,7 +56,6 @@ struct EditionFile {
 
 /// `[edition]`: what this rules file is.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct EditionInfo {
     /// Shown in reports, e.g. "MCC 2026".
     pub name: String,
@@ -80,7 +79,6 @@ pub enum TrustKind {
 
 /// `[limits]`: E-5.1, E-5.3, E-5.4 (an examination may override `time_s`, E-5.7).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash)]
-#[serde(deny_unknown_fields)]
 pub struct Limits {
     /// CPU-time limit of a run, in seconds.
     pub time_s: u64,
@@ -90,7 +88,6 @@ pub struct Limits {
 
 /// `[vm]`: the virtual machines runs are made in (E-5.2), for the QEMU executor.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct VmRules {
     /// QEMU's name of the CPU model the VMs show their guests.
     #[serde(default = "westmere")]
@@ -111,7 +108,6 @@ fn westmere() -> String {
 
 /// `[confidence]`: rule E-2.2.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct ConfidenceRules {
     /// "at least 3 tools agree on this value".
     pub min_agreeing: u32,
@@ -135,7 +131,6 @@ pub enum ConfidenceDenominator {
 
 /// `[trusted]`: rule E-3.1.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TrustedRules {
     /// "Only one tool provides a value. Then, if C_tool >= threshold ..." (0.997 in 2026,
     /// 0.993 in 2023; the 2015 report discards lonely answers of tools under 0.9).
@@ -159,7 +154,6 @@ pub enum WeightedMajority {
 
 /// `[scoring]`: rules E-4.1, E-4.2, E-4.4.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct ScoringRules {
     /// E-4.1: "the total number of points a tool can receive from an examination being 16";
     /// ScoreValue is this divided by the number of values of the examination.
@@ -183,7 +177,6 @@ pub struct ScoringRules {
 
 /// One row of a score table.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct ScoreRow {
     /// The answer, as tools write it (`TRUE` = SAFE, `FALSE` = UNSAFE for verdicts).
     pub answer: mccbuild_core::value::Value,
@@ -223,7 +216,6 @@ pub enum ModelWeight {
 
 /// `[ranking]`: how tools with equal scores are ordered.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct RankingRules {
     #[serde(default)]
     pub tie_break: TieBreak,
@@ -242,7 +234,6 @@ pub enum TieBreak {
 
 /// `[awards]`: rule E-4.5's fastest-tool and least-memory awards.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct AwardRules {
     /// Whether the edition has E-4.5's fastest-tool and least-memory awards (SV-COMP has none).
     #[serde(default = "yes")]
@@ -273,7 +264,6 @@ pub enum AwardAggregate {
 
 /// `[instances]`: what an instance is.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct InstanceRules {
     /// The file that makes a folder an instance (`model.pnml` for the MCC; a verification task's
     /// program for SV-COMP). A `.pnml` model is checked to be well-formed PNML.
@@ -295,7 +285,6 @@ impl Default for InstanceRules {
 
 /// `[verdict_files]`: rule M-9.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct VerdictFileRules {
     /// The verdict file of an instance.
     #[serde(default = "default_verdict_file")]
@@ -319,7 +308,6 @@ impl Default for VerdictFileRules {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ModelKindFile {
     name: String,
     #[serde(default)]
@@ -333,14 +321,12 @@ struct ModelKindFile {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ShareOf {
     kind: String,
     share: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct CategoryFile {
     name: String,
     #[serde(default)]
@@ -348,7 +334,6 @@ struct CategoryFile {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ExaminationFile {
     name: String,
     category: Spanned<String>,
@@ -499,8 +484,7 @@ impl Edition {
     /// Validates the text of a rules file (`path` names it in problems).
     pub fn parse(path: &Path, text: &str) -> Result<Edition, Problems> {
         let source = SourceText { path, text };
-        let file: EditionFile =
-            toml::from_str(text).map_err(|e| source.toml_problem(&e, RULES_HELP))?;
+        let file: EditionFile = read_toml(&source, RULES_HELP)?;
         let mut problems = Problems::default();
         check_settings(&file, path, &mut problems);
         let mut categories = categories(&file, &source, &mut problems);
