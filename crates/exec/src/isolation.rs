@@ -346,108 +346,8 @@ impl Prepared {
         }
         loopback_up(&self.lo).map_err(|_| fail(3))?;
         for step in &self.steps {
-            match step {
-                Step::ReadOnly { point, flags } => {
-                    // A mount the kernel refuses to change (rare) stays as it is: without
-                    // capabilities the run still cannot write what is not its own.
-                    libc::mount(
-                        std::ptr::null(),
-                        point.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags,
-                        std::ptr::null(),
-                    );
-                }
-                Step::Open { path, slot } => {
-                    let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
-                    if fd < 0 || libc::dup2(fd, *slot) < 0 {
-                        return Err(fail(4));
-                    }
-                    libc::close(fd);
-                }
-                Step::Cover { path, kind } => {
-                    let options = match kind {
-                        Cover::PrivateTmp => TMP_OPTIONS,
-                        Cover::Empty | Cover::Dev => EMPTY_OPTIONS,
-                    };
-                    let nodev = if *kind == Cover::Dev {
-                        0
-                    } else {
-                        libc::MS_NODEV
-                    };
-                    if libc::mount(
-                        c"tmpfs".as_ptr(),
-                        path.as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | nodev,
-                        options.as_ptr().cast(),
-                    ) != 0
-                    {
-                        return Err(fail(5));
-                    }
-                    if *kind == Cover::Dev {
-                        for (name, major, minor) in DEVICES {
-                            if libc::mknod(
-                                name.as_ptr(),
-                                libc::S_IFCHR | 0o666,
-                                libc::makedev(major, minor),
-                            ) != 0
-                                || libc::chmod(name.as_ptr(), 0o666) != 0
-                            {
-                                return Err(fail(5));
-                            }
-                        }
-                        for (target, name) in DEV_LINKS {
-                            libc::symlink(target.as_ptr(), name.as_ptr());
-                        }
-                    }
-                }
-                Step::Mkdir { path } => {
-                    // Exists already, or is made in a cover; a real failure shows at the mount.
-                    libc::mkdir(path.as_ptr(), 0o755);
-                }
-                Step::Bind {
-                    source,
-                    path,
-                    writable,
-                    slot,
-                } => {
-                    let ro = if *writable { 0 } else { libc::MS_RDONLY };
-                    if libc::mount(
-                        source.as_ptr(),
-                        path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND | libc::MS_REC,
-                        std::ptr::null(),
-                    ) != 0
-                        || libc::mount(
-                            std::ptr::null(),
-                            path.as_ptr(),
-                            std::ptr::null(),
-                            libc::MS_REMOUNT
-                                | libc::MS_BIND
-                                | libc::MS_NOSUID
-                                | libc::MS_NODEV
-                                | ro,
-                            std::ptr::null(),
-                        ) != 0
-                    {
-                        return Err(fail(6));
-                    }
-                    libc::close(*slot);
-                }
-                Step::Seal { path } => {
-                    if libc::mount(
-                        std::ptr::null(),
-                        path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
-                        std::ptr::null(),
-                    ) != 0
-                    {
-                        return Err(fail(7));
-                    }
-                }
+            if let Err(code) = apply_step(step) {
+                return Err(fail(code));
             }
         }
         // The run's own processes only; read-only, so /proc/sys cannot be written either.
@@ -466,6 +366,114 @@ impl Prepared {
         }
         drop_capabilities().map_err(|_| fail(9))
     }
+}
+
+/// One step of building a run's view of the files (see [`Prepared::apply`]); on failure, the
+/// step's number (errno is left as the failing call set it).
+///
+/// # Safety
+/// Only async-signal-safe system calls on data prepared before the fork; no allocation.
+unsafe fn apply_step(step: &Step) -> Result<(), i32> {
+    match step {
+        Step::ReadOnly { point, flags } => {
+            // A mount the kernel refuses to change (rare) stays as it is: without
+            // capabilities the run still cannot write what is not its own.
+            libc::mount(
+                std::ptr::null(),
+                point.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags,
+                std::ptr::null(),
+            );
+        }
+        Step::Open { path, slot } => {
+            let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
+            if fd < 0 || libc::dup2(fd, *slot) < 0 {
+                return Err(4);
+            }
+            libc::close(fd);
+        }
+        Step::Cover { path, kind } => {
+            let options = match kind {
+                Cover::PrivateTmp => TMP_OPTIONS,
+                Cover::Empty | Cover::Dev => EMPTY_OPTIONS,
+            };
+            let nodev = if *kind == Cover::Dev {
+                0
+            } else {
+                libc::MS_NODEV
+            };
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | nodev,
+                options.as_ptr().cast(),
+            ) != 0
+            {
+                return Err(5);
+            }
+            if *kind == Cover::Dev {
+                for (name, major, minor) in DEVICES {
+                    if libc::mknod(
+                        name.as_ptr(),
+                        libc::S_IFCHR | 0o666,
+                        libc::makedev(major, minor),
+                    ) != 0
+                        || libc::chmod(name.as_ptr(), 0o666) != 0
+                    {
+                        return Err(5);
+                    }
+                }
+                for (target, name) in DEV_LINKS {
+                    libc::symlink(target.as_ptr(), name.as_ptr());
+                }
+            }
+        }
+        Step::Mkdir { path } => {
+            // Exists already, or is made in a cover; a real failure shows at the mount.
+            libc::mkdir(path.as_ptr(), 0o755);
+        }
+        Step::Bind {
+            source,
+            path,
+            writable,
+            slot,
+        } => {
+            let ro = if *writable { 0 } else { libc::MS_RDONLY };
+            if libc::mount(
+                source.as_ptr(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ) != 0
+                || libc::mount(
+                    std::ptr::null(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV | ro,
+                    std::ptr::null(),
+                ) != 0
+            {
+                return Err(6);
+            }
+            libc::close(*slot);
+        }
+        Step::Seal { path } => {
+            if libc::mount(
+                std::ptr::null(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(7);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The parent half of the fork in [`Prepared::apply`]: waits for process 1 of the run's PID

@@ -183,45 +183,7 @@ impl LocalExecutor {
         )
         .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
         let entry = spec.tool_dir.join(&spec.entry);
-        let mut bin_path = spec.bin_path.to_string_lossy().into_owned();
-        if !bin_path.ends_with('/') {
-            bin_path.push('/');
-        }
-        let env = vec![
-            (
-                "PATH".to_string(),
-                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
-            ),
-            (
-                "HOME".to_string(),
-                dir.join("home").to_string_lossy().into_owned(),
-            ),
-            (
-                "TMPDIR".to_string(),
-                dir.join("tmp").to_string_lossy().into_owned(),
-            ),
-            ("LANG".to_string(), "C.UTF-8".to_string()),
-            ("BK_INPUT".to_string(), spec.instance.clone()),
-            ("BK_EXAMINATION".to_string(), spec.examination.clone()),
-            ("BK_TOOL".to_string(), spec.tool.clone()),
-            (
-                "BK_TIME_CONFINEMENT".to_string(),
-                spec.limits.time_s.to_string(),
-            ),
-            (
-                "BK_MEMORY_CONFINEMENT".to_string(),
-                spec.limits.memory_mb.to_string(),
-            ),
-            ("BK_BIN_PATH".to_string(), bin_path),
-            (
-                "BK_LOG_FILE".to_string(),
-                dir.join("BenchKit.log").to_string_lossy().into_owned(),
-            ),
-            (
-                "BK_RESULT_DIR".to_string(),
-                dir.join("result").to_string_lossy().into_owned(),
-            ),
-        ];
+        let env = benchkit_env(spec, dir);
         // Unique across processes: two mccbuild processes may run the same key at once.
         let run_name = format!(
             "{}-{}-{}",
@@ -422,6 +384,51 @@ impl LocalExecutor {
 }
 
 /// A command for [`LocalExecutor::run_command`].
+/// The environment of a run: BenchKit's variables (BK_INPUT, BK_EXAMINATION, BK_TOOL, the
+/// confinements, BK_BIN_PATH, BK_LOG_FILE, BK_RESULT_DIR), a standard PATH, and a HOME and TMPDIR
+/// of its own in its folder.
+fn benchkit_env(spec: &RunSpec, dir: &Path) -> Vec<(String, String)> {
+    let mut bin_path = spec.bin_path.to_string_lossy().into_owned();
+    if !bin_path.ends_with('/') {
+        bin_path.push('/');
+    }
+    vec![
+        (
+            "PATH".to_string(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+        ),
+        (
+            "HOME".to_string(),
+            dir.join("home").to_string_lossy().into_owned(),
+        ),
+        (
+            "TMPDIR".to_string(),
+            dir.join("tmp").to_string_lossy().into_owned(),
+        ),
+        ("LANG".to_string(), "C.UTF-8".to_string()),
+        ("BK_INPUT".to_string(), spec.instance.clone()),
+        ("BK_EXAMINATION".to_string(), spec.examination.clone()),
+        ("BK_TOOL".to_string(), spec.tool.clone()),
+        (
+            "BK_TIME_CONFINEMENT".to_string(),
+            spec.limits.time_s.to_string(),
+        ),
+        (
+            "BK_MEMORY_CONFINEMENT".to_string(),
+            spec.limits.memory_mb.to_string(),
+        ),
+        ("BK_BIN_PATH".to_string(), bin_path),
+        (
+            "BK_LOG_FILE".to_string(),
+            dir.join("BenchKit.log").to_string_lossy().into_owned(),
+        ),
+        (
+            "BK_RESULT_DIR".to_string(),
+            dir.join("result").to_string_lossy().into_owned(),
+        ),
+    ]
+}
+
 #[derive(Clone, Debug)]
 pub struct SandboxCommand {
     /// The program (found on the standard PATH) and its arguments.

@@ -61,7 +61,77 @@ pub struct ProcessResult {
 
 /// Runs the process tree to its end. Errors are infrastructure failures (the tool could not be
 /// started); everything the tool does is a result.
-pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
+pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
+    if let Some(cg) = &spec.cgroup {
+        cg.set_memory_limit(spec.memory_limit_bytes)?;
+        cg.set_pids_limit(spec.pids_limit)?;
+    }
+    let mut command = command(&mut spec)?;
+    let start = Instant::now();
+    let t = mccbuild_core::timing::phase("process: spawn (to exec)");
+    let mut child = command.spawn()?;
+    drop(t);
+    let pid = child.id() as i32;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+    let total_output = Arc::new(AtomicU64::new(0));
+    let over_limit = Arc::new(AtomicBool::new(false));
+    let out_thread = spawn_reader(
+        stdout,
+        true,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output.clone(),
+        over_limit.clone(),
+    );
+    let err_thread = spawn_reader(
+        stderr,
+        false,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output,
+        over_limit.clone(),
+    );
+    let mut sampler = ProcSampler::new(pid);
+    let ended = supervise(&spec, pid, start, &mut sampler, &over_limit)?;
+    let wall_time_s = start.elapsed().as_secs_f64();
+    let t = mccbuild_core::timing::phase("process: kill, wait, read");
+    // Whatever the main process left behind (orphans) is killed; then the tree is empty.
+    if spec.cgroup.is_none() {
+        sampler.sample();
+    }
+    kill_tree(&spec.cgroup, pid, &sampler);
+    let (stdout_capture, parsed) = out_thread
+        .join()
+        .map_err(|_| io::Error::other("stdout reader panicked"))?;
+    let (stderr_capture, _) = err_thread
+        .join()
+        .map_err(|_| io::Error::other("stderr reader panicked"))?;
+    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
+    drop(t);
+    Ok(ProcessResult {
+        measurement: Measurement {
+            termination: ended.termination(oom, spec.cgroup.is_none()),
+            cpu_time_s,
+            wall_time_s,
+            peak_memory_bytes,
+        },
+        stdout: stdout_capture,
+        stderr: stderr_capture,
+        parsed,
+        cancelled: ended.cancelled,
+    })
+}
+
+/// The tool's command: its own session, in its cgroups, pinned to its cores, without core
+/// dumps, isolated (when it is) last.
+fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
     let procs: Vec<CString> = match &spec.cgroup {
         Some(cg) => cg
             .procs_files()
@@ -70,14 +140,10 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
-    if let Some(cg) = &spec.cgroup {
-        cg.set_memory_limit(spec.memory_limit_bytes)?;
-        cg.set_pids_limit(spec.pids_limit)?;
-    }
     let fallback = spec.cgroup.is_none();
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
-    let isolation = spec.isolation;
+    let isolation = spec.isolation.take();
 
     let mut command = Command::new(&spec.program);
     if isolation.is_none() {
@@ -131,60 +197,72 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
             Ok(())
         });
     }
+    Ok(command)
+}
 
-    let start = Instant::now();
-    let t = mccbuild_core::timing::phase("process: spawn (to exec)");
-    let mut child = command.spawn()?;
-    drop(t);
-    let pid = child.id() as i32;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
-    let total_output = Arc::new(AtomicU64::new(0));
-    let over_limit = Arc::new(AtomicBool::new(false));
-    let out_thread = spawn_reader(
-        stdout,
-        true,
-        spec.capture_bytes,
-        spec.output_limit,
-        total_output.clone(),
-        over_limit.clone(),
-    );
-    let err_thread = spawn_reader(
-        stderr,
-        false,
-        spec.capture_bytes,
-        spec.output_limit,
-        total_output,
-        over_limit.clone(),
-    );
+/// How the process ended, as its supervision saw it.
+struct Ended {
+    status: libc::c_int,
+    usage: libc::rusage,
+    killed_for: Option<Termination>,
+    cancelled: bool,
+}
 
+impl Ended {
+    /// How the run ended: the limit it was killed at, else the OOM killer, else how its main
+    /// process ended (SIGXCPU under the fallback is its CPU limit).
+    fn termination(&self, oom: bool, fallback: bool) -> Termination {
+        if let Some(reason) = self.killed_for {
+            reason
+        } else if oom {
+            Termination::MemoryLimit
+        } else if libc::WIFSIGNALED(self.status) {
+            let signal = libc::WTERMSIG(self.status);
+            if fallback && signal == libc::SIGXCPU {
+                Termination::CpuLimit
+            } else {
+                Termination::Signal { signal }
+            }
+        } else {
+            Termination::Exit {
+                code: libc::WEXITSTATUS(self.status),
+            }
+        }
+    }
+}
+
+/// Waits for the main process, killing the tree at a limit (CPU time, memory, wall clock,
+/// output) or when cancelled.
+fn supervise(
+    spec: &ProcessSpec,
+    pid: i32,
+    start: Instant,
+    sampler: &mut ProcSampler,
+    over_limit: &AtomicBool,
+) -> io::Result<Ended> {
+    let fallback = spec.cgroup.is_none();
     let pidfd = pidfd_open(pid);
-    let mut killed_for: Option<Termination> = None;
-    let mut cancelled = false;
-    let mut sampler = ProcSampler::new(pid);
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut ended = Ended {
+        status: 0,
+        // SAFETY: rusage is plain data.
+        usage: unsafe { std::mem::zeroed() },
+        killed_for: None,
+        cancelled: false,
+    };
     let mut interval = Duration::from_millis(1);
-    loop {
+    let result = loop {
         // SAFETY: wait4 on our own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        let r = unsafe { libc::wait4(pid, &mut ended.status, libc::WNOHANG, &mut ended.usage) };
         if r == pid {
-            break;
+            break Ok(());
         }
         if r < 0 {
             let err = io::Error::last_os_error();
             if err.raw_os_error() != Some(libc::EINTR) {
-                return Err(err);
+                break Err(err);
             }
         }
-        if killed_for.is_none() && !cancelled {
+        if ended.killed_for.is_none() && !ended.cancelled {
             let cpu = match &spec.cgroup {
                 Some(cg) => cg.cpu_time_s().unwrap_or(0.0),
                 None => sampler.sample().0,
@@ -203,37 +281,29 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
                 None
             };
             if spec.cancel.load(Ordering::Relaxed) {
-                cancelled = true;
-                kill_tree(&spec.cgroup, pid, &sampler);
+                ended.cancelled = true;
+                kill_tree(&spec.cgroup, pid, sampler);
             } else if let Some(reason) = reason {
-                killed_for = Some(reason);
-                kill_tree(&spec.cgroup, pid, &sampler);
+                ended.killed_for = Some(reason);
+                kill_tree(&spec.cgroup, pid, sampler);
             }
         }
         wait_readable(pidfd, interval);
         // Check often at first (short runs end fast), then settle at 20 ms.
         interval = (interval * 2).min(Duration::from_millis(20));
-    }
-    let wall_time_s = start.elapsed().as_secs_f64();
-    let t = mccbuild_core::timing::phase("process: kill, wait, read");
+    };
     if pidfd >= 0 {
         // SAFETY: closing the fd we opened.
         unsafe { libc::close(pidfd) };
     }
-    // Whatever the main process left behind (orphans) is killed; then the tree is empty.
-    if fallback {
-        sampler.sample();
-    }
-    kill_tree(&spec.cgroup, pid, &sampler);
-    let (stdout_capture, parsed) = out_thread
-        .join()
-        .map_err(|_| io::Error::other("stdout reader panicked"))?;
-    let (stderr_capture, _) = err_thread
-        .join()
-        .map_err(|_| io::Error::other("stderr reader panicked"))?;
+    result.map(|()| ended)
+}
 
+/// The tree's CPU time and peak memory (its cgroups', else sampled from /proc and rusage), and
+/// whether the OOM killer hit it; the cgroups are removed.
+fn used(spec: &ProcessSpec, usage: &libc::rusage, sampler: &mut ProcSampler) -> (f64, u64, bool) {
     let rusage_cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
-    let (cpu_time_s, peak_memory_bytes, oom) = match &spec.cgroup {
+    match &spec.cgroup {
         Some(cg) => {
             let oom = cg.oom_killed();
             let cpu = cg.cpu_time_s().unwrap_or(rusage_cpu);
@@ -249,36 +319,7 @@ pub fn run_process(spec: ProcessSpec) -> io::Result<ProcessResult> {
                 false,
             )
         }
-    };
-    drop(t);
-    let termination = if let Some(reason) = killed_for {
-        reason
-    } else if oom {
-        Termination::MemoryLimit
-    } else if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        if fallback && signal == libc::SIGXCPU {
-            Termination::CpuLimit
-        } else {
-            Termination::Signal { signal }
-        }
-    } else {
-        Termination::Exit {
-            code: libc::WEXITSTATUS(status),
-        }
-    };
-    Ok(ProcessResult {
-        measurement: Measurement {
-            termination,
-            cpu_time_s,
-            wall_time_s,
-            peak_memory_bytes,
-        },
-        stdout: stdout_capture,
-        stderr: stderr_capture,
-        parsed,
-        cancelled,
-    })
+    }
 }
 
 /// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between

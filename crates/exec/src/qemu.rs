@@ -225,6 +225,42 @@ impl GuestStatus {
     fn number(&self, name: &str) -> u64 {
         self.get(name).trim().parse().unwrap_or(0)
     }
+
+    /// How the tool ended, as the guest's runner saw it.
+    fn termination(&self) -> Termination {
+        match self.get("reason") {
+            "cpu_limit" => Termination::CpuLimit,
+            "memory_limit" => Termination::MemoryLimit,
+            "signal" => Termination::Signal {
+                signal: self.number("code") as i32,
+            },
+            _ => Termination::Exit {
+                code: self.number("code") as i32,
+            },
+        }
+    }
+}
+
+/// How a run's VM ended, as the host saw it.
+struct VmEnd {
+    /// QEMU's wait status and resource usage.
+    exit: libc::c_int,
+    usage: libc::rusage,
+    /// From starting QEMU to its exit.
+    wall: Duration,
+    /// mccbuild killed the VM at a limit: how the run ended, and why in words.
+    killed: Option<(Termination, String)>,
+    cancelled: bool,
+}
+
+/// Where a run's VM keeps its files: the host side of its shares and disks.
+struct RunFiles {
+    dir: PathBuf,
+    /// The share the guest writes the tool's output and status into.
+    out: PathBuf,
+    /// The instance's read-only disk.
+    disk: PathBuf,
+    console: PathBuf,
 }
 
 impl QemuExecutor {
@@ -235,6 +271,39 @@ impl QemuExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
     ) -> Result<Option<Execution>, InfraError> {
+        let files = self.prepare(spec, dir)?;
+        let image = self.image_of(spec)?;
+        self.write_job(spec, &files.out)?;
+        let (args, ssh_port) = self.qemu_args(spec, &files, image)?;
+        let started_at = now_rfc3339();
+        let start = Instant::now();
+        let vm = self.start_vm(&args, dir, cores)?;
+        // Image kind: ssh in once the guest is up, start the runner.
+        let stop = Arc::new(AtomicBool::new(false));
+        let boot_failed = Arc::new(AtomicBool::new(false));
+        let driver = ssh_port.map(|port| {
+            let key = self.ssh_key(image.expect("image kind"));
+            let (stop, boot_failed) = (stop.clone(), boot_failed.clone());
+            let boot_deadline = start + Duration::from_secs(self.config.boot_timeout_s);
+            let log = dir.join("ssh.log");
+            std::thread::spawn(move || {
+                drive_over_ssh(port, &key, boot_deadline, &stop, &boot_failed, &log)
+            })
+        });
+        let end = self.supervise(vm, spec, &files, start, cancel, &boot_failed);
+        stop.store(true, Ordering::Relaxed);
+        if let Some(driver) = driver {
+            let _ = driver.join();
+        }
+        if end.cancelled {
+            return Ok(None);
+        }
+        self.execution(spec, cores, &files, end, started_at)
+            .map(Some)
+    }
+
+    /// The run's folder: the output share, the instance (without its hidden files) on a disk.
+    fn prepare(&self, spec: &RunSpec, dir: &Path) -> Result<RunFiles, InfraError> {
         let out = dir.join("out");
         let input = dir.join("input");
         fs::create_dir_all(&out)
@@ -256,31 +325,41 @@ impl QemuExecutor {
         .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
         let disk = dir.join("input.img");
         make_input_disk(&input, &disk)?;
+        Ok(RunFiles {
+            dir: dir.to_path_buf(),
+            out,
+            disk,
+            console: dir.join("console.log"),
+        })
+    }
 
-        let guest = self.config.guest;
-        let image = match guest {
-            GuestKind::Image => Some(self.config.images.get(&spec.tool).ok_or_else(|| {
-                InfraError(format!(
-                    "tool {} has no image in [executor.qemu] (set `image` or `images.{}`)",
-                    spec.tool, spec.tool
-                ))
-            })?),
-            GuestKind::Kernel => None,
-        };
-        if let Some(image) = image {
-            if !image.is_file() {
-                return Err(InfraError(format!(
-                    "the image of tool {} ({}) does not exist (any more): build it with scripts/guest-image, or fix [executor.qemu] images",
-                    spec.tool,
-                    image.display()
-                )));
-            }
+    /// The tool's disk image (image-kind guests).
+    fn image_of(&self, spec: &RunSpec) -> Result<Option<&PathBuf>, InfraError> {
+        if self.config.guest == GuestKind::Kernel {
+            return Ok(None);
         }
+        let image = self.config.images.get(&spec.tool).ok_or_else(|| {
+            InfraError(format!(
+                "tool {} has no image in [executor.qemu] (set `image` or `images.{}`)",
+                spec.tool, spec.tool
+            ))
+        })?;
+        if !image.is_file() {
+            return Err(InfraError(format!(
+                "the image of tool {} ({}) does not exist (any more): build it with scripts/guest-image, or fix [executor.qemu] images",
+                spec.tool,
+                image.display()
+            )));
+        }
+        Ok(Some(image))
+    }
+
+    /// The job the guest's runner reads: BenchKit's variables and where things are in the guest.
+    fn write_job(&self, spec: &RunSpec, out: &Path) -> Result<(), InfraError> {
         let separate_bin = spec.bin_path != spec.tool_dir;
-        let (input_dev, entry, bin_path, user, work) = match guest {
+        let (input_dev, bin_path, user, work) = match self.config.guest {
             GuestKind::Kernel => (
                 "/dev/vda",
-                format!("/home/mcc/BenchKit/{}", spec.entry),
                 if separate_bin {
                     "/home/mcc/BenchKit-bin/"
                 } else {
@@ -291,12 +370,12 @@ impl QemuExecutor {
             ),
             GuestKind::Image => (
                 "/dev/vdb",
-                format!("/home/mcc/BenchKit/{}", spec.entry),
                 "/home/mcc/BenchKit/bin/",
                 "mcc",
                 "/home/mcc/mccbuild-run",
             ),
         };
+        let entry = format!("/home/mcc/BenchKit/{}", spec.entry);
         let job = [
             ("BK_INPUT", spec.instance.as_str()),
             ("BK_EXAMINATION", &spec.examination),
@@ -314,9 +393,16 @@ impl QemuExecutor {
         .collect::<String>();
         fs::write(out.join("job.env"), job)
             .and_then(|_| fs::write(out.join("runner.sh"), RUNNER))
-            .map_err(|e| InfraError(format!("cannot write the job into {}: {e}", out.display())))?;
+            .map_err(|e| InfraError(format!("cannot write the job into {}: {e}", out.display())))
+    }
 
-        let console = dir.join("console.log");
+    /// QEMU's command line, and the host port forwarded to the guest's ssh (image kind).
+    fn qemu_args(
+        &self,
+        spec: &RunSpec,
+        files: &RunFiles,
+        image: Option<&PathBuf>,
+    ) -> Result<(Vec<String>, Option<u16>), InfraError> {
         let mut args: Vec<String> = vec![
             "-accel".into(),
             self.accel.into(),
@@ -332,7 +418,7 @@ impl QemuExecutor {
             "none".into(),
             "-no-reboot".into(),
             "-serial".into(),
-            format!("file:{}", console.display()),
+            format!("file:{}", files.console.display()),
         ];
         let virtfs = |args: &mut Vec<String>, path: &Path, tag: &str, readonly: bool| {
             args.push("-virtfs".into());
@@ -356,11 +442,11 @@ impl QemuExecutor {
                 args.push("-drive".into());
                 args.push(format!(
                     "file={},format=raw,if=virtio,readonly=on",
-                    escape_option(&disk)
+                    escape_option(&files.disk)
                 ));
                 virtfs(&mut args, Path::new("/usr"), "mccusr", true);
                 virtfs(&mut args, &spec.tool_dir, "mcctool", true);
-                if separate_bin {
+                if spec.bin_path != spec.tool_dir {
                     virtfs(&mut args, &spec.bin_path, "mccbin", true);
                 }
             }
@@ -376,7 +462,7 @@ impl QemuExecutor {
                 args.push("-drive".into());
                 args.push(format!(
                     "file={},format=raw,if=virtio,readonly=on",
-                    escape_option(&disk)
+                    escape_option(&files.disk)
                 ));
                 let port = free_port()?;
                 args.extend([
@@ -388,15 +474,17 @@ impl QemuExecutor {
                 ssh_port = Some(port);
             }
         }
-        virtfs(&mut args, &out, "mccout", false);
+        virtfs(&mut args, &files.out, "mccout", false);
+        Ok((args, ssh_port))
+    }
 
-        let started_at = now_rfc3339();
-        let start = Instant::now();
+    /// Starts QEMU on the run's cores, its output in `qemu.log`.
+    fn start_vm(&self, args: &[String], dir: &Path, cores: &[u32]) -> Result<Vm, InfraError> {
         let qemu_log = fs::File::create(dir.join("qemu.log"))
             .map_err(|e| InfraError(format!("cannot create {}: {e}", dir.display())))?;
         let mut command = Command::new(&self.binary);
         command
-            .args(&args)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(
                 qemu_log
@@ -408,24 +496,24 @@ impl QemuExecutor {
         let child = command
             .spawn()
             .map_err(|e| InfraError(format!("cannot start {}: {e}", self.binary.display())))?;
-        let mut vm = Vm::new(child);
+        Ok(Vm::new(child))
+    }
 
-        // Image kind: ssh in once the guest is up, start the runner.
-        let stop = Arc::new(AtomicBool::new(false));
-        let boot_failed = Arc::new(AtomicBool::new(false));
-        let driver = ssh_port.map(|port| {
-            let key = self.ssh_key(image.expect("image kind"));
-            let (stop, boot_failed) = (stop.clone(), boot_failed.clone());
-            let boot_deadline = start + Duration::from_secs(self.config.boot_timeout_s);
-            let log = dir.join("ssh.log");
-            std::thread::spawn(move || {
-                drive_over_ssh(port, &key, boot_deadline, &stop, &boot_failed, &log)
-            })
-        });
-
+    /// Watches the VM until it exits, killing it at the wall-clock or output limit, when the
+    /// guest never answered ssh, when cancelled, or when a complete result is not followed by
+    /// the guest's power-off.
+    fn supervise(
+        &self,
+        mut vm: Vm,
+        spec: &RunSpec,
+        files: &RunFiles,
+        start: Instant,
+        cancel: &AtomicBool,
+        boot_failed: &AtomicBool,
+    ) -> VmEnd {
         let deadline =
             wall_limit(spec.limits.time_s) + Duration::from_secs(self.config.boot_timeout_s);
-        let status_path = out.join("status");
+        let status_path = files.out.join("status");
         let mut killed: Option<(Termination, String)> = None;
         let mut cancelled = false;
         let mut complete_since: Option<Instant> = None;
@@ -434,7 +522,8 @@ impl QemuExecutor {
                 break done;
             }
             if killed.is_none() && !cancelled {
-                let output = file_len(&out.join("stdout")) + file_len(&out.join("stderr"));
+                let output =
+                    file_len(&files.out.join("stdout")) + file_len(&files.out.join("stderr"));
                 if cancel.load(Ordering::Relaxed) {
                     cancelled = true;
                     vm.kill();
@@ -481,38 +570,38 @@ impl QemuExecutor {
                 },
             ));
         };
-        let vm_wall = start.elapsed().as_secs_f64();
-        stop.store(true, Ordering::Relaxed);
-        if let Some(driver) = driver {
-            let _ = driver.join();
+        VmEnd {
+            exit,
+            usage,
+            wall: start.elapsed(),
+            killed,
+            cancelled,
         }
-        if cancelled {
-            return Ok(None);
-        }
-        let qemu_cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
-        let console_text = tail_of(&console, 4096);
+    }
+
+    /// The run's execution, from what the guest wrote (its status and the tool's output) and
+    /// how the VM ended; a VM that ended without a result is an infrastructure failure.
+    fn execution(
+        &self,
+        spec: &RunSpec,
+        cores: &[u32],
+        files: &RunFiles,
+        end: VmEnd,
+        started_at: String,
+    ) -> Result<Execution, InfraError> {
+        let vm_wall = end.wall.as_secs_f64();
+        let qemu_cpu = timeval_s(end.usage.ru_utime) + timeval_s(end.usage.ru_stime);
+        let console_text = tail_of(&files.console, 4096);
         let panicked = console_text.contains("Kernel panic");
-        let status = GuestStatus::read(&status_path);
-        let (termination, note) = match (&status, killed) {
+        let status = GuestStatus::read(&files.out.join("status"));
+        let (termination, note) = match (&status, end.killed) {
             (Some(s), _) if s.get("reason") == "infra" => {
                 return Err(InfraError(format!(
                     "the guest could not prepare the run: {}",
                     s.get("message")
                 )))
             }
-            (Some(s), None) => (
-                match s.get("reason") {
-                    "cpu_limit" => Termination::CpuLimit,
-                    "memory_limit" => Termination::MemoryLimit,
-                    "signal" => Termination::Signal {
-                        signal: s.number("code") as i32,
-                    },
-                    _ => Termination::Exit {
-                        code: s.number("code") as i32,
-                    },
-                },
-                String::new(),
-            ),
+            (Some(s), None) => (s.termination(), String::new()),
             (_, Some((reason, note))) => (reason, note),
             (None, None) if panicked => (
                 Termination::GuestPanic,
@@ -522,17 +611,17 @@ impl QemuExecutor {
                 return Err(InfraError(format!(
                     "the VM of tool {} stopped without a result ({}); qemu said: {}; its console ends with:\n{}",
                     spec.tool,
-                    describe_exit(exit),
-                    tail_of(&dir.join("qemu.log"), 1000).trim(),
+                    describe_exit(end.exit),
+                    tail_of(&files.dir.join("qemu.log"), 1000).trim(),
                     console_text.trim()
                 )))
             }
         };
-        let (stdout, parsed) = read_output(&out.join("stdout"), true, self.capture_bytes);
-        let (stderr, _) = read_output(&out.join("stderr"), false, self.capture_bytes);
+        let (stdout, parsed) = read_output(&files.out.join("stdout"), true, self.capture_bytes);
+        let (stderr, _) = read_output(&files.out.join("stderr"), false, self.capture_bytes);
         let measured = status.as_ref().filter(|s| s.get("reason") != "infra");
         let normal = measured.is_some() && note.is_empty();
-        Ok(Some(Execution {
+        Ok(Execution {
             measurement: Measurement {
                 termination,
                 cpu_time_s: measured.map_or(0.0, |s| s.number("cpu_usec") as f64 / 1e6),
@@ -555,7 +644,7 @@ impl QemuExecutor {
             parsed,
             vm: Some(VmInfo {
                 accel: self.accel.to_string(),
-                guest: match guest {
+                guest: match self.config.guest {
                     GuestKind::Kernel => "kernel".into(),
                     GuestKind::Image => "image".into(),
                 },
@@ -567,7 +656,7 @@ impl QemuExecutor {
                 note,
                 console: if normal { String::new() } else { console_text },
             }),
-        }))
+        })
     }
 
     fn ssh_key(&self, image: &Path) -> PathBuf {

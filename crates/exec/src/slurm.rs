@@ -167,49 +167,112 @@ pub fn follow_jobs(
     settings: &FollowSettings,
     cancel: &AtomicBool,
 ) -> FollowOutcome {
-    let mut outcome = FollowOutcome::default();
-    let mut queue: VecDeque<JobRequest> = jobs
-        .into_iter()
-        .filter(|g| !g.runs.is_empty())
-        .map(|g| JobRequest {
-            model: g.model,
-            attempt: 1,
-            runs: g.runs,
-            cpus: g.cpus,
-        })
-        .collect();
-    let mut active: BTreeMap<JobId, ActiveJob> = BTreeMap::new();
+    let mut following = Following {
+        scheduler,
+        follower,
+        settings,
+        queue: jobs
+            .into_iter()
+            .filter(|g| !g.runs.is_empty())
+            .map(|g| JobRequest {
+                model: g.model,
+                attempt: 1,
+                runs: g.runs,
+                cpus: g.cpus,
+            })
+            .collect(),
+        active: BTreeMap::new(),
+        outcome: FollowOutcome::default(),
+    };
     let mut silent_since: Option<Instant> = None;
     loop {
         if cancel.load(Ordering::SeqCst) {
-            let ids: Vec<JobId> = active.keys().cloned().collect();
-            if !ids.is_empty() {
-                if let Err(e) = scheduler.cancel(&ids) {
-                    follower.event(SlurmEvent::Message(format!(
-                        "could not cancel jobs {}: {e}; cancel them with `scancel {}`",
-                        ids.join(","),
-                        ids.join(" ")
-                    )));
+            following.cancel_active();
+            return following.outcome;
+        }
+        following.submit_queued();
+        if following.active.is_empty() {
+            return following.outcome;
+        }
+        std::thread::sleep(settings.poll);
+        // Records first (only of jobs on a node: pending ones write none, and a contest may
+        // have thousands of runs waiting): a job whose runs are all recorded is done.
+        let follower = &mut *following.follower;
+        following.active.retain(|_, job| {
+            if job.running {
+                job.runs.retain(|r| !follower.recorded(r.id));
+            }
+            !job.runs.is_empty()
+        });
+        if following.active.is_empty() {
+            continue;
+        }
+        let ids: Vec<JobId> = following.active.keys().cloned().collect();
+        match following.scheduler.states(&ids) {
+            Ok(states) => {
+                silent_since = None;
+                for id in ids {
+                    let state = states.get(&id).cloned().unwrap_or(JobState::Ended {
+                        state: "UNKNOWN (no longer listed by Slurm)".into(),
+                        node: String::new(),
+                    });
+                    following.update(id, state);
                 }
             }
-            outcome.cancelled = ids;
-            return outcome;
+            Err(e) => {
+                let since = *silent_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= settings.patience {
+                    following.give_up(&ids, &e);
+                    return following.outcome;
+                }
+            }
         }
-        while let Some(mut request) = queue.pop_front() {
-            request.runs.retain(|r| !follower.recorded(r.id));
+    }
+}
+
+/// Jobs being followed: those to submit, those submitted and not over.
+struct Following<'a> {
+    scheduler: &'a mut dyn Scheduler,
+    follower: &'a mut dyn Follower,
+    settings: &'a FollowSettings,
+    queue: VecDeque<JobRequest>,
+    active: BTreeMap<JobId, ActiveJob>,
+    outcome: FollowOutcome,
+}
+
+impl Following<'_> {
+    /// Cancels exactly the jobs submitted here that are still active.
+    fn cancel_active(&mut self) {
+        let ids: Vec<JobId> = self.active.keys().cloned().collect();
+        if !ids.is_empty() {
+            if let Err(e) = self.scheduler.cancel(&ids) {
+                self.follower.event(SlurmEvent::Message(format!(
+                    "could not cancel jobs {}: {e}; cancel them with `scancel {}`",
+                    ids.join(","),
+                    ids.join(" ")
+                )));
+            }
+        }
+        self.outcome.cancelled = ids;
+    }
+
+    /// Submits the queued jobs (of their runs still unrecorded).
+    fn submit_queued(&mut self) {
+        while let Some(mut request) = self.queue.pop_front() {
+            request.runs.retain(|r| !self.follower.recorded(r.id));
             if request.runs.is_empty() {
                 continue;
             }
-            match scheduler.submit(&request) {
+            match self.scheduler.submit(&request) {
                 Ok(job) => {
-                    follower.event(SlurmEvent::Submitted {
+                    self.follower.event(SlurmEvent::Submitted {
                         job: job.clone(),
                         model: request.model.clone(),
                         runs: request.runs.len(),
                         attempt: request.attempt,
                     });
-                    outcome.submitted.push(job.clone());
-                    active.insert(
+                    self.outcome.submitted.push(job.clone());
+                    self.active.insert(
                         job,
                         ActiveJob {
                             model: request.model,
@@ -222,114 +285,90 @@ pub fn follow_jobs(
                 }
                 Err(e) => {
                     // Submitting again would fail the same way (a bad partition, no sbatch).
-                    outcome.failed += request.runs.len();
-                    follower.event(SlurmEvent::Failed {
+                    self.outcome.failed += request.runs.len();
+                    self.follower.event(SlurmEvent::Failed {
                         runs: request.runs.iter().map(|r| r.id).collect(),
                         reason: format!("cannot submit the job of model {}: {e}", request.model),
                     });
                 }
             }
         }
-        if active.is_empty() {
-            return outcome;
-        }
-        std::thread::sleep(settings.poll);
-        // Records first (only of jobs on a node: pending ones write none, and a contest may
-        // have thousands of runs waiting): a job whose runs are all recorded is done.
-        active.retain(|_, job| {
-            if job.running {
-                job.runs.retain(|r| !follower.recorded(r.id));
-            }
-            !job.runs.is_empty()
-        });
-        if active.is_empty() {
-            continue;
-        }
-        let ids: Vec<JobId> = active.keys().cloned().collect();
-        let states = match scheduler.states(&ids) {
-            Ok(states) => {
-                silent_since = None;
-                states
-            }
-            Err(e) => {
-                let since = *silent_since.get_or_insert_with(Instant::now);
-                if since.elapsed() < settings.patience {
-                    continue;
-                }
-                // The scheduler is gone: give the runs up (they stay to be done) and cancel
-                // what can still be cancelled.
-                let _ = scheduler.cancel(&ids);
-                for (job, a) in std::mem::take(&mut active) {
-                    outcome.failed += a.runs.len();
-                    follower.event(SlurmEvent::Failed {
-                        runs: a.runs.iter().map(|r| r.id).collect(),
-                        reason: format!(
-                            "Slurm did not answer for {} s about job {job} (model {}): {e}",
-                            settings.patience.as_secs(),
-                            a.model
-                        ),
+    }
+
+    /// A job's new state: running (say so once), or over (resubmit what it left unrecorded,
+    /// or give it up after `attempts` jobs).
+    fn update(&mut self, id: JobId, state: JobState) {
+        match state {
+            JobState::Pending => {}
+            JobState::Running { node } => {
+                let job = self.active.get_mut(&id).expect("an active job");
+                if !job.running {
+                    job.running = true;
+                    self.follower.event(SlurmEvent::Running {
+                        job: id,
+                        node,
+                        runs: job.runs.iter().map(|r| r.id).collect(),
                     });
                 }
-                return outcome;
             }
-        };
-        for id in ids {
-            let state = states.get(&id).cloned().unwrap_or(JobState::Ended {
-                state: "UNKNOWN (no longer listed by Slurm)".into(),
-                node: String::new(),
+            JobState::Ended { state, node } => self.ended(id, state, node),
+        }
+    }
+
+    fn ended(&mut self, id: JobId, state: String, node: String) {
+        let mut job = self.active.remove(&id).expect("an active job");
+        // A step may have written its record just before the job ended.
+        job.runs.retain(|r| !self.follower.recorded(r.id));
+        if job.runs.is_empty() {
+            return;
+        }
+        let ids: Vec<usize> = job.runs.iter().map(|r| r.id).collect();
+        if job.attempt < self.settings.attempts {
+            self.follower.event(SlurmEvent::Requeued {
+                job: id,
+                state,
+                node,
+                runs: ids,
+                attempt: job.attempt + 1,
             });
-            match state {
-                JobState::Pending => {}
-                JobState::Running { node } => {
-                    let job = active.get_mut(&id).expect("an active job");
-                    if !job.running {
-                        job.running = true;
-                        follower.event(SlurmEvent::Running {
-                            job: id.clone(),
-                            node,
-                            runs: job.runs.iter().map(|r| r.id).collect(),
-                        });
-                    }
-                }
-                JobState::Ended { state, node } => {
-                    let mut job = active.remove(&id).expect("an active job");
-                    // A step may have written its record just before the job ended.
-                    job.runs.retain(|r| !follower.recorded(r.id));
-                    if job.runs.is_empty() {
-                        continue;
-                    }
-                    let ids: Vec<usize> = job.runs.iter().map(|r| r.id).collect();
-                    if job.attempt < settings.attempts {
-                        follower.event(SlurmEvent::Requeued {
-                            job: id.clone(),
-                            state,
-                            node,
-                            runs: ids,
-                            attempt: job.attempt + 1,
-                        });
-                        queue.push_back(JobRequest {
-                            model: job.model,
-                            attempt: job.attempt + 1,
-                            runs: job.runs,
-                            cpus: job.cpus,
-                        });
-                    } else {
-                        outcome.failed += ids.len();
-                        let log = scheduler
-                            .log_of(&id, &job.model)
-                            .map(|p| format!("; its log: {}", p.display()))
-                            .unwrap_or_default();
-                        follower.event(SlurmEvent::Failed {
-                            runs: ids,
-                            reason: format!(
-                                "not recorded after {} jobs; the last, job {id} on node {}, ended {state}{log}",
-                                job.attempt,
-                                if node.is_empty() { "?" } else { &node }
-                            ),
-                        });
-                    }
-                }
-            }
+            self.queue.push_back(JobRequest {
+                model: job.model,
+                attempt: job.attempt + 1,
+                runs: job.runs,
+                cpus: job.cpus,
+            });
+        } else {
+            self.outcome.failed += ids.len();
+            let log = self
+                .scheduler
+                .log_of(&id, &job.model)
+                .map(|p| format!("; its log: {}", p.display()))
+                .unwrap_or_default();
+            self.follower.event(SlurmEvent::Failed {
+                runs: ids,
+                reason: format!(
+                    "not recorded after {} jobs; the last, job {id} on node {}, ended {state}{log}",
+                    job.attempt,
+                    if node.is_empty() { "?" } else { &node }
+                ),
+            });
+        }
+    }
+
+    /// The scheduler is gone: gives the runs up (they stay to be done) and cancels what can
+    /// still be cancelled.
+    fn give_up(&mut self, ids: &[JobId], e: &SchedulerError) {
+        let _ = self.scheduler.cancel(ids);
+        for (job, a) in std::mem::take(&mut self.active) {
+            self.outcome.failed += a.runs.len();
+            self.follower.event(SlurmEvent::Failed {
+                runs: a.runs.iter().map(|r| r.id).collect(),
+                reason: format!(
+                    "Slurm did not answer for {} s about job {job} (model {}): {e}",
+                    self.settings.patience.as_secs(),
+                    a.model
+                ),
+            });
         }
     }
 }
