@@ -55,6 +55,7 @@ impl Session {
                 self.plan.contest.manifest_path.display()
             )));
         };
+        self.store.check_writable()?;
         let mut summary = ImportSummary::default();
         let mut records = Vec::new();
         let mut newly = Vec::new();

@@ -9,6 +9,17 @@ use std::path::{Path, PathBuf};
 /// itself survives a crash. A reader sees the old content or the new one, never a mix. The
 /// folder is created if needed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write(path, bytes, true)?;
+    sync_dir(parent_of(path))
+}
+
+/// [`write_atomically`] for one file of many written together: atomic, but made durable by the
+/// caller, once for all of them (a `syncfs`, or [`sync_dir`] of their folder).
+pub fn write_atomically_in_batch(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write(path, bytes, false)
+}
+
+fn write(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = parent_of(path);
     fs::create_dir_all(dir)?;
     let mut file = tempfile::Builder::new()
@@ -16,9 +27,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     file.write_all(bytes)?;
-    file.as_file().sync_all()?;
+    if sync {
+        file.as_file().sync_all()?;
+    }
     file.persist(path).map_err(|e| e.error)?;
-    sync_dir(dir)
+    Ok(())
 }
 
 /// Makes the entries of a folder (files created, renamed or removed in it) durable.

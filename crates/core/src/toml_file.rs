@@ -51,7 +51,10 @@ fn steps(path: &serde_ignored::Path<'_>) -> Vec<Step> {
         }
         Path::Map { parent, key } => {
             let mut steps = self::steps(parent);
-            steps.push(Step::Key(key.clone()));
+            // toml's Spanned<T> is a map of its own to serde: not a key of the file.
+            if !key.starts_with("$__serde_spanned_private_") {
+                steps.push(Step::Key(key.clone()));
+            }
             steps
         }
         Path::Some { parent }
@@ -119,7 +122,7 @@ mod tests {
         #[expect(dead_code)]
         name: String,
         #[serde(default, rename = "tool")]
-        tools: Vec<Tool>,
+        tools: Vec<Spanned<Tool>>,
     }
 
     #[derive(Debug, serde::Deserialize)]
@@ -168,6 +171,9 @@ mod tests {
     fn a_good_file_reads_and_spans_survive() {
         let file = read("name = \"x\"\n[[tool]]\nname = \"a\"\ncores = 4\n").unwrap();
         // "cores = " starts at byte 31 (three lines of 11, 9 and 11 bytes), its value at 39.
-        assert_eq!(file.tools[0].cores.as_ref().unwrap().span(), 39..40);
+        assert_eq!(
+            file.tools[0].get_ref().cores.as_ref().unwrap().span(),
+            39..40
+        );
     }
 }

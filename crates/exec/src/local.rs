@@ -284,8 +284,47 @@ impl LocalExecutor {
         Prepared::new(&plan, workdir).map_err(|e| InfraError(e.to_string()))
     }
 
+    /// The folder of a command given by its path, which the sandbox shows it read-only (a
+    /// command found on the PATH needs none: the host's system folders are visible); an error
+    /// saying why when it cannot be shown: a folder hidden with `--hide`, or one that holds the
+    /// sandbox's own folders (`/tmp` itself: runs get a private `/tmp`).
+    fn program_folder(
+        &self,
+        program: &Path,
+        run_dir: &Path,
+        hidden: &[PathBuf],
+    ) -> Result<Option<PathBuf>, InfraError> {
+        if !self.isolated || !program.is_absolute() {
+            return Ok(None);
+        }
+        let Some(folder) = program
+            .parent()
+            .filter(|f| f.is_dir())
+            .map(Path::to_path_buf)
+        else {
+            return Ok(None);
+        };
+        if let Some(h) = hidden.iter().find(|h| folder.starts_with(h)) {
+            return Err(InfraError(format!(
+                "{} is in {}, which the sandbox is told to hide (--hide): it cannot run from there",
+                program.display(),
+                h.display()
+            )));
+        }
+        if run_dir.starts_with(&folder) {
+            return Err(InfraError(format!(
+                "{} cannot run in the sandbox from {}: that folder holds the sandbox's own folders (a run's /tmp is private: it never sees the host's); put the command in a folder of its own, e.g. {}/",
+                program.display(),
+                folder.display(),
+                folder.join("tools").display()
+            )));
+        }
+        Ok(Some(folder))
+    }
+
     /// Runs one command (not a contest run) in the same sandbox as runs, in a fresh folder of
-    /// its own that is its working directory, HOME and TMPDIR (`mccbuild sandbox`).
+    /// its own that is its working directory, HOME and TMPDIR (`mccbuild sandbox`). A command
+    /// given by its path (`./x`, `/opt/t/x`) is run from there: its folder is shown read-only.
     pub fn run_command(
         &self,
         command: &SandboxCommand,
@@ -314,19 +353,21 @@ impl LocalExecutor {
         dir: &Path,
         name: &str,
     ) -> Result<crate::process::ProcessResult, InfraError> {
+        let hidden: Vec<PathBuf> = self
+            .settings
+            .hidden
+            .iter()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .collect();
+        let program = program_path(&command.argv[0]);
+        let program_dir = self.program_folder(&program, dir, &hidden)?;
         let isolation = if self.isolated {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo")
                 .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
-            let hidden: Vec<PathBuf> = self
-                .settings
-                .hidden
-                .iter()
-                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-                .collect();
             let plan = IsolationPlan::new(
                 &IsolationRequest {
                     run_dir: dir,
-                    read_only: Vec::new(),
+                    read_only: program_dir.iter().map(PathBuf::as_path).collect(),
                     hidden: hidden.iter().map(PathBuf::as_path).collect(),
                 },
                 &isolation::host_mounts(&mountinfo),
@@ -346,7 +387,7 @@ impl LocalExecutor {
         };
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         run_process(ProcessSpec {
-            program: PathBuf::from(&command.argv[0]),
+            program,
             args: command.argv[1..].to_vec(),
             cwd: dir.to_path_buf(),
             isolation,
@@ -384,6 +425,16 @@ impl LocalExecutor {
 }
 
 /// A command for [`LocalExecutor::run_command`].
+/// The program of a command: a path (with a `/`) made absolute, since the command runs in a
+/// folder of its own; a name is looked up on the standard PATH.
+fn program_path(argv0: &str) -> PathBuf {
+    if argv0.contains('/') {
+        std::path::absolute(argv0).unwrap_or_else(|_| PathBuf::from(argv0))
+    } else {
+        PathBuf::from(argv0)
+    }
+}
+
 /// The environment of a run: BenchKit's variables (BK_INPUT, BK_EXAMINATION, BK_TOOL, the
 /// confinements, BK_BIN_PATH, BK_LOG_FILE, BK_RESULT_DIR), a standard PATH, and a HOME and TMPDIR
 /// of its own in its folder.

@@ -161,12 +161,17 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
     };
     for (name, text, charts) in html::pages(data) {
         let path = dir.join(&name);
-        mccbuild_core::fsio::write_atomically(&path, text.as_bytes())
+        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
             .map_err(|source| SiteError { path, source })?;
         summary.pages += 1;
         summary.charts += charts;
         summary.bytes += text.len() as u64;
     }
+    // The pages are durable together.
+    mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     Ok(summary)
 }
 

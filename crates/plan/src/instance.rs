@@ -350,16 +350,12 @@ pub fn digest_of(reader: impl Read) -> io::Result<Digest> {
 mod tests {
     use super::*;
 
-    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/mcc2025");
-
     #[test]
     fn real_archive_facts() {
-        let archive = Path::new(FIXTURES).join("INPUTS/Philosophers-PT-000005.tgz");
-        if !archive.exists() {
-            eprintln!("skipped: {} is absent", archive.display());
-            assert!(std::env::var_os("CI").is_none(), "MCC data missing in CI");
+        let Some(data) = mccbuild_testkit::mcc_data() else {
             return;
-        }
+        };
+        let archive = data.join("INPUTS/Philosophers-PT-000005.tgz");
         let source = InstanceSource::Archive(archive);
         let mut cache = DigestCache::in_memory();
         let facts = instance_facts(
@@ -377,8 +373,7 @@ mod tests {
         assert_eq!(ub.len(), 16);
         assert_eq!(ub[0], "Philosophers-PT-000005-UpperBounds-00");
         // The folder and the archive of the same instance have the same content digest.
-        let folder =
-            InstanceSource::Folder(Path::new(FIXTURES).join("fixtures/Philosophers-PT-000005"));
+        let folder = InstanceSource::Folder(data.join("fixtures/Philosophers-PT-000005"));
         let folder_facts = instance_facts(
             "Philosophers-PT-000005",
             &folder,

@@ -320,6 +320,7 @@ impl KeyWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mccbuild_core::hex;
 
     fn tool() -> ToolIdentity {
         ToolIdentity {
@@ -406,9 +407,95 @@ mod tests {
         key_with(|_, _, _, _, _, _| {})
     }
 
+    /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
+    /// length, an ingredient's spelling) shows here before it silently redoes every run of
+    /// every store. These values were computed by the first implementation (b4076d1).
     #[test]
-    fn the_key_is_stable() {
-        assert_eq!(base(), base());
+    fn the_encoding_is_pinned() {
+        assert_eq!(
+            base().hex(),
+            "70bf55df601e7dd388902d1fcc1546fbd66e9ff9b99bb39670931fdb7a9dd39e"
+        );
+        let edition = edition("mcc-2026.toml");
+        let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
+        assert_eq!(
+            key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
+            "8c60b5afe2f9578215b4bc48d715b1f5dc808b4b75901e769e36744aeafbeab9"
+        );
+        let t = ToolIdentity {
+            setup: Some("./setup.sh".into()),
+            ..tool()
+        };
+        assert_eq!(
+            hex(&t.setup_digest()),
+            "beafd2e8c88e9c8389577a12061498dfa381ed78556990d34f2db1852ba676b5"
+        );
+        let builder = KeyBuilder::new(&[tool()], &[("kind".to_string(), "import".to_string())]);
+        let limits = Limits {
+            time_s: 1800,
+            memory_mb: 16384,
+        };
+        let task = builder.task(
+            "M-PT-1",
+            &[9u8; 32],
+            "OneSafe",
+            "Global;Boolean;OneSafe",
+            limits,
+        );
+        assert_eq!(
+            builder.key(0, &task).hex(),
+            "d9e964caf089c132dac0691f13970821d427dbbdcd25b3d9b42adf850c37fd6d"
+        );
+    }
+
+    /// How answers are read is spelled with the words the first keys were made of (the enums'
+    /// names then): renaming a variant in the code must not change a key.
+    #[test]
+    fn the_reading_ingredient_keeps_its_first_spelling() {
+        let mcc = edition("mcc-2026.toml");
+        let read = |name: &str| reading(&mcc.examinations[mcc.examination(name).unwrap()]);
+        assert_eq!(
+            read("StateSpace"),
+            "StateSpace;Integer;STATES,TRANSITIONS,MAX_TOKEN_IN_PLACE,MAX_TOKEN_PER_MARKING"
+        );
+        assert_eq!(
+            read("ReachabilityDeadlock"),
+            "Global;Boolean;ReachabilityDeadlock"
+        );
+        assert_eq!(read("UpperBounds"), "Formulas;Integer;");
+        assert_eq!(read("LTLFireability"), "Formulas;Boolean;");
+        let svcomp = edition("svcomp-2012.toml");
+        assert_eq!(
+            reading(&svcomp.examinations[0]),
+            "Verdict;Boolean;ReachSafety"
+        );
+    }
+
+    /// A tool folder's digest, pinned (file order, paths, executable bits, contents).
+    #[test]
+    fn the_tool_folder_digest_is_pinned() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str, mode: u32| {
+            std::fs::write(dir.path().join(name), text).unwrap();
+            std::fs::set_permissions(dir.path().join(name), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+        };
+        std::fs::create_dir(dir.path().join("lib")).unwrap();
+        file("BenchKit_head.sh", "#!/bin/sh\necho hi\n", 0o755);
+        file("lib/a.txt", "a", 0o644);
+        let mut cache = DigestCache::in_memory();
+        assert_eq!(
+            hex(&tool_files_digest(dir.path(), &mut cache).unwrap()),
+            "c7295489fe21a1eb8094cb8d58fbf1448e3fe8dda657add79389bc7fd5daa069"
+        );
+    }
+
+    fn edition(file: &str) -> mccbuild_rules::edition::Edition {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../rules")
+            .join(file);
+        mccbuild_rules::edition::Edition::load(&path).unwrap()
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 pub use index::{Index, Summary};
 pub use record::{RunRecord, SlurmPlacement, VmInfo, RECORD_FORMAT};
 
-use mccbuild_core::fsio::{temp_sibling, write_atomically};
+use mccbuild_core::fsio::{temp_sibling, write_atomically, write_atomically_in_batch};
 use mccbuild_core::RunKey;
 
 /// The store's own format version (the layout of folders and files).
@@ -162,12 +162,8 @@ impl Store {
 
     /// Writes a record atomically: a reader sees the old state or the whole new record.
     pub fn put(&self, record: &RunRecord) -> io::Result<()> {
-        let path = self.record_path(&record.key);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent)?;
-        }
         let json = serde_json::to_vec(record).map_err(io::Error::other)?;
-        write_atomically(&path, &json)
+        write_atomically(&self.record_path(&record.key), &json)
     }
 
     /// Writes many records (an import, a generated store): each atomically, made durable together
@@ -178,13 +174,8 @@ impl Store {
     ) -> io::Result<usize> {
         let mut n = 0;
         for record in records {
-            let path = self.record_path(&record.key);
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)?;
-            }
-            let tmp = temp_sibling(&path);
-            fs::write(&tmp, serde_json::to_vec(record).map_err(io::Error::other)?)?;
-            fs::rename(&tmp, &path)?;
+            let json = serde_json::to_vec(record).map_err(io::Error::other)?;
+            write_atomically_in_batch(&self.record_path(&record.key), &json)?;
             n += 1;
         }
         let dir = fs::File::open(&self.root)?;
