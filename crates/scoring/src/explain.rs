@@ -15,7 +15,7 @@ use mccbuild_rules::points::score_value;
 use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
 
 use crate::database::{Handles, ScoringDb};
-use crate::db::{category_entries, confidence_tally, tool_confidence};
+use crate::db::{category_entries, confidence_tally, tool_confidence, ContestData};
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AnswerRow {
@@ -342,17 +342,28 @@ pub fn explain_tool(
     for row in models.values_mut() {
         row.weighted = category_total(row.entries.iter().map(|e| e.weighted));
     }
-    let score = category_total(
-        category_entries(db, handles.contest)
-            .filter(|x| x.category == c && x.tool == t)
-            .map(|x| x.weighted),
-    );
+    let score = tool_category_total(db, handles.contest, c, t);
     Ok(ToolExplanation {
         tool: tool.to_string(),
         category: category.to_string(),
         score,
         models: models.into_values().collect(),
     })
+}
+
+/// Rule E-4.6: one tool's total in one category, from the same entries, in the same order and
+/// by the same rule function as [`crate::db::category_scores`]: the podium's number.
+pub fn tool_category_total(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+    category: usize,
+    tool: u32,
+) -> f64 {
+    category_total(
+        category_entries(db, contest)
+            .filter(|x| x.category == category && x.tool == tool)
+            .map(|x| x.weighted),
+    )
 }
 
 /// One line of the reliability table (MCC 2015 report, Table 3).

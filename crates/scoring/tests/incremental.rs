@@ -328,3 +328,29 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         );
     }
 }
+
+/// An explanation's total is the podium's: the same entries summed in the same order by the same
+/// rule function (E-4.6), to the last bit, here with fractional weights (E-4.4 normalisation
+/// over models of 10 instances) where another order of summation would differ.
+#[test]
+fn an_explanations_total_is_the_podiums_to_the_last_bit() {
+    let mut db = ScoringDb::default();
+    let (handles, _, _) = medium(&mut db);
+    let edition = handles.contest.edition(&db).clone();
+    let totals = mccbuild_scoring::db::category_scores(&db, handles.contest).clone();
+    let mut checked = 0;
+    for category in 0..edition.categories.len() {
+        for tool in 0..handles.contest.tools(&db).len() as u32 {
+            let explained = mccbuild_scoring::explain::tool_category_total(
+                &db,
+                handles.contest,
+                category,
+                tool,
+            );
+            let podium = totals.scores[category][tool as usize];
+            assert_eq!(explained.to_bits(), podium.to_bits(), "{category} {tool}");
+            checked += (podium != 0.0) as usize;
+        }
+    }
+    assert!(checked > 0);
+}
