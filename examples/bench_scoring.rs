@@ -5,8 +5,8 @@
 //!
 //! Prints: the time to open the contest (plan + index), to build the salsa inputs, to compute
 //! every trusted value and the podiums; the process's peak memory; then the medians of two series
-//! of 20: the time to re-score after one run of a tool changes (its booleans negated, its integers
-//! + 1; a different run each round, put back after it), then after all of that tool's runs in
+//! of 20: the time to re-score after one run of a tool changes (its booleans negated, its
+//! integers plus 1; a different run each round, put back after it), then after all of that tool's runs in
 //! that examination change.
 
 use std::time::Instant;

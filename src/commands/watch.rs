@@ -444,7 +444,7 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
     let _ = state.db.take_executed();
     publisher.publish(&state, Update::start(&state.scores));
     runner.poll(|| state.missing_runs());
-    while !options.updates.is_some_and(|n| number >= n) {
+    while options.updates.is_none_or(|n| number < n) {
         let (events, timed_out, inputs_changed) = watching.next();
         if events.is_empty() && !timed_out {
             continue;

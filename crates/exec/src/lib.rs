@@ -85,12 +85,6 @@ pub trait RunExecutor: Send + Sync {
     ) -> Result<Option<Execution>, InfraError>;
 }
 
-/// Set by the command line's SIGINT/SIGTERM handler the moment a signal arrives (executors are
-/// told through their `cancel` flag a little later). A Slurm step checks it before recording a
-/// run: Slurm signals every process of a step being stopped, the tool's too, so a run ending then
-/// may have ended because of it.
-pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// The host's name, for records.
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

@@ -9,6 +9,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use crate::{Execution, InfraError, RunExecutor, RunSpec};
 
 /// What the pool reports, in the order things happen.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one event per run start and end, handed straight to the caller: never stored"
+)]
 pub enum PoolEvent {
     Started {
         index: usize,

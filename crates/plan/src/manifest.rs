@@ -624,7 +624,7 @@ impl Reading<'_> {
             };
             let mut instances = Vec::new();
             for pattern in patterns {
-                match expand_instances(&root, pattern.get_ref(), &edition.instances.model_file) {
+                match expand_instances(root, pattern.get_ref(), &edition.instances.model_file) {
                 Ok(found) => instances.extend(found),
                 Err(message) => problems.push(source.problem_at(Some(pattern.span()), format!("model `{}`: {message}", m.name)).help(
                     format!("instances are folders holding {} or BenchKit .tgz archives, relative to the manifest; globs are allowed", edition.instances.model_file),
@@ -659,7 +659,7 @@ impl Reading<'_> {
         if let Some(inputs) = &file.contest.inputs {
             let mut by_model: BTreeMap<String, Vec<InstanceDecl>> = BTreeMap::new();
             for pattern in inputs.get_ref().items() {
-                match expand_instances(&root, pattern, &edition.instances.model_file) {
+                match expand_instances(root, pattern, &edition.instances.model_file) {
                     Ok(found) => {
                         for instance in found {
                             match mcc_model_name(&instance.name) {

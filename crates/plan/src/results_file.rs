@@ -205,8 +205,7 @@ fn parse_number(word: &str) -> Result<Option<Value>, VectorError> {
     let shift = exponent - frac_part.len() as i64;
     if digits.is_empty()
         || !digits.bytes().all(|b| b.is_ascii_digit())
-        || shift < 0
-        || shift > 100_000
+        || !(0..=100_000).contains(&shift)
     {
         return Err(not_a_number());
     }

@@ -551,6 +551,10 @@ impl Edition {
 }
 
 /// The settings that are single numbers: limits, Confidence, threshold, points.
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, which `x <= 0.0` would let through"
+)]
 fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
     if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
         problems.push(
@@ -829,7 +833,7 @@ fn model_kinds(
     }
     for (index, of, share, span) in shares {
         match model_kinds.iter().position(|k| k.name == of) {
-            Some(of_index) if of_index != index && matches!(model_kinds[of_index].weight, KindWeight::Multiplier(_)) && !is_share(&file, &of) => {
+            Some(of_index) if of_index != index && matches!(model_kinds[of_index].weight, KindWeight::Multiplier(_)) && !is_share(file, &of) => {
                 model_kinds[index].weight = KindWeight::ShareOf { of: of_index, share };
             }
             _ => problems.push(source.problem_at(

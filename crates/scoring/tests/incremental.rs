@@ -222,7 +222,7 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
                         (
                             i,
                             if exam == ctl && tool == 3 && i == 0 {
-                                Value::Bool(!(i % 3 == 0))
+                                Value::Bool(i % 3 != 0)
                             } else {
                                 truth(i)
                             },
