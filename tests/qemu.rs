@@ -426,9 +426,10 @@ fn script_contest_plain(executor: &str) -> TestContest {
 
 /// The image kind end to end: the explorer inside a BenchKit-style image built by
 /// scripts/guest-image (debootstrap), booted through its BIOS, driven over ssh. Building the
-/// image takes minutes (debootstrap, the explorer's build): the test builds it in CI (where
-/// .ci/run starts the build early, beside the compilation) and with `MCCBUILD_BUILD_IMAGE=1`;
-/// elsewhere, without the image, it is a skip (see crates/testkit).
+/// image takes minutes (debootstrap, the explorer's build): scripts/test builds it beside other
+/// suites before this one; the test builds it itself in CI and with `MCCBUILD_BUILD_IMAGE=1`
+/// (scripts/guest-image returns at once when it is up to date); elsewhere, without the image, it
+/// is a skip (see crates/testkit).
 #[test]
 fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
     if guest().is_none() {

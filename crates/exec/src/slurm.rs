@@ -414,6 +414,12 @@ impl SlurmCli {
             .iter()
             .map(|o| shell_quote(o))
             .collect();
+        let srun_options = srun_options.join(" ");
+        let mccbuild = shell_quote(&self.mccbuild.to_string_lossy());
+        let manifest = shell_quote(&self.manifest.to_string_lossy());
+        let keys = shell_quote(&keys_file.to_string_lossy());
+        let name = shell_quote(&self.job_name(&job.model));
+        let (model, attempt) = (&job.model, job.attempt);
         if self.config.steps == SlurmSteps::PerModel {
             return format!(
                 r#"#!/bin/bash
@@ -421,14 +427,7 @@ impl SlurmCli {
 srun --exact -N1 -n1 -c{cpus} --job-name={name} {srun_options} \
     {mccbuild} exec-run --manifest {manifest} --keys-file {keys} --jobs {parallel} </dev/null
 "#,
-                model = job.model,
-                attempt = job.attempt,
                 cpus = job.cpus,
-                mccbuild = shell_quote(&self.mccbuild.to_string_lossy()),
-                manifest = shell_quote(&self.manifest.to_string_lossy()),
-                keys = shell_quote(&keys_file.to_string_lossy()),
-                name = shell_quote(&self.job_name(&job.model)),
-                srun_options = srun_options.join(" "),
             );
         }
         format!(
@@ -460,14 +459,7 @@ while read -r cores key; do
 done <"$KEYS"
 while [ "$running" -gt 0 ]; do finish_one; done
 exit $status
-"#,
-            model = job.model,
-            attempt = job.attempt,
-            mccbuild = shell_quote(&self.mccbuild.to_string_lossy()),
-            manifest = shell_quote(&self.manifest.to_string_lossy()),
-            keys = shell_quote(&keys_file.to_string_lossy()),
-            name = shell_quote(&self.job_name(&job.model)),
-            srun_options = srun_options.join(" "),
+"#
         )
     }
 

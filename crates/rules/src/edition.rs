@@ -175,6 +175,21 @@ pub struct ScoringRules {
     pub table: Vec<ScoreRow>,
 }
 
+#[cfg(test)]
+impl ScoringRules {
+    /// The MCC 2026 settings (`rules/mcc-2026.toml`), for the rules' unit tests.
+    pub(crate) fn mcc_2026() -> ScoringRules {
+        ScoringRules {
+            points_per_examination: 16.0,
+            penalty_factor: 2.0,
+            wrong_value: WrongValue::Penalty,
+            model_weight: ModelWeight::Linear,
+            max_model_ratio: 2.0,
+            table: Vec::new(),
+        }
+    }
+}
+
 /// One row of a score table.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct ScoreRow {

@@ -116,14 +116,7 @@ mod tests {
     use crate::edition::ModelWeight;
 
     fn rules() -> ScoringRules {
-        ScoringRules {
-            points_per_examination: 16.0,
-            penalty_factor: 2.0,
-            wrong_value: WrongValue::Penalty,
-            model_weight: ModelWeight::Linear,
-            max_model_ratio: 2.0,
-            table: Vec::new(),
-        }
+        ScoringRules::mcc_2026()
     }
 
     fn b(v: bool) -> Value {

@@ -105,14 +105,7 @@ mod tests {
     use super::*;
 
     fn rules() -> ScoringRules {
-        ScoringRules {
-            points_per_examination: 16.0,
-            penalty_factor: 2.0,
-            wrong_value: crate::edition::WrongValue::Penalty,
-            model_weight: ModelWeight::Linear,
-            max_model_ratio: 2.0,
-            table: Vec::new(),
-        }
+        ScoringRules::mcc_2026()
     }
 
     #[test]

@@ -184,7 +184,7 @@ fn time_and_memory_do_not_touch_values() {
     db.set_measurement(handles.run(3, 1), measured(0.5, 3.0));
     let _ = podiums(&db, handles.contest);
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
-    // above it: no value group, no Confidence, no trusted value.
+    // above it: no value answers, no Confidence, no trusted value.
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> =
         [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)]
