@@ -51,6 +51,17 @@ impl Termination {
         )
     }
 
+    /// Whether a time limit stopped the run: the CPU-time limit or the wall-clock one (a
+    /// time-out, the MCC's `Time` flag).
+    pub fn is_time_out(&self) -> bool {
+        matches!(self, Termination::CpuLimit | Termination::WallLimit)
+    }
+
+    /// Whether the memory limit stopped the run (a memory-out, the MCC's `Memory` flag).
+    pub fn is_memory_out(&self) -> bool {
+        matches!(self, Termination::MemoryLimit)
+    }
+
     /// The name of how it ended, as in records (`exit`, `signal`, `cpu_limit`, ...).
     pub fn reason(&self) -> &'static str {
         match self {
@@ -103,8 +114,8 @@ impl Outcome {
         match (response, termination) {
             (Response::Answered, _) => Outcome::Answered,
             (Response::DoNotCompete, _) => Outcome::DoNotCompete,
-            (_, Termination::CpuLimit | Termination::WallLimit) => Outcome::TimeOut,
-            (_, Termination::MemoryLimit) => Outcome::MemoryOut,
+            (_, t) if t.is_time_out() => Outcome::TimeOut,
+            (_, t) if t.is_memory_out() => Outcome::MemoryOut,
             (_, Termination::Exit { code: 0 }) => Outcome::CannotCompute,
             _ => Outcome::Failed,
         }

@@ -492,11 +492,8 @@ impl Export {
         let _ = writer.write_record(CSV_HEADER);
         for run in &self.runs {
             let estimated = &self.estimated[run.exam_instance];
-            let time_flag = matches!(
-                run.measurement.termination,
-                Termination::CpuLimit | Termination::WallLimit
-            );
-            let memory_flag = run.measurement.termination == Termination::MemoryLimit;
+            let time_flag = run.measurement.termination.is_time_out();
+            let memory_flag = run.measurement.termination.is_memory_out();
             let scores = run.points.map(format_number).unwrap_or_default();
             let record = [
                 run.tool.clone(),
