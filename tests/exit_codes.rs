@@ -65,6 +65,26 @@ fn exit_1_when_a_tools_setup_fails() {
     assert_eq!(json(&out)["failed"], 1);
 }
 
+/// An infrastructure failure: the tool's entry cannot be started (its interpreter does not
+/// exist). The run is reported and not recorded: it is still to do.
+#[test]
+fn exit_1_when_a_run_cannot_be_started() {
+    let mut c = contest();
+    c.script_tool(
+        "unstartable",
+        "#!/nonexistent/interpreter\necho 'STATE_SPACE STATES 9'\n",
+        "examinations = [\"StateSpace\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_eq!(json(&out)["failed"], 1, "{}", stderr(&out));
+    assert_eq!(
+        json(&c.mccbuild(&["plan", "--json", "--tool", "unstartable"]))["to_run"],
+        1
+    );
+}
+
 #[test]
 fn exit_1_when_the_sandbox_cannot_start_the_command() {
     let out = mccbuild_in(
@@ -118,7 +138,109 @@ fn exit_2_for_a_wrong_command_line() {
     }
 }
 
+#[test]
+fn exit_2_for_invalid_rules_or_instances() {
+    // A rules file with an unknown key.
+    let c = contest();
+    let rules = fs::read_to_string(Path::new(REPO).join("rules/mcc-2026.toml")).unwrap();
+    fs::write(
+        c.path().join("rules.toml"),
+        rules.replacen("[scoring]", "[scoring]\npoints_per_exam = 16\n#", 1),
+    )
+    .unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let rules_line = text.lines().find(|l| l.starts_with("rules = ")).unwrap();
+    fs::write(
+        &manifest,
+        text.replacen(rules_line, "rules = \"rules.toml\"", 1),
+    )
+    .unwrap();
+    let out = c.mccbuild(&["check"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("points_per_exam"), "{}", stderr(&out));
+
+    // An instance whose model is not XML.
+    let c = contest();
+    fs::write(
+        c.path().join("models/Philosophers-PT-000002/model.pnml"),
+        "not xml",
+    )
+    .unwrap();
+    let out = c.mccbuild(&["check"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("model.pnml"), "{}", stderr(&out));
+}
+
+#[test]
+fn exit_2_for_a_model_that_cannot_name_a_file() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philo/sophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", "examinations = [\"StateSpace\"]");
+    c.answer("a", "Philosophers-PT-000002", "StateSpace", SS);
+    c.write("time_s = 10\nmemory_mb = 512");
+    assert_eq!(code(&c.mccbuild(&["run"])), Some(0));
+    let out = c.mccbuild(&["export", "--verdicts", "verdicts"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Philo/sophers"), "{}", stderr(&out));
+}
+
+#[test]
+fn exit_2_when_watch_cannot_serve_on_the_address() {
+    let c = contest();
+    // An address already taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = c.mccbuild(&["watch", "--updates", "1", "--serve", &addr]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot serve"), "{}", stderr(&out));
+}
+
 // 3 -------------------------------------------------------------------------------------------
+
+#[test]
+fn exit_3_for_a_store_that_cannot_be_created() {
+    let c = contest();
+    fs::write(c.path().join("blocked"), "a file, not a folder").unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replacen("[contest]\n", "[contest]\nstore = \"blocked/cache\"\n", 1),
+    )
+    .unwrap();
+    for args in [&["plan"][..], &["run"], &["scores"]] {
+        let out = c.mccbuild(args);
+        assert_eq!(code(&out), Some(3), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
+    }
+}
+
+/// `watch` cannot watch the store's files: the system grants it no inotify instance. The limit
+/// is set to 0 in a user namespace of the test's own (`/proc/sys/user/max_inotify_instances`
+/// is per user namespace: the machine's limit is untouched).
+#[test]
+fn exit_3_when_watch_cannot_watch_the_store() {
+    let c = contest();
+    assert_eq!(code(&c.mccbuild(&["plan"])), Some(0));
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_inotify_instances && exec {} watch --updates 1",
+        env!("CARGO_BIN_EXE_mccbuild")
+    );
+    let out = Command::new("timeout")
+        .args(["60", "unshare", "--user", "--map-root-user", "sh", "-c", &script])
+        .current_dir(c.path())
+        .output()
+        .expect("unshare runs");
+    let err = stderr(&out);
+    if err.contains("unshare failed") {
+        skip(&format!("no user namespaces here: {err}"));
+        return;
+    }
+    assert_eq!(code(&out), Some(3), "{err}");
+    assert!(err.contains("cannot watch files"), "{err}");
+}
 
 #[test]
 fn exit_3_for_a_store_of_another_format() {
