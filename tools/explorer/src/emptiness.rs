@@ -33,6 +33,10 @@ pub trait Structure {
     fn prefixes_extend(&self) -> bool {
         false
     }
+    /// Are the successors of `s` all those of the system (not a part of them)?
+    fn complete(&self, _s: u32) -> bool {
+        true
+    }
 }
 
 /// A multiplicative hasher for the u64 keys of product states (SipHash costs more than the
@@ -79,6 +83,27 @@ pub fn accepting_run_exists(
     a: &Gba,
     check: &mut dyn FnMut(usize) -> Result<(), String>,
 ) -> Result<bool, String> {
+    search(k, a, check).map(|r| r.accepting)
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    pub accepting: bool,
+    /// Product states entered.
+    pub states: usize,
+    /// Every product state entered had all its successors ([`Structure::complete`]): then "no
+    /// accepting run" holds for the whole system, not only for the part searched. (Only
+    /// meaningful without an accepting run, which is always a real one.)
+    pub exact: bool,
+}
+
+/// [`accepting_run_exists`], with the number of product states entered.
+pub fn search(
+    k: &impl Structure,
+    a: &Gba,
+    check: &mut dyn FnMut(usize) -> Result<(), String>,
+) -> Result<Search, String> {
     // dfs number of each entered product state; 0 once its SCC is finished (dead)
     let mut h: HashMap<u64, u32, BuildHasherDefault<KeyHasher>> = HashMap::default();
     let mut live: Vec<u64> = Vec::new();
@@ -86,6 +111,7 @@ pub fn accepting_run_exists(
     let mut todo: Vec<Frame> = Vec::new();
     let mut counter: u32 = 0;
     let mut steps: usize = 0;
+    let mut exact = true;
 
     let mut push = |s: u32,
                     q: u32,
@@ -93,6 +119,7 @@ pub fn accepting_run_exists(
                     live: &mut Vec<u64>,
                     roots: &mut Vec<(u32, u64)>,
                     todo: &mut Vec<Frame>| {
+        exact &= k.complete(s);
         counter += 1;
         h.insert(key(s, q), counter);
         live.push(key(s, q));
@@ -108,12 +135,27 @@ pub fn accepting_run_exists(
     } else {
         vec![false; a.num_nodes()]
     };
+    // automaton successors with the doomed nodes first: the depth-first search then tries the
+    // end of a bad prefix before going deeper
+    let ordered: Vec<Vec<u32>> = a
+        .succ
+        .iter()
+        .map(|rs| {
+            let mut rs = rs.clone();
+            rs.sort_by_key(|&r| !doomed[r as usize]);
+            rs
+        })
+        .collect();
     for &q0 in &a.init {
         if h.contains_key(&key(0, q0)) || !k.satisfies(0, &a.labels[q0 as usize]) {
             continue;
         }
         if doomed[q0 as usize] {
-            return Ok(true);
+            return Ok(Search {
+                accepting: true,
+                states: h.len(),
+                exact: false,
+            });
         }
         push(0, q0, &mut h, &mut live, &mut roots, &mut todo);
         while let Some(top) = todo.last_mut() {
@@ -123,7 +165,7 @@ pub fn accepting_run_exists(
             }
             // next successor pair (t, r) of (s, q) with t satisfying r
             let gs = k.successors(top.s);
-            let qs = &a.succ[top.q as usize];
+            let qs = &ordered[top.q as usize];
             let mut found = None;
             while (top.i as usize) < gs.len() {
                 let t = gs[top.i as usize];
@@ -142,7 +184,13 @@ pub fn accepting_run_exists(
                 top.j = 0;
             }
             match found {
-                Some((_, r)) if doomed[r as usize] => return Ok(true),
+                Some((_, r)) if doomed[r as usize] => {
+                    return Ok(Search {
+                        accepting: true,
+                        states: h.len(),
+                        exact: false,
+                    })
+                }
                 Some((t, r)) => match h.get(&key(t, r)) {
                     None => push(t, r, &mut h, &mut live, &mut roots, &mut todo),
                     Some(0) => {} // a finished SCC
@@ -155,7 +203,11 @@ pub fn accepting_run_exists(
                         let top_root = roots.last_mut().expect("a root below a live state");
                         top_root.1 |= acc;
                         if top_root.1 & a.all_acc == a.all_acc {
-                            return Ok(true);
+                            return Ok(Search {
+                                accepting: true,
+                                states: h.len(),
+                                exact: false,
+                            });
                         }
                     }
                 },
@@ -177,7 +229,13 @@ pub fn accepting_run_exists(
             }
         }
     }
-    Ok(false)
+    let states = h.len();
+    drop(push);
+    Ok(Search {
+        accepting: false,
+        states,
+        exact,
+    })
 }
 
 /// The same question answered naively (all reachable product states, then reachability between
@@ -346,6 +404,44 @@ mod tests {
         let ok = &mut |_: usize| -> Result<(), String> { Ok(()) };
         assert!(accepting_run_exists(&Open(true), &a, ok).unwrap());
         assert!(!accepting_run_exists(&Open(false), &a, ok).unwrap());
+    }
+
+    #[test]
+    fn no_accepting_run_is_exact_only_if_no_partial_state_was_entered() {
+        /// 0 -> 1 -> 2 -> 2, state 2 not complete; atom 0 true in 0 and 1 only
+        struct Chain;
+        impl Structure for Chain {
+            fn successors(&self, s: u32) -> &[u32] {
+                [&[1u32][..], &[2], &[2]][s as usize]
+            }
+            fn satisfies(&self, s: u32, label: &[(u32, bool)]) -> bool {
+                label.iter().all(|&(_, p)| p == (s < 2))
+            }
+            fn complete(&self, s: u32) -> bool {
+                s < 2
+            }
+        }
+        let ok = &mut |_: usize| -> Result<(), String> { Ok(()) };
+        // G p (one node labelled p, looping, accepting): its runs die at state 2, entered never
+        let gp = Gba {
+            labels: vec![vec![(0, true)]],
+            succ: vec![vec![0]],
+            init: vec![0],
+            acc: vec![1],
+            all_acc: 1,
+        };
+        let r = search(&Chain, &gp, ok).unwrap();
+        assert!(!r.accepting && r.exact && r.states == 2);
+        // G true: state 2 is entered, and nothing accepts in the part known
+        let gt = Gba {
+            labels: vec![vec![]],
+            succ: vec![vec![0]],
+            init: vec![0],
+            acc: vec![0],
+            all_acc: 1,
+        };
+        let r = search(&Chain, &gt, ok).unwrap();
+        assert!(!r.accepting && !r.exact);
     }
 
     /// Random graphs and random automata: Couvreur's search agrees with the naive check.

@@ -464,19 +464,43 @@ fn ltl_formulas(
     let deadline = budget.deadline(0.85);
     let graph_bytes = ex.store.heap_bytes() + ex.edges.len() * 8;
     let product_bytes = ((budget.memory as f64 * 0.7) as usize).saturating_sub(graph_bytes);
+    // Each formula gets half of an equal share of the time left (what a quick one leaves goes to
+    // the next ones); the formulas stopped by their share then share what remains, in a second
+    // pass.
+    let mut values: Vec<Option<bool>> = vec![None; props.len()];
+    let mut retry: Vec<usize> = Vec::new();
+    for pass in 0..2 {
+        let todo: Vec<usize> = if pass == 0 {
+            (0..props.len()).collect()
+        } else {
+            std::mem::take(&mut retry)
+        };
+        for (k, &i) in todo.iter().enumerate() {
+            let Ok(Query::Ltl(f)) = &props[i].query else {
+                continue;
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let share = (deadline - now) / (todo.len() - k) as u32;
+            let share = if pass == 0 { share / 2 } else { share };
+            let (v, stopped) = runs.check(&props[i].id, f, now + share, product_bytes);
+            values[i] = v;
+            if stopped && pass == 0 {
+                retry.push(i);
+            }
+        }
+        if retry.is_empty() {
+            break;
+        }
+    }
     let lines = props
         .iter()
-        .map(|p| {
-            let v = match &p.query {
-                Ok(Query::Ltl(f)) if Instant::now() < deadline => {
-                    runs.check(f, deadline, product_bytes)
-                }
-                _ => None,
-            };
-            match v {
-                Some(v) => format!("FORMULA {} {} {TECHNIQUES}", p.id, tf(v)),
-                None => format!("FORMULA {} CANNOT_COMPUTE", p.id),
-            }
+        .zip(values)
+        .map(|(p, v)| match v {
+            Some(v) => format!("FORMULA {} {} {TECHNIQUES}", p.id, tf(v)),
+            None => format!("FORMULA {} CANNOT_COMPUTE", p.id),
         })
         .collect();
     eprintln!(

@@ -394,13 +394,164 @@ pub fn translate(arena: &Arena, f: u32, max_nodes: usize) -> Result<Gba, String>
             m
         })
         .collect();
-    Ok(Gba {
+    Ok(reduce(&Gba {
         labels,
         succ,
         init,
         acc,
         all_acc,
-    })
+    }))
+}
+
+/// Two language-preserving reductions of GPVW's output, which has many redundant nodes (the
+/// `X X X` of the MCC's formulas multiply them):
+/// - nodes from which no accepting run starts (they reach no cycle carrying every acceptance
+///   set) are removed;
+/// - bisimilar nodes (same literals, same acceptance sets, successors in the same classes) are
+///   merged: the coarsest such partition, by refinement.
+pub fn reduce(a: &Gba) -> Gba {
+    let n = a.num_nodes();
+    // 1. live nodes: those that reach an accepting cycle of the automaton's own graph
+    let comp = node_sccs(&a.succ);
+    let ncomp = comp.iter().map(|&c| c + 1).max().unwrap_or(0);
+    let mut comp_acc = vec![0u64; ncomp];
+    let mut comp_cycle = vec![false; ncomp];
+    for q in 0..n {
+        comp_acc[comp[q]] |= a.acc[q];
+        for &r in &a.succ[q] {
+            if comp[r as usize] == comp[q] {
+                comp_cycle[comp[q]] = true;
+            }
+        }
+    }
+    let mut live: Vec<bool> = (0..n)
+        .map(|q| comp_cycle[comp[q]] && comp_acc[comp[q]] & a.all_acc == a.all_acc)
+        .collect();
+    let mut pred: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for q in 0..n {
+        for &r in &a.succ[q] {
+            pred[r as usize].push(q as u32);
+        }
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&q| live[q as usize]).collect();
+    while let Some(r) = stack.pop() {
+        for &q in &pred[r as usize] {
+            if !live[q as usize] {
+                live[q as usize] = true;
+                stack.push(q);
+            }
+        }
+    }
+    // 2. coarsest bisimulation among the live nodes
+    let mut block: Vec<usize> = vec![0; n];
+    let mut count = 0;
+    loop {
+        let mut ids: HashMap<(Vec<(u32, bool)>, u64, Vec<usize>), usize> = HashMap::new();
+        let mut next = vec![usize::MAX; n];
+        for q in (0..n).filter(|&q| live[q]) {
+            let mut succ_blocks: Vec<usize> = a.succ[q]
+                .iter()
+                .filter(|&&r| live[r as usize])
+                .map(|&r| block[r as usize])
+                .collect();
+            succ_blocks.sort_unstable();
+            succ_blocks.dedup();
+            let mut label = a.labels[q].clone();
+            label.sort_unstable();
+            let key = (label, a.acc[q] & a.all_acc, succ_blocks);
+            let len = ids.len();
+            next[q] = *ids.entry(key).or_insert(len);
+        }
+        let new_count = ids.len();
+        block = next;
+        if new_count == count {
+            break;
+        }
+        count = new_count;
+    }
+    // the quotient
+    let mut labels = vec![Vec::new(); count];
+    let mut acc = vec![0u64; count];
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); count];
+    for q in (0..n).filter(|&q| live[q]) {
+        let b = block[q];
+        labels[b] = a.labels[q].clone();
+        acc[b] = a.acc[q] & a.all_acc;
+        for &r in a.succ[q].iter().filter(|&&r| live[r as usize]) {
+            succ[b].push(block[r as usize] as u32);
+        }
+    }
+    for s in &mut succ {
+        s.sort_unstable();
+        s.dedup();
+    }
+    let mut init: Vec<u32> = a
+        .init
+        .iter()
+        .filter(|&&q| live[q as usize])
+        .map(|&q| block[q as usize] as u32)
+        .collect();
+    init.sort_unstable();
+    init.dedup();
+    Gba {
+        labels,
+        succ,
+        init,
+        acc,
+        all_acc: a.all_acc,
+    }
+}
+
+/// SCC number of every node (Tarjan, iterative).
+fn node_sccs(succ: &[Vec<u32>]) -> Vec<usize> {
+    let n = succ.len();
+    const NONE: usize = usize::MAX;
+    let (mut index, mut low, mut comp) = (vec![NONE; n], vec![0; n], vec![NONE; n]);
+    let mut on_stack = vec![false; n];
+    let (mut stack, mut next, mut ncomp) = (Vec::new(), 0, 0);
+    for root in 0..n {
+        if index[root] != NONE {
+            continue;
+        }
+        let mut call = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+            if *i < succ[v].len() {
+                let w = succ[v][*i] as usize;
+                *i += 1;
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp[w] = ncomp;
+                        if w == v {
+                            break;
+                        }
+                    }
+                    ncomp += 1;
+                }
+            }
+        }
+    }
+    comp
 }
 
 /// The automaton of the runs that violate `A f`: the translation of `not f`.
