@@ -230,7 +230,6 @@ pub fn search(
         }
     }
     let states = h.len();
-    drop(push);
     Ok(Search {
         accepting: false,
         states,

@@ -446,7 +446,9 @@ pub fn reduce(a: &Gba) -> Gba {
     let mut block: Vec<usize> = vec![0; n];
     let mut count = 0;
     loop {
-        let mut ids: HashMap<(Vec<(u32, bool)>, u64, Vec<usize>), usize> = HashMap::new();
+        // (literals, acceptance sets, successor classes) -> class
+        type Signature = (Vec<(u32, bool)>, u64, Vec<usize>);
+        let mut ids: HashMap<Signature, usize> = HashMap::new();
         let mut next = vec![usize::MAX; n];
         for q in (0..n).filter(|&q| live[q]) {
             let mut succ_blocks: Vec<usize> = a.succ[q]
