@@ -23,6 +23,8 @@ GLOBAL_EXAMS = ("ReachabilityDeadlock", "OneSafe", "QuasiLiveness", "StableMarki
 SUPPORTED = ("StateSpace", "UpperBounds") + GLOBAL_EXAMS + mf.FORMULA_EXAMS
 # global properties that a single reachable marking (and its enabled transitions) can decide
 WITNESS_EXAMS = ("ReachabilityDeadlock", "OneSafe", "QuasiLiveness", "StableMarking")
+# examinations that only a complete graph answers (StateSpace: or the proof that it is infinite)
+COMPLETE_GRAPH_EXAMS = ("StateSpace", "Liveness")
 PTNET = "http://www.pnml.org/version-2009/grammar/ptnet"
 
 
@@ -269,7 +271,13 @@ def read_upper_bounds(path, place_ids):
 class Observer(object):
     """Fed with every expanded state: its marking (place index -> count, non-zero entries only)
     and the indices of the transitions enabled there (each of them fires on an edge).
-    place_ids, transition_ids: the id of each index; props: what prepare() read."""
+    place_ids, transition_ids: the id of each index; props: what prepare() read.
+
+    It also notices an unbounded net: a reachable marking M >= M0 with M != M0 proves it (the
+    firings from M0 to M can be repeated from M, forever). Then an examination that only a
+    complete graph can answer stops at once: StateSpace answers +inf (the four values, as the
+    MCC writes them for unbounded nets), Liveness and the formulas a witness cannot decide get no
+    answer."""
 
     def __init__(self, exam, place_ids, transition_ids, m0, props):
         self.exam = exam
@@ -284,27 +292,30 @@ class Observer(object):
         if exam in mf.FORMULA_EXAMS and props and props.get(exam) is not None:
             self.formulas = mf.Witnesses(props[exam], place_ids, transition_ids)
         self.unbounded = False
-        self.active = exam in WITNESS_EXAMS or self.formulas is not None
+        self.active = (exam in WITNESS_EXAMS or exam in COMPLETE_GRAPH_EXAMS
+                       or self.formulas is not None)
         self.why = None  # why observe() asked to stop
 
     def observe(self, items, enabled):
         e = self.exam
+        m = dict(items)
+        if not self.unbounded and m != self.m0 and all(
+                m.get(p, 0) >= c for p, c in self.m0.items()):
+            self.unbounded = True
+            log("unbounded: a reachable marking strictly covers the initial one")
         if self.formulas is not None:
-            m = dict(items)
             if self.formulas.observe(m, set(enabled)):
                 self.why = "every formula decided by a witness"
                 return True
-            if not self.unbounded and m != self.m0 and all(
-                    m.get(p, 0) >= c for p, c in self.m0.items()):
-                # a reachable marking above the initial one: the firings that lead to it can
-                # be repeated forever, the graph is infinite
-                self.unbounded = True
-                log("unbounded: a reachable marking strictly covers the initial one")
             # with the graph infinite, only the witnesses still to come can decide anything
             if self.unbounded and self.formulas.goals_decided():
                 self.why = "unbounded net, and no formula left that a witness could decide"
                 return True
             return False
+        if e in COMPLETE_GRAPH_EXAMS:
+            if self.unbounded:
+                self.why = "unbounded net"
+            return self.unbounded
         if e == "ReachabilityDeadlock":
             if not enabled:
                 self.answer = True
@@ -318,7 +329,6 @@ class Observer(object):
             if len(self.fired) == self.ntrans:
                 self.answer = True
         elif e == "StableMarking":
-            m = dict(items)
             m0 = self.m0
             self.unvaried = set(p for p in self.unvaried if m.get(p, 0) == m0.get(p, 0))
             if not self.unvaried:
@@ -482,8 +492,12 @@ def answer_lines(exam, g, props=None, deadline=None):
 
 
 def witness_lines(exam, observer):
+    """The answer lines that the markings seen so far prove (None: no answer)."""
     if observer is not None and observer.formulas is not None:
         return observer.formulas.lines(TECH) or None
+    if exam == "StateSpace" and observer is not None and observer.unbounded:
+        return ["STATE_SPACE %s +inf %s" % (k, TECH)
+                for k in ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
     if observer is None or observer.answer is None:
         return None
     return ["FORMULA %s %s %s" % (exam, "TRUE" if observer.answer else "FALSE", TECH)]
