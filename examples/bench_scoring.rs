@@ -5,15 +5,15 @@
 //!
 //! Prints: the time to open the contest (plan + index), to build the salsa inputs, to compute
 //! every trusted value and the podiums; the process's peak memory; then the medians of two series
-//! of 20: the time to re-score after one run of a tool changes (its booleans negated, its integers
-//! + 1; a different run each round, put back after it), then after all of that tool's runs in
+//! of 20: the time to re-score after one run of a tool changes (its booleans negated, its
+//! integers plus 1; a different run each round, put back after it), then after all of that tool's runs in
 //! that examination change.
 
 use std::time::Instant;
 
-use mccbuild::db::{podiums, trusted_values};
 use mccbuild::session::Session;
-use mccbuild::value::Value;
+use mccbuild_core::Value;
+use mccbuild_scoring::db::{podiums, trusted_values, Handles, RunRef, ScoringDb};
 
 fn max_rss_mb() -> f64 {
     // SAFETY: getrusage fills a struct we own.
@@ -54,80 +54,12 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3,
         session.plan.runs.len()
     );
+    let (mut db, handles) = full_scoring(&session);
 
-    let t = Instant::now();
-    let (mut db, handles) = if std::env::var_os("BENCH_LOG").is_some() {
-        session.scoring_logged()
-    } else {
-        session.scoring()
-    };
-    let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
-    let t = Instant::now();
-    let mut values = 0usize;
-    for group in &handles.groups {
-        values += trusted_values(&db, *group)
-            .iter()
-            .map(Vec::len)
-            .sum::<usize>();
-    }
-    let podium = podiums(&db, handles.contest).clone();
-    let queries_ms = t.elapsed().as_secs_f64() * 1e3;
-    let answers: usize = handles
-        .groups
-        .iter()
-        .map(|i| {
-            i.answers(&db)
-                .iter()
-                .flat_map(|s| s.iter())
-                .map(|a| a.len())
-                .sum::<usize>()
-        })
-        .sum();
-    println!(
-        "full scoring: {:.0} ms (salsa inputs {inputs_ms:.0} ms + queries {queries_ms:.0} ms) for {values} values, {answers} answers; peak memory {:.0} MB",
-        inputs_ms + queries_ms,
-        max_rss_mb()
-    );
-    let _ = podium;
-
-    // The tool and examination to change: given, or the tool with the most runs and its first examination.
+    let (tool, exam) = tool_and_examination(&session, args.get(2), args.get(3));
+    let targets = runs_of(&session, &db, &handles, tool, exam);
     let tools = &session.plan.contest.tools;
     let edition = &session.plan.contest.edition;
-    let (tool, exam) = match (args.get(2), args.get(3)) {
-        (Some(t), Some(e)) => (
-            session.plan.contest.tool(t).expect("tool"),
-            edition.examination(e).expect("examination"),
-        ),
-        _ => {
-            let mut count = vec![0usize; tools.len()];
-            for r in &session.plan.runs {
-                count[r.tool] += 1;
-            }
-            let tool = (0..tools.len()).max_by_key(|&t| count[t]).unwrap_or(0);
-            let exam = session
-                .plan
-                .runs
-                .iter()
-                .find(|r| r.tool == tool)
-                .map(|r| session.plan.exam_instances[r.exam_instance].exam)
-                .unwrap_or(0);
-            (tool, exam)
-        }
-    };
-    // The salsa handles of that tool's runs in that examination.
-    let mut targets = Vec::new();
-    for (e, ei) in session.plan.exam_instances.iter().enumerate() {
-        if ei.exam != exam {
-            continue;
-        }
-        for position in 0..handles.run_tools(&db, e).len() {
-            let run = handles.run(e, position);
-            let (t, answers) = db.run_answers(run);
-            if t == tool as u32 && !answers.is_empty() {
-                targets.push(run);
-            }
-        }
-    }
     println!(
         "changing {} ({} runs answered in {})",
         tools[tool].name,
@@ -135,21 +67,7 @@ fn main() {
         edition.examinations[exam].name
     );
     if std::env::var_os("BENCH_LOG").is_some() {
-        // Which queries one change re-executes (salsa's event log; needs ScoringDb::with_log).
-        let run = targets[0];
-        let before = db.run_answers(run).1;
-        db.start_logging();
-        db.set_answers(run, changed(&before));
-        let _ = podiums(&db, handles.contest);
-        let mut counts = std::collections::BTreeMap::new();
-        for q in db.take_executed() {
-            *counts.entry(q).or_insert(0) += 1;
-        }
-        println!("queries re-executed after one run changes: {counts:?}");
-        db.set_answers(run, before);
-        db.refresh(&handles);
-        let _ = podiums(&db, handles.contest);
-        let _ = db.take_executed();
+        log_one_change(&mut db, &handles, targets[0]);
     }
     // Two series, one after the other: one run changes (and is put back), 20 times; then all the
     // tool's runs in the examination change (and are put back), 20 times.
@@ -157,40 +75,13 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(20);
-    // One run changes: one group to recompute, sequentially (as `mccbuild watch` does for a
-    // few records). All runs change: the groups are recomputed on all cores first
-    // (ScoringDb::refresh, as `scores_report` and `watch` do for many records).
-    let mut one = Vec::new();
-    for round in 0..rounds {
-        let run = targets[round % targets.len()];
-        let before = db.run_answers(run).1;
-        let t = Instant::now();
-        db.set_answers(run, changed(&before));
-        let _ = podiums(&db, handles.contest);
-        one.push(t.elapsed().as_secs_f64() * 1e3);
-        db.set_answers(run, before);
-        let _ = podiums(&db, handles.contest);
-    }
-    let mut all = Vec::new();
-    for _ in 0..if std::env::var_os("BENCH_ONE_ONLY").is_some() {
+    let one = one_run_changes(&mut db, &handles, &targets, rounds);
+    let all_rounds = if std::env::var_os("BENCH_ONE_ONLY").is_some() {
         0
     } else {
         rounds
-    } {
-        let saved: Vec<_> = targets.iter().map(|r| db.run_answers(*r).1).collect();
-        let t = Instant::now();
-        for (r, a) in targets.iter().zip(&saved) {
-            db.set_answers(*r, changed(a));
-        }
-        db.refresh(&handles);
-        let _ = podiums(&db, handles.contest);
-        all.push(t.elapsed().as_secs_f64() * 1e3);
-        for (r, a) in targets.iter().zip(saved) {
-            db.set_answers(*r, a);
-        }
-        db.refresh(&handles);
-        let _ = podiums(&db, handles.contest);
-    }
+    };
+    let all = all_runs_change(&mut db, &handles, &targets, all_rounds);
     println!(
         "re-score after one run of {} changes: median {:.1} ms (min {:.1}, max {:.1})",
         tools[tool].name,
@@ -210,4 +101,161 @@ fn main() {
         }
     );
     println!("peak memory {:.0} MB", max_rss_mb());
+}
+
+/// The salsa inputs built and every trusted value and podium computed, timed.
+fn full_scoring(session: &Session) -> (ScoringDb, Handles) {
+    let t = Instant::now();
+    let (db, handles) = if std::env::var_os("BENCH_LOG").is_some() {
+        session.scoring_logged()
+    } else {
+        session.scoring()
+    };
+    let inputs_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let mut values = 0usize;
+    for m in &handles.examinations {
+        values += trusted_values(&db, *m).iter().map(Vec::len).sum::<usize>();
+    }
+    let _ = podiums(&db, handles.contest);
+    let queries_ms = t.elapsed().as_secs_f64() * 1e3;
+    let answers: usize = handles
+        .examinations
+        .iter()
+        .map(|i| {
+            i.answers(&db)
+                .iter()
+                .flat_map(|s| s.iter())
+                .map(|a| a.len())
+                .sum::<usize>()
+        })
+        .sum();
+    println!(
+        "full scoring: {:.0} ms (salsa inputs {inputs_ms:.0} ms + queries {queries_ms:.0} ms) for {values} values, {answers} answers; peak memory {:.0} MB",
+        inputs_ms + queries_ms,
+        max_rss_mb()
+    );
+    (db, handles)
+}
+
+/// The tool and examination to change: given, or the tool with the most runs and its first
+/// examination.
+fn tool_and_examination(
+    session: &Session,
+    tool: Option<&String>,
+    exam: Option<&String>,
+) -> (usize, usize) {
+    let contest = &session.plan.contest;
+    if let (Some(t), Some(e)) = (tool, exam) {
+        return (
+            contest.tool(t).expect("tool"),
+            contest.edition.examination(e).expect("examination"),
+        );
+    }
+    let mut count = vec![0usize; contest.tools.len()];
+    for r in &session.plan.runs {
+        count[r.tool] += 1;
+    }
+    let tool = (0..contest.tools.len())
+        .max_by_key(|&t| count[t])
+        .unwrap_or(0);
+    let exam = session
+        .plan
+        .runs
+        .iter()
+        .find(|r| r.tool == tool)
+        .map(|r| session.plan.exam_instances[r.exam_instance].exam)
+        .unwrap_or(0);
+    (tool, exam)
+}
+
+/// The salsa handles of the tool's answered runs in the examination.
+fn runs_of(
+    session: &Session,
+    db: &ScoringDb,
+    handles: &Handles,
+    tool: usize,
+    exam: usize,
+) -> Vec<RunRef> {
+    let mut targets = Vec::new();
+    for (e, ei) in session.plan.exam_instances.iter().enumerate() {
+        if ei.exam != exam {
+            continue;
+        }
+        for position in 0..handles.run_tools(db, e).len() {
+            let run = handles.run(e, position);
+            let (t, answers) = db.run_answers(run);
+            if t == tool as u32 && !answers.is_empty() {
+                targets.push(run);
+            }
+        }
+    }
+    targets
+}
+
+/// Which queries one change re-executes (salsa's event log; needs ScoringDb::with_log).
+fn log_one_change(db: &mut ScoringDb, handles: &Handles, run: RunRef) {
+    let before = db.run_answers(run).1;
+    db.start_logging();
+    db.set_answers(run, changed(&before));
+    let _ = podiums(db, handles.contest);
+    let mut counts = std::collections::BTreeMap::new();
+    for q in db.take_executed() {
+        *counts.entry(q).or_insert(0) += 1;
+    }
+    println!("queries re-executed after one run changes: {counts:?}");
+    db.set_answers(run, before);
+    db.refresh(handles);
+    let _ = podiums(db, handles.contest);
+    let _ = db.take_executed();
+}
+
+/// One run changes (a different one each round, put back after): one model examination to
+/// recompute, sequentially (as `mccbuild watch` does for a few records). Milliseconds per round.
+fn one_run_changes(
+    db: &mut ScoringDb,
+    handles: &Handles,
+    targets: &[RunRef],
+    rounds: usize,
+) -> Vec<f64> {
+    let mut times = Vec::new();
+    for round in 0..rounds {
+        let run = targets[round % targets.len()];
+        let before = db.run_answers(run).1;
+        let t = Instant::now();
+        db.set_answers(run, changed(&before));
+        let _ = podiums(db, handles.contest);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        db.set_answers(run, before);
+        let _ = podiums(db, handles.contest);
+    }
+    times
+}
+
+/// All the tool's runs in the examination change (and are put back): the model examinations are
+/// recomputed on all cores first (ScoringDb::refresh, as `scores` and `watch` do for many
+/// records). Milliseconds per round.
+fn all_runs_change(
+    db: &mut ScoringDb,
+    handles: &Handles,
+    targets: &[RunRef],
+    rounds: usize,
+) -> Vec<f64> {
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let saved: Vec<_> = targets.iter().map(|r| db.run_answers(*r).1).collect();
+        let t = Instant::now();
+        for (r, a) in targets.iter().zip(&saved) {
+            db.set_answers(*r, changed(a));
+        }
+        db.refresh(handles);
+        let _ = podiums(db, handles.contest);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        for (r, a) in targets.iter().zip(saved) {
+            db.set_answers(*r, a);
+        }
+        db.refresh(handles);
+        let _ = podiums(db, handles.contest);
+    }
+    times
 }

@@ -10,10 +10,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use mccbuild::answers::{Answer, Verdict};
 use mccbuild::session::Session;
-use mccbuild::store::{CapturedOutput, Index, RunRecord, Summary, Termination, RECORD_FORMAT};
-use mccbuild::value::Value;
+use mccbuild_core::protocol::Answer;
+use mccbuild_core::{CapturedOutput, Measurement, Response, Termination, Value, ValueKind};
+use mccbuild_store::{Index, RunRecord, Summary, RECORD_FORMAT};
 
 const FORMULA_FILES: [&str; 7] = [
     "UpperBounds",
@@ -52,10 +52,10 @@ fn main() {
         let ei = &plan.exam_instances[run.exam_instance];
         let exam = &plan.contest.edition.examinations[ei.exam];
         let seed = n as u64;
-        let (verdict, answers) = if seed % 17 == 0 {
-            (Verdict::DoNotCompete, Vec::new())
+        let (response, answers) = if seed % 17 == 0 {
+            (Response::DoNotCompete, Vec::new())
         } else if seed % 13 == 0 {
-            (Verdict::CannotCompute, Vec::new())
+            (Response::CannotCompute, Vec::new())
         } else {
             let answers = ei
                 .ids
@@ -67,8 +67,8 @@ fn main() {
                     let truth = (ei.instance + i) % 3 != 0;
                     let wrong = run.tool == 3 && (seed + i as u64) % 11 == 0;
                     let value = match exam.value {
-                        mccbuild::value::ValueKind::Boolean => Value::Bool(truth != wrong),
-                        mccbuild::value::ValueKind::Integer => {
+                        ValueKind::Boolean => Value::Bool(truth != wrong),
+                        ValueKind::Integer => {
                             Value::Int(((ei.instance * 31 + i) % 1000) as u64 + wrong as u64)
                         }
                     };
@@ -80,7 +80,7 @@ fn main() {
                     }
                 })
                 .collect();
-            (Verdict::Answered, answers)
+            (Response::Answered, answers)
         };
         records.push(RunRecord {
             format: RECORD_FORMAT,
@@ -93,14 +93,16 @@ fn main() {
             limits: run.limits,
             started_at: "2026-11-22T00:00:00.000Z".into(),
             finished_at: "2026-11-22T00:00:01.000Z".into(),
-            termination: Termination::Exit { code: 0 },
-            cpu_time_s: 1.0 + (seed % 100) as f64,
-            wall_time_s: 1.5 + (seed % 100) as f64,
-            peak_memory_bytes: (100 + seed % 1000) << 20,
-            measurement: "synthetic".into(),
+            measurement: Measurement {
+                termination: Termination::Exit { code: 0 },
+                cpu_time_s: 1.0 + (seed % 100) as f64,
+                wall_time_s: 1.5 + (seed % 100) as f64,
+                peak_memory_bytes: (100 + seed % 1000) << 20,
+            },
+            method: "synthetic".into(),
             cores: vec![0],
             host: "synthetic".into(),
-            verdict,
+            response,
             answers,
             diagnostics: Vec::new(),
             stdout: CapturedOutput {

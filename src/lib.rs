@@ -1,28 +1,19 @@
-//! mccbuild: the Model Checking Contest's infrastructure, built like a build system.
+//! The `mccbuild` command: the command line ([`cli`]), one module per command ([`commands`]),
+//! the errors and their exit codes ([`error`]), and what the commands share: a session over a
+//! contest's plan and store ([`session`]), executing the missing runs ([`execute`]), progress
+//! on the terminal ([`progress`]), signals ([`signals`]), the scores cache ([`results_cache`]),
+//! and the live site of `watch --serve` ([`serve`]).
 //!
-//! Data flows one way: manifest + rules -> plan (one run per tool x instance x examination, with
-//! its key) -> store lookup -> executor for the missing runs -> run records -> salsa inputs ->
-//! value groups -> Confidence -> trusted values -> scores -> podiums -> reports.
+//! Data flows one way (docs/architecture.md): contest.toml + rules -> plan (mccbuild-plan) ->
+//! store lookup (mccbuild-store) -> executors for the missing runs (mccbuild-exec) -> run
+//! records -> scoring (mccbuild-scoring) -> exports, the site, tables (mccbuild-output).
 
-pub mod answers;
 pub mod cli;
-pub mod db;
-pub mod diag;
-pub mod digest;
-pub mod exec;
-pub mod explain;
-pub mod export;
-pub mod import;
-pub mod instance;
-pub mod key;
-pub mod manifest;
-pub mod plan;
-pub mod report;
-pub mod results;
-pub mod rules;
+pub mod commands;
+pub mod error;
+pub mod execute;
+pub mod progress;
+pub mod results_cache;
 pub mod serve;
 pub mod session;
-pub mod store;
-pub mod timing;
-pub mod value;
-pub mod watch;
+pub mod signals;

@@ -1,11 +1,9 @@
+//! `mccbuild`: parses the command line, runs the command, maps its error to the exit code.
+
 use clap::Parser;
 
-fn main() {
-    // Writing into a closed pipe (`mccbuild scores | head`) is a normal end, not a crash.
-    // SAFETY: resetting SIGPIPE to its default before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+fn main() -> std::process::ExitCode {
+    mccbuild::signals::default_sigpipe();
     let cli = mccbuild::cli::Cli::parse();
-    std::process::exit(mccbuild::cli::main_with(cli));
+    mccbuild::error::exit_code(mccbuild::commands::run(cli))
 }

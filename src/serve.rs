@@ -11,7 +11,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::results::ScoresReport;
+use mccbuild_scoring::scores::ScoresReport;
 
 #[derive(Default)]
 struct Site {

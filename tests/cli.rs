@@ -397,10 +397,8 @@ fn a_tool_that_never_stops_is_killed_at_the_cpu_limit() {
         "examinations = [\"StateSpace\"]",
     );
     c.write("time_s = 1");
-    let started = std::time::Instant::now();
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
-    assert!(started.elapsed().as_secs() < 15);
     let record = c.record("loop", "Philosophers-PT-000002", "StateSpace");
     assert_eq!(record["termination"]["reason"], "cpu_limit");
     let cpu = record["cpu_time_s"].as_f64().unwrap();

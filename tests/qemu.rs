@@ -40,7 +40,7 @@ fn guest() -> Option<&'static (PathBuf, PathBuf)> {
     match built {
         Ok(g) => Some(g),
         Err(reason) => {
-            skip_or_fail(reason);
+            skip(reason);
             None
         }
     }
@@ -260,7 +260,6 @@ fn a_guest_that_never_finishes_is_killed_at_the_wall_clock_limit() {
         "time_s = 5\nmemory_mb = 512",
         "boot_timeout_s = 10",
     );
-    let start = std::time::Instant::now();
     let out = mccbuild_checked(c.path(), &["run", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let r = only_record(&c);
@@ -276,8 +275,8 @@ fn a_guest_that_never_finishes_is_killed_at_the_wall_clock_limit() {
         r["measurement"].as_str().unwrap().starts_with("none"),
         "{r}"
     );
-    // 2 x 5 s + 30 s + 10 s.
-    assert!(start.elapsed().as_secs() >= 50, "{:?}", start.elapsed());
+    // Not before the limit: 2 x 5 s + 30 s + 10 s (the VM's wall time, as recorded).
+    assert!(r["vm"]["vm_wall_time_s"].as_f64().unwrap() >= 50.0, "{r}");
 }
 
 #[test]
@@ -427,9 +426,10 @@ fn script_contest_plain(executor: &str) -> TestContest {
 
 /// The image kind end to end: the explorer inside a BenchKit-style image built by
 /// scripts/guest-image (debootstrap), booted through its BIOS, driven over ssh. Building the
-/// image takes several minutes (debootstrap, the explorer's build); when it is not built, the
-/// test says so and passes without running, also in CI (the issue allows CI to skip it when it
-/// costs over 10 minutes). `MCCBUILD_BUILD_IMAGE=1` builds it first.
+/// image takes minutes (debootstrap, the explorer's build): scripts/test builds it beside other
+/// suites before this one; the test builds it itself in CI and with `MCCBUILD_BUILD_IMAGE=1`
+/// (scripts/guest-image returns at once when it is up to date); elsewhere, without the image, it
+/// is a skip (see crates/testkit).
 #[test]
 fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
     if guest().is_none() {
@@ -437,7 +437,7 @@ fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
     }
     let dir = Path::new(REPO).join("target/qemu-guest");
     let image = dir.join("mcc-image.qcow2");
-    if std::env::var("MCCBUILD_BUILD_IMAGE").is_ok_and(|v| v == "1") {
+    if mccbuild_testkit::in_ci() || std::env::var("MCCBUILD_BUILD_IMAGE").is_ok_and(|v| v == "1") {
         let out = Command::new(Path::new(REPO).join("scripts/guest-image"))
             .arg(&dir)
             .output()
@@ -449,10 +449,10 @@ fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
         );
     }
     if !image.is_file() {
-        eprintln!(
-            "SKIPPED (also in CI: building the image costs over 10 minutes with the explorer's build): no {}; run scripts/guest-image, or set MCCBUILD_BUILD_IMAGE=1",
+        skip(&format!(
+            "no image {}: run scripts/guest-image (minutes), or set MCCBUILD_BUILD_IMAGE=1",
             image.display()
-        );
+        ));
         return;
     }
     let c = TestContest::new();

@@ -8,25 +8,8 @@ use std::process::{Command, Output};
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// `../shared/data/mcc2025`, or None (with a printed reason) when absent; in CI its absence
-/// fails the test.
-pub fn mcc_data() -> Option<PathBuf> {
-    let path = Path::new(REPO).join("../shared/data/mcc2025");
-    if path.is_dir() {
-        Some(path)
-    } else {
-        skip_or_fail(&format!("MCC data not found at {}", path.display()));
-        None
-    }
-}
-
-/// Skips a test with a printed reason; in CI (CI=true) a skip is a failure.
-pub fn skip_or_fail(reason: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("cannot skip in CI: {reason}");
-    }
-    eprintln!("SKIPPED: {reason}");
-}
+#[allow(unused_imports)]
+pub use mccbuild_testkit::{mcc_data, skip};
 
 pub struct TestContest {
     pub dir: tempfile::TempDir,

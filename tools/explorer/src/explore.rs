@@ -132,142 +132,197 @@ pub fn explore(
     limits: &Limits,
     observer: &mut dyn Observer,
 ) -> Exploration {
-    let np = net.num_places();
-    let nt = net.num_transitions();
-    let mut ex = Exploration {
-        store: StateStore::new(),
-        expanded: 0,
-        edge_start: Vec::new(),
-        edges: Vec::new(),
-        num_edges: 0,
-        max_in_place: 0,
-        max_per_marking: 0,
-        unbounded: None,
-        outcome: Outcome::Complete,
-        edges_stored: options.store_edges,
-    };
-    let mut anc = Ancestry {
-        parent: Vec::new(),
-        sum: Vec::new(),
-        min_sum: Vec::new(),
-        support: Vec::new(),
-    };
-    let mut enc = Vec::new();
-    let mut cur: Vec<Tokens> = vec![0; np];
-    let mut next: Vec<Tokens> = Vec::with_capacity(np);
-    let mut other: Vec<Tokens> = vec![0; np];
-    let mut enabled: Vec<u32> = Vec::with_capacity(nt);
-
-    let info = encode(&net.initial, &mut enc);
-    if let Err(e) = ex.store.insert(&enc) {
-        ex.outcome = Outcome::Budget(e);
-        return ex;
+    let mut search = Search::new(net, options);
+    if let Err(outcome) = search.add_initial(observer) {
+        search.ex.outcome = outcome;
+        return search.ex;
     }
-    ex.max_in_place = info.max;
-    ex.max_per_marking = info.sum;
-    anc.parent.push(u32::MAX);
-    anc.sum.push(info.sum);
-    anc.min_sum.push(info.sum);
-    anc.support.push(info.support);
-    if options.store_edges {
-        ex.edge_start.push(0);
-    }
-    if observer.on_state(0, &net.initial) {
-        ex.outcome = Outcome::Stopped;
-        return ex;
-    }
-
     let mut i = 0usize;
-    'outer: while i < ex.store.len() {
-        if ex.store.len() >= limits.max_states {
-            ex.outcome = Outcome::Budget(format!("state limit of {} reached", limits.max_states));
+    while i < search.ex.store.len() {
+        if let Some(why) = search.over_budget(i, limits) {
+            search.ex.outcome = Outcome::Budget(why);
             break;
+        }
+        if let Err(outcome) = search.expand(i, observer) {
+            search.ex.outcome = outcome;
+            break;
+        }
+        i += 1;
+        search.expanded(i);
+    }
+    search.finish()
+}
+
+/// An exploration under way: what it found so far, the ancestry of its states, and the
+/// buffers its steps reuse.
+struct Search<'n> {
+    net: &'n Net,
+    options: Options,
+    ex: Exploration,
+    anc: Ancestry,
+    enc: Vec<u8>,
+    cur: Vec<Tokens>,
+    next: Vec<Tokens>,
+    other: Vec<Tokens>,
+    enabled: Vec<u32>,
+}
+
+impl<'n> Search<'n> {
+    fn new(net: &'n Net, options: Options) -> Search<'n> {
+        let np = net.num_places();
+        Search {
+            net,
+            options,
+            ex: Exploration {
+                store: StateStore::new(),
+                expanded: 0,
+                edge_start: Vec::new(),
+                edges: Vec::new(),
+                num_edges: 0,
+                max_in_place: 0,
+                max_per_marking: 0,
+                unbounded: None,
+                outcome: Outcome::Complete,
+                edges_stored: options.store_edges,
+            },
+            anc: Ancestry {
+                parent: Vec::new(),
+                sum: Vec::new(),
+                min_sum: Vec::new(),
+                support: Vec::new(),
+            },
+            enc: Vec::new(),
+            cur: vec![0; np],
+            next: Vec::with_capacity(np),
+            other: vec![0; np],
+            enabled: Vec::with_capacity(net.num_transitions()),
+        }
+    }
+
+    /// The initial marking, state 0.
+    fn add_initial(&mut self, observer: &mut dyn Observer) -> Result<(), Outcome> {
+        let net = self.net;
+        let info = encode(&net.initial, &mut self.enc);
+        self.ex.store.insert(&self.enc).map_err(Outcome::Budget)?;
+        self.ex.max_in_place = info.max;
+        self.ex.max_per_marking = info.sum;
+        self.anc.parent.push(u32::MAX);
+        self.anc.sum.push(info.sum);
+        self.anc.min_sum.push(info.sum);
+        self.anc.support.push(info.support);
+        if self.options.store_edges {
+            self.ex.edge_start.push(0);
+        }
+        if observer.on_state(0, &net.initial) {
+            return Err(Outcome::Stopped);
+        }
+        Ok(())
+    }
+
+    /// Why the exploration must stop before expanding state `i`, if it must (the memory and
+    /// time budgets are checked every 256 states).
+    fn over_budget(&self, i: usize, limits: &Limits) -> Option<String> {
+        if self.ex.store.len() >= limits.max_states {
+            return Some(format!("state limit of {} reached", limits.max_states));
         }
         if i & 0xff == 0 {
-            if let Some(why) = over_limits(&ex, &anc, limits) {
-                ex.outcome = Outcome::Budget(why);
-                break;
+            return over_limits(&self.ex, &self.anc, limits);
+        }
+        None
+    }
+
+    /// Fires every transition enabled in state `i`, adding the new states. An error ends the
+    /// exploration with state `i` not expanded.
+    fn expand(&mut self, i: usize, observer: &mut dyn Observer) -> Result<(), Outcome> {
+        let net = self.net;
+        decode(self.ex.store.get(i), &mut self.cur);
+        self.enabled.clear();
+        for t in 0..net.num_transitions() {
+            if net.enabled(t, &self.cur) {
+                self.enabled.push(t as u32);
             }
         }
-        decode(ex.store.get(i), &mut cur);
-        enabled.clear();
-        for t in 0..nt {
-            if net.enabled(t, &cur) {
-                enabled.push(t as u32);
-            }
+        if observer.on_expand(i as u32, &self.cur, &self.enabled) {
+            return Err(Outcome::Stopped);
         }
-        if observer.on_expand(i as u32, &cur, &enabled) {
-            ex.outcome = Outcome::Stopped;
-            break;
+        for k in 0..self.enabled.len() {
+            let t = self.enabled[k] as usize;
+            self.fire(i, t, observer)?;
         }
-        for &t in &enabled {
-            if let Err(o) = net.fire_into(t as usize, &cur, &mut next) {
-                ex.outcome = Outcome::Overflow(format!(
-                    "firing {} would put more than {} tokens in place {}",
-                    net.transition_ids[t as usize],
-                    crate::net::MAX_TOKENS,
-                    net.place_ids[o.place as usize]
+        self.ex.num_edges += self.enabled.len() as u64;
+        Ok(())
+    }
+
+    /// Transition `t` fired in state `i` (decoded in `cur`): its successor stored, and checked
+    /// against its ancestors when it is new.
+    fn fire(&mut self, i: usize, t: usize, observer: &mut dyn Observer) -> Result<(), Outcome> {
+        let net = self.net;
+        if let Err(o) = net.fire_into(t, &self.cur, &mut self.next) {
+            return Err(Outcome::Overflow(format!(
+                "firing {} would put more than {} tokens in place {}",
+                net.transition_ids[t],
+                crate::net::MAX_TOKENS,
+                net.place_ids[o.place as usize]
+            )));
+        }
+        let info = encode(&self.next, &mut self.enc);
+        let (j, new) = self.ex.store.insert(&self.enc).map_err(Outcome::Budget)?;
+        if self.options.store_edges {
+            self.ex.edges.push(j);
+        }
+        if !new {
+            return Ok(());
+        }
+        let (ex, anc) = (&mut self.ex, &mut self.anc);
+        ex.max_in_place = ex.max_in_place.max(info.max);
+        ex.max_per_marking = ex.max_per_marking.max(info.sum);
+        let min_sum = anc.min_sum[i].min(info.sum);
+        anc.parent.push(i as u32);
+        anc.sum.push(info.sum);
+        anc.min_sum.push(min_sum);
+        anc.support.push(info.support);
+        if ex.unbounded.is_none() && anc.min_sum[i] < info.sum {
+            if let Some(a) = covered_ancestor(
+                &ex.store,
+                anc,
+                i,
+                &self.next,
+                info.sum,
+                info.support,
+                &mut self.other,
+            ) {
+                ex.unbounded = Some(format!(
+                    "state {j} (reached from state {a} by a path ending with {}) strictly covers its ancestor {a}",
+                    net.transition_ids[t]
                 ));
-                break 'outer;
-            }
-            let info = encode(&next, &mut enc);
-            let (j, new) = match ex.store.insert(&enc) {
-                Ok(r) => r,
-                Err(e) => {
-                    ex.outcome = Outcome::Budget(e);
-                    break 'outer;
-                }
-            };
-            if options.store_edges {
-                ex.edges.push(j);
-            }
-            if new {
-                ex.max_in_place = ex.max_in_place.max(info.max);
-                ex.max_per_marking = ex.max_per_marking.max(info.sum);
-                let min_sum = anc.min_sum[i].min(info.sum);
-                anc.parent.push(i as u32);
-                anc.sum.push(info.sum);
-                anc.min_sum.push(min_sum);
-                anc.support.push(info.support);
-                if ex.unbounded.is_none() && anc.min_sum[i] < info.sum {
-                    if let Some(a) = covered_ancestor(
-                        &ex.store,
-                        &anc,
-                        i,
-                        &next,
-                        info.sum,
-                        info.support,
-                        &mut other,
-                    ) {
-                        ex.unbounded = Some(format!(
-                            "state {j} (reached from state {a} by a path ending with {}) strictly covers its ancestor {a}",
-                            net.transition_ids[t as usize]
-                        ));
-                        if options.stop_when_unbounded {
-                            ex.outcome = Outcome::Unbounded;
-                            break 'outer;
-                        }
-                    }
-                }
-                if observer.on_state(j, &next) {
-                    ex.outcome = Outcome::Stopped;
-                    break 'outer;
+                if self.options.stop_when_unbounded {
+                    return Err(Outcome::Unbounded);
                 }
             }
         }
-        ex.num_edges += enabled.len() as u64;
-        i += 1;
-        ex.expanded = i;
-        if options.store_edges {
-            ex.edge_start.push(ex.edges.len() as u64);
+        if observer.on_state(j, &self.next) {
+            return Err(Outcome::Stopped);
+        }
+        Ok(())
+    }
+
+    /// States `0..i` are expanded.
+    fn expanded(&mut self, i: usize) {
+        self.ex.expanded = i;
+        if self.options.store_edges {
+            self.ex.edge_start.push(self.ex.edges.len() as u64);
         }
     }
-    if options.store_edges {
-        // Drop the successors of a state whose expansion was interrupted.
-        ex.edges.truncate(ex.edge_start[ex.expanded] as usize);
-        ex.edge_start.truncate(ex.expanded + 1);
+
+    fn finish(mut self) -> Exploration {
+        let ex = &mut self.ex;
+        if self.options.store_edges {
+            // Drop the successors of a state whose expansion was interrupted.
+            ex.edges.truncate(ex.edge_start[ex.expanded] as usize);
+            ex.edge_start.truncate(ex.expanded + 1);
+        }
+        self.ex
     }
-    ex
 }
 
 /// Index of an ancestor of the new marking `m` (whose parent is `parent`) that `m` strictly covers.

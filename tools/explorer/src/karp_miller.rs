@@ -34,105 +34,47 @@ pub fn bounds(
     limits: &Limits,
 ) -> (Vec<Option<Bound>>, Option<String>) {
     let np = net.num_places();
-    let nt = net.num_transitions();
-    let mut store = StateStore::new();
-    let mut parent: Vec<u32> = Vec::new();
-    let mut inf = vec![false; queries.len()];
-    let mut max = vec![0u64; queries.len()];
+    let mut graph = Coverability {
+        store: StateStore::new(),
+        parent: Vec::new(),
+    };
+    let mut seen = Seen::new(queries);
     let mut enc = Vec::new();
     let mut cur = vec![0; np];
     let mut next = vec![0; np];
     let mut anc = vec![0; np];
 
-    let observe = |m: &[Tokens], inf: &mut [bool], max: &mut [u64]| {
-        for (q, places) in queries.iter().enumerate() {
-            if places.iter().any(|&p| m[p as usize] == OMEGA) {
-                inf[q] = true;
-            } else {
-                let s: u64 = places.iter().map(|&p| m[p as usize] as u64).sum();
-                max[q] = max[q].max(s);
-            }
-        }
-    };
-
     encode(&net.initial, &mut enc);
-    let mut stopped: Option<String> = store.insert(&enc).err();
-    parent.push(u32::MAX);
-    observe(&net.initial, &mut inf, &mut max);
+    let mut stopped: Option<String> = graph.store.insert(&enc).err();
+    graph.parent.push(u32::MAX);
+    seen.observe(&net.initial);
 
     let mut i = 0;
-    'outer: while stopped.is_none() && i < store.len() {
-        if inf.iter().all(|&b| b) {
+    'outer: while stopped.is_none() && i < graph.store.len() {
+        if seen.inf.iter().all(|&b| b) {
             // every answer is known: no need to go on
-            return (inf.iter().map(|_| Some(Bound::Infinite)).collect(), None);
+            return (seen.inf.iter().map(|_| Some(Bound::Infinite)).collect(), None);
         }
-        if store.len() >= limits.max_states {
-            stopped = Some(format!("state limit of {} reached", limits.max_states));
+        stopped = graph.over_budget(i, limits);
+        if stopped.is_some() {
             break;
         }
-        if i & 0xff == 0 {
-            if store.heap_bytes() + parent.capacity() * 4 >= limits.max_bytes {
-                stopped = Some(format!(
-                    "memory budget of {} MB reached",
-                    limits.max_bytes >> 20
-                ));
-                break;
-            }
-            if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-                stopped = Some("time budget reached".into());
-                break;
-            }
-        }
-        decode(store.get(i), &mut cur);
-        for t in 0..nt {
-            if !net.pre[t]
-                .iter()
-                .all(|&(p, w)| cur[p as usize] == OMEGA || cur[p as usize] >= w)
-            {
-                continue;
-            }
-            next.copy_from_slice(&cur);
-            for &(p, d) in &net.delta[t] {
-                let v = next[p as usize];
-                if v == OMEGA {
-                    continue;
-                }
-                let nv = v as i64 + d;
-                if nv < 0 || nv as u64 > MAX_TOKENS {
-                    stopped = Some(format!(
-                        "token count overflow in place {}",
-                        net.place_ids[p as usize]
-                    ));
+        decode(graph.store.get(i), &mut cur);
+        for t in 0..net.num_transitions() {
+            match fire_omega(net, t, &cur, &mut next) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(why) => {
+                    stopped = Some(why);
                     break 'outer;
                 }
-                next[p as usize] = nv as Tokens;
             }
-            // acceleration against the ancestors on the tree (the current node included)
-            let mut a = i;
-            for _ in 0..MAX_WALK {
-                decode(store.get(a), &mut anc);
-                let covers = anc
-                    .iter()
-                    .zip(next.iter())
-                    .all(|(&x, &y)| y == OMEGA || (x != OMEGA && x <= y));
-                if covers && anc != next {
-                    for (x, y) in anc.iter().zip(next.iter_mut()) {
-                        if *y != OMEGA && *x < *y {
-                            *y = OMEGA;
-                        }
-                    }
-                }
-                let p = parent[a];
-                if p == u32::MAX {
-                    break;
-                }
-                a = p as usize;
-            }
+            graph.accelerate(i, &mut next, &mut anc);
             encode(&next, &mut enc);
-            match store.insert(&enc) {
+            match graph.store.insert(&enc) {
                 Ok((_, true)) => {
-                    parent.push(i as u32);
-                    observe(&next, &mut inf, &mut max);
+                    graph.parent.push(i as u32);
+                    seen.observe(&next);
                 }
                 Ok((_, false)) => {}
                 Err(e) => {
@@ -145,24 +87,136 @@ pub fn bounds(
     }
     eprintln!(
         "explorer: coverability graph: {} nodes, {} expanded",
-        store.len(),
+        graph.store.len(),
         i
     );
-    let complete = stopped.is_none();
-    let out = inf
-        .iter()
-        .zip(&max)
-        .map(|(&is_inf, &m)| {
-            if is_inf {
-                Some(Bound::Infinite)
-            } else if complete {
-                Some(Bound::Finite(m))
-            } else {
-                None
+    (seen.bounds(stopped.is_none()), stopped)
+}
+
+/// The coverability graph's nodes, with each node's parent on the exploration tree.
+struct Coverability {
+    store: StateStore,
+    parent: Vec<u32>,
+}
+
+impl Coverability {
+    /// Why the construction must stop before expanding node `i`, if it must (memory and time
+    /// are checked every 256 nodes).
+    fn over_budget(&self, i: usize, limits: &Limits) -> Option<String> {
+        if self.store.len() >= limits.max_states {
+            return Some(format!("state limit of {} reached", limits.max_states));
+        }
+        if i & 0xff == 0 {
+            if self.store.heap_bytes() + self.parent.capacity() * 4 >= limits.max_bytes {
+                return Some(format!(
+                    "memory budget of {} MB reached",
+                    limits.max_bytes >> 20
+                ));
             }
-        })
-        .collect();
-    (out, stopped)
+            if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Some("time budget reached".into());
+            }
+        }
+        None
+    }
+
+    /// Acceleration of `next`, a successor of node `i`, against the ancestors on the tree (node
+    /// `i` included): omega on every place where it strictly covers one of them.
+    fn accelerate(&self, i: usize, next: &mut [Tokens], anc: &mut [Tokens]) {
+        let mut a = i;
+        for _ in 0..MAX_WALK {
+            decode(self.store.get(a), anc);
+            let covers = anc
+                .iter()
+                .zip(next.iter())
+                .all(|(&x, &y)| y == OMEGA || (x != OMEGA && x <= y));
+            if covers && *anc != *next {
+                for (x, y) in anc.iter().zip(next.iter_mut()) {
+                    if *y != OMEGA && *x < *y {
+                        *y = OMEGA;
+                    }
+                }
+            }
+            let p = self.parent[a];
+            if p == u32::MAX {
+                break;
+            }
+            a = p as usize;
+        }
+    }
+}
+
+/// Transition `t` fired in the omega-marking `cur` into `next`: false when it is not enabled,
+/// an error when a count would overflow.
+fn fire_omega(net: &Net, t: usize, cur: &[Tokens], next: &mut [Tokens]) -> Result<bool, String> {
+    if !net.pre[t]
+        .iter()
+        .all(|&(p, w)| cur[p as usize] == OMEGA || cur[p as usize] >= w)
+    {
+        return Ok(false);
+    }
+    next.copy_from_slice(cur);
+    for &(p, d) in &net.delta[t] {
+        let v = next[p as usize];
+        if v == OMEGA {
+            continue;
+        }
+        let nv = v as i64 + d;
+        if nv < 0 || nv as u64 > MAX_TOKENS {
+            return Err(format!(
+                "token count overflow in place {}",
+                net.place_ids[p as usize]
+            ));
+        }
+        next[p as usize] = nv as Tokens;
+    }
+    Ok(true)
+}
+
+/// What the nodes seen so far say of each query: omega somewhere in it, or its largest sum.
+struct Seen<'q> {
+    queries: &'q [Vec<u32>],
+    inf: Vec<bool>,
+    max: Vec<u64>,
+}
+
+impl<'q> Seen<'q> {
+    fn new(queries: &'q [Vec<u32>]) -> Seen<'q> {
+        Seen {
+            queries,
+            inf: vec![false; queries.len()],
+            max: vec![0u64; queries.len()],
+        }
+    }
+
+    fn observe(&mut self, m: &[Tokens]) {
+        for (q, places) in self.queries.iter().enumerate() {
+            if places.iter().any(|&p| m[p as usize] == OMEGA) {
+                self.inf[q] = true;
+            } else {
+                let s: u64 = places.iter().map(|&p| m[p as usize] as u64).sum();
+                self.max[q] = self.max[q].max(s);
+            }
+        }
+    }
+
+    /// Each query's bound: infinite when a node has omega in it; its maximum when the
+    /// construction completed; otherwise undecided.
+    fn bounds(&self, complete: bool) -> Vec<Option<Bound>> {
+        self.inf
+            .iter()
+            .zip(&self.max)
+            .map(|(&is_inf, &m)| {
+                if is_inf {
+                    Some(Bound::Infinite)
+                } else if complete {
+                    Some(Bound::Finite(m))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,720 @@
+//! Reading what a tool printed: the answer lines of the MCC protocol.
+//!
+//! Rule E-1.8: a tool states its answers with dedicated keywords, says explicitly when it does not
+//! compete (`DO_NOT_COMPETE`) or cannot compute (`CANNOT_COMPUTE`); where no well-formed answer is
+//! found the tool is assumed to have computed nothing. The line forms are those of
+//! `shared/notes/mcc-protocol.md`: `FORMULA <id> <value> [TECHNIQUES ...]`,
+//! `STATE_SPACE <STATES|TRANSITIONS|MAX_TOKEN_IN_PLACE|MAX_TOKEN_PER_MARKING> <n> [TECHNIQUES ...]`,
+//! per-formula `FORMULA <id> CANNOT_COMPUTE`; any other line is noise. A negative number means
+//! "not computed" (TAPAAL prints `TRANSITIONS -1`).
+//!
+//! Parsing happens in two steps: [`OutputParser`] reads lines as they stream out of the tool
+//! (so that answers are found even when the stored copy of stdout is capped), then [`resolve`]
+//! matches the answers against the value ids of the instance's examination.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::Response;
+use crate::value::{Value, ValueError, ValueKind};
+
+/// Longest line the parser looks at; longer lines are noise (a tool flooding one line).
+const MAX_LINE: usize = 64 * 1024;
+
+/// The key of an answer line, before it is matched to the instance's value ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineKey {
+    /// `FORMULA <id> ...`
+    Formula(String),
+    /// `STATE_SPACE <what> ...`
+    StateSpace(String),
+}
+
+/// The value part of an answer line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineValue {
+    Value(Value),
+    /// `FORMULA <id> CANNOT_COMPUTE`, or a negative number.
+    NotComputed,
+}
+
+/// One well-formed answer line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerLine {
+    pub line: usize,
+    pub key: LineKey,
+    pub value: LineValue,
+    pub techniques: Vec<String>,
+}
+
+/// Everything the protocol cares about in a tool's stdout.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParsedOutput {
+    pub do_not_compete: bool,
+    pub cannot_compute: bool,
+    pub lines: Vec<AnswerLine>,
+    /// SV-COMP's verification results, `SAFE`, `UNSAFE`, `UNKNOWN` lines, with their line
+    /// numbers.
+    pub verification_results: Vec<(usize, String)>,
+    /// Lines that start like an answer but are malformed (`FORMULA x` with no value, ...).
+    pub malformed: Vec<(usize, String)>,
+}
+
+/// Incremental line parser fed with the raw bytes of stdout as they arrive.
+#[derive(Default)]
+pub struct OutputParser {
+    parsed: ParsedOutput,
+    partial: Vec<u8>,
+    overlong: bool,
+    line_no: usize,
+}
+
+impl OutputParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds a chunk of stdout; chunks may split lines anywhere.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some(pos) = bytes.iter().position(|&b| b == b'\n') {
+            self.push_partial(&bytes[..pos]);
+            self.end_line();
+            bytes = &bytes[pos + 1..];
+        }
+        self.push_partial(bytes);
+    }
+
+    fn push_partial(&mut self, bytes: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        if self.partial.len() + bytes.len() > MAX_LINE {
+            self.overlong = true;
+            self.partial.clear();
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+
+    fn end_line(&mut self) {
+        self.line_no += 1;
+        if !self.overlong {
+            let line = String::from_utf8_lossy(&self.partial).into_owned();
+            parse_line(&mut self.parsed, self.line_no, &line);
+        }
+        self.partial.clear();
+        self.overlong = false;
+    }
+
+    /// Ends the stream (a last line without a newline still counts).
+    pub fn finish(mut self) -> ParsedOutput {
+        if !self.partial.is_empty() || self.overlong {
+            self.end_line();
+        }
+        self.parsed
+    }
+}
+
+/// Parses a whole output at once.
+pub fn parse_output(text: &str) -> ParsedOutput {
+    let mut parser = OutputParser::new();
+    parser.feed(text.as_bytes());
+    parser.finish()
+}
+
+fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        [] => {}
+        ["DO_NOT_COMPETE"] | ["DO", "NOT", "COMPETE"] => out.do_not_compete = true,
+        ["CANNOT_COMPUTE"] => out.cannot_compute = true,
+        [word @ ("SAFE" | "UNSAFE" | "UNKNOWN")] => {
+            out.verification_results.push((line_no, word.to_string()))
+        }
+        ["FORMULA", rest @ ..] | ["STATE_SPACE", rest @ ..] => {
+            let is_formula = words[0] == "FORMULA";
+            let (key, value_word, tail) = match rest {
+                [key, value, tail @ ..] => (*key, *value, tail),
+                _ => {
+                    out.malformed.push((line_no, truncate(line)));
+                    return;
+                }
+            };
+            let techniques = match tail {
+                [] => Vec::new(),
+                ["TECHNIQUES", techniques @ ..] => {
+                    techniques.iter().map(|t| t.to_string()).collect()
+                }
+                _ => {
+                    out.malformed.push((line_no, truncate(line)));
+                    return;
+                }
+            };
+            let value = if value_word == "CANNOT_COMPUTE" {
+                LineValue::NotComputed
+            } else {
+                match Value::parse(value_word) {
+                    Ok(value) => LineValue::Value(value),
+                    Err(ValueError::Negative(_)) => LineValue::NotComputed,
+                    Err(ValueError::Invalid(_)) => {
+                        out.malformed.push((line_no, truncate(line)));
+                        return;
+                    }
+                }
+            };
+            let key = if is_formula {
+                LineKey::Formula(key.to_string())
+            } else {
+                LineKey::StateSpace(key.to_string())
+            };
+            out.lines.push(AnswerLine {
+                line: line_no,
+                key,
+                value,
+                techniques,
+            });
+        }
+        _ => {} // noise: banners, logs, timings
+    }
+}
+
+fn truncate(line: &str) -> String {
+    const KEEP: usize = 200;
+    if line.len() <= KEEP {
+        line.to_string()
+    } else {
+        let mut end = KEEP;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &line[..end])
+    }
+}
+
+/// How an examination's answers are written and keyed (rules files: `answers = ...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerForm {
+    /// `STATE_SPACE <value id> <n>` lines; the value ids are fixed by the rules.
+    StateSpace,
+    /// One `FORMULA <examination> <value>` line; the id is the examination's name (older tools
+    /// printed `<instance>-<examination>-0`, accepted too).
+    Global,
+    /// `FORMULA <id> <value>` lines keyed by the ids of the instance's formula file.
+    Formulas,
+    /// One verification result, `SAFE`, `UNSAFE` or `UNKNOWN` (SV-COMP): SAFE is TRUE (the
+    /// property holds), UNSAFE is FALSE, UNKNOWN is no answer. Rules files: `"verification-result"`
+    /// (formerly `"verdict"`, still read).
+    #[serde(rename = "verification-result", alias = "verdict")]
+    VerificationResult,
+}
+
+/// What the examination of one instance expects.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    pub examination: &'a str,
+    pub instance: &'a str,
+    pub form: AnswerForm,
+    pub kind: ValueKind,
+    /// The value ids, in the order of the formula file (or fixed by the rules).
+    pub ids: &'a [Arc<str>],
+}
+
+/// One answered value, keyed by its position in [`Expected::ids`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub id: Arc<str>,
+    /// The position of `id` among the examination's value ids (its order in the formula file).
+    pub position: u16,
+    pub value: Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub techniques: Vec<String>,
+}
+
+/// The answers of one run, matched to the instance's value ids.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunAnswers {
+    /// What the output says as a whole (E-1.8).
+    pub response: Response,
+    /// In the order of the value ids; at most one per id.
+    pub answers: Vec<Answer>,
+    /// Problems with the output that a tool developer should know about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
+}
+
+/// Matches parsed lines to the expected value ids (E-1.8; protocol notes).
+///
+/// - an answer for an unknown id, a value of the wrong kind (an integer for a boolean examination),
+///   a line of the wrong form (`STATE_SPACE` in a formula examination) is ignored with a diagnostic;
+/// - two different answers for one id: the last one counts, as in the community harness, with a
+///   diagnostic;
+/// - `DO_NOT_COMPETE` wins over everything (with a diagnostic if answers were printed too).
+pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
+    let mut diagnostics = Vec::new();
+    for (line, text) in &parsed.malformed {
+        diagnostics.push(format!(
+            "line {line}: malformed answer line `{text}` ignored"
+        ));
+    }
+    let mut chosen: BTreeMap<usize, (Value, Vec<String>, usize)> = BTreeMap::new();
+    let mut not_computed: BTreeMap<usize, usize> = BTreeMap::new();
+    if expected.form == AnswerForm::VerificationResult && !expected.ids.is_empty() {
+        let mut last: Option<(usize, &str)> = None;
+        for (line, word) in &parsed.verification_results {
+            if let Some((previous_line, previous)) = last {
+                if previous != word {
+                    diagnostics.push(format!("lines {previous_line} and {line}: two different verification results ({previous} then {word}); the last one counts"));
+                }
+            }
+            last = Some((*line, word));
+        }
+        match last {
+            Some((line, "SAFE")) => drop(chosen.insert(0, (Value::Bool(true), Vec::new(), line))),
+            Some((line, "UNSAFE")) => {
+                drop(chosen.insert(0, (Value::Bool(false), Vec::new(), line)))
+            }
+            _ => {}
+        }
+    }
+    for answer in &parsed.lines {
+        let Some(index) = match_key(&answer.key, expected, answer.line, &mut diagnostics) else {
+            continue;
+        };
+        match &answer.value {
+            LineValue::NotComputed => {
+                not_computed.insert(index, answer.line);
+            }
+            LineValue::Value(value) => {
+                if value.kind() != expected.kind {
+                    diagnostics.push(format!(
+                        "line {}: `{}` is not a valid {} value for {}; ignored",
+                        answer.line,
+                        value,
+                        expected.kind.name(),
+                        expected.ids[index]
+                    ));
+                    continue;
+                }
+                if let Some((previous, _, previous_line)) = chosen.get(&index) {
+                    if previous != value {
+                        diagnostics.push(format!(
+                            "lines {previous_line} and {}: two different answers for {} ({previous} then {value}); the last one counts",
+                            answer.line, expected.ids[index]
+                        ));
+                    }
+                }
+                chosen.insert(
+                    index,
+                    (value.clone(), answer.techniques.clone(), answer.line),
+                );
+            }
+        }
+    }
+    for (index, line) in not_computed {
+        if let Some((value, _, value_line)) = chosen.get(&index) {
+            diagnostics.push(format!(
+                "lines {value_line} and {line}: {} answered {value} and CANNOT_COMPUTE; the answer counts",
+                expected.ids[index]
+            ));
+        }
+    }
+    let answers: Vec<Answer> = chosen
+        .into_iter()
+        .map(|(index, (value, techniques, _))| Answer {
+            id: expected.ids[index].clone(),
+            position: index as u16,
+            value,
+            techniques,
+        })
+        .collect();
+    let response = if parsed.do_not_compete {
+        if !answers.is_empty() {
+            diagnostics.push(
+                "the tool printed DO_NOT_COMPETE and answers; DO_NOT_COMPETE wins".to_string(),
+            );
+        }
+        Response::DoNotCompete
+    } else if answers.is_empty() {
+        Response::CannotCompute
+    } else {
+        Response::Answered
+    };
+    let answers = if response == Response::DoNotCompete {
+        Vec::new()
+    } else {
+        answers
+    };
+    RunAnswers {
+        response,
+        answers,
+        diagnostics,
+    }
+}
+
+fn match_key(
+    key: &LineKey,
+    expected: Expected<'_>,
+    line: usize,
+    diagnostics: &mut Vec<String>,
+) -> Option<usize> {
+    let position = |id: &str| expected.ids.iter().position(|known| &**known == id);
+    match (expected.form, key) {
+        (AnswerForm::StateSpace, LineKey::StateSpace(what)) => {
+            let found = position(what);
+            if found.is_none() {
+                diagnostics.push(format!(
+                    "line {line}: unknown STATE_SPACE value `{what}` ignored"
+                ));
+            }
+            found
+        }
+        (AnswerForm::Global, LineKey::Formula(id)) => {
+            let bare = id
+                .strip_prefix(expected.instance)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .unwrap_or(id);
+            let bare = bare.strip_suffix("-0").unwrap_or(bare);
+            if bare == expected.examination && !expected.ids.is_empty() {
+                Some(0)
+            } else {
+                diagnostics.push(format!(
+                    "line {line}: answer for `{id}` ignored: a {} run answers `FORMULA {} ...`",
+                    expected.examination, expected.examination
+                ));
+                None
+            }
+        }
+        (AnswerForm::Formulas, LineKey::Formula(id)) => {
+            let found = position(id);
+            if found.is_none() {
+                diagnostics.push(format!(
+                    "line {line}: answer for unknown formula id `{id}` ignored (not in {}.xml)",
+                    expected.examination
+                ));
+            }
+            found
+        }
+        (_, LineKey::StateSpace(what)) => {
+            diagnostics.push(format!(
+                "line {line}: STATE_SPACE {what} ignored in a {} run",
+                expected.examination
+            ));
+            None
+        }
+        (AnswerForm::VerificationResult, LineKey::Formula(id)) => {
+            diagnostics.push(format!(
+                "line {line}: FORMULA {id} ignored: a verification run answers SAFE, UNSAFE or UNKNOWN"
+            ));
+            None
+        }
+        (AnswerForm::StateSpace, LineKey::Formula(id)) => {
+            diagnostics.push(format!(
+                "line {line}: FORMULA {id} ignored in a StateSpace run"
+            ));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(names: &[&str]) -> Vec<Arc<str>> {
+        names.iter().map(|n| Arc::from(*n)).collect()
+    }
+
+    const SS: [&str; 4] = [
+        "STATES",
+        "TRANSITIONS",
+        "MAX_TOKEN_IN_PLACE",
+        "MAX_TOKEN_PER_MARKING",
+    ];
+
+    fn state_space(ids: &[Arc<str>]) -> Expected<'_> {
+        Expected {
+            examination: "StateSpace",
+            instance: "Philosophers-PT-000005",
+            form: AnswerForm::StateSpace,
+            kind: ValueKind::Integer,
+            ids,
+        }
+    }
+
+    fn value_of(answers: &RunAnswers, id: &str) -> Option<String> {
+        answers
+            .answers
+            .iter()
+            .find(|a| &*a.id == id)
+            .map(|a| a.value.to_string())
+    }
+
+    #[test]
+    fn state_space_lines_in_any_order_with_noise() {
+        let out = "# Hello from the tool\n\
+                   STATE_SPACE TRANSITIONS 945 TECHNIQUES DECISION_DIAGRAMS\n\
+                   computing...\n\
+                   STATE_SPACE STATES 243 TECHNIQUES DECISION_DIAGRAMS TOPOLOGICAL\n\
+                   STATE_SPACE MAX_TOKEN_PER_MARKING 10 TECHNIQUES DECISION_DIAGRAMS\n\
+                   STATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES DECISION_DIAGRAMS\n\
+                   Total time 0.3s\n";
+        let ids = ids(&SS);
+        let answers = resolve(&parse_output(out), state_space(&ids));
+        assert_eq!(answers.response, Response::Answered);
+        assert_eq!(value_of(&answers, "STATES").as_deref(), Some("243"));
+        assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("945"));
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_PER_MARKING").as_deref(),
+            Some("10")
+        );
+        assert_eq!(
+            answers.answers[0].techniques,
+            vec!["DECISION_DIAGRAMS", "TOPOLOGICAL"]
+        );
+        assert!(answers.diagnostics.is_empty(), "{:?}", answers.diagnostics);
+    }
+
+    #[test]
+    fn negative_state_space_value_means_not_computed() {
+        // TAPAAL prints TRANSITIONS -1 when it did not count edges.
+        let out = "STATE_SPACE STATES 12 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS -1 TECHNIQUES EXPLICIT\n";
+        let ids = ids(&SS);
+        let answers = resolve(&parse_output(out), state_space(&ids));
+        assert_eq!(answers.answers.len(), 1);
+        assert_eq!(value_of(&answers, "TRANSITIONS"), None);
+        assert!(answers.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn huge_integers_and_infinity() {
+        let big = "7".repeat(23_857);
+        let out = format!("STATE_SPACE STATES {big} TECHNIQUES DECISION_DIAGRAMS\nSTATE_SPACE TRANSITIONS +inf TECHNIQUES X\nSTATE_SPACE MAX_TOKEN_IN_PLACE inf\n");
+        let ids = ids(&SS);
+        let answers = resolve(&parse_output(&out), state_space(&ids));
+        assert_eq!(value_of(&answers, "STATES"), Some(big));
+        assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("+inf"));
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_IN_PLACE").as_deref(),
+            Some("+inf")
+        );
+    }
+
+    #[test]
+    fn formulas_keyed_by_the_ids_of_the_file() {
+        let names = [
+            "M-PT-1-ReachabilityCardinality-2025-00",
+            "M-PT-1-ReachabilityCardinality-2025-01",
+            "M-PT-1-ReachabilityCardinality-2023-02",
+        ];
+        let ids = ids(&names);
+        let expected = Expected {
+            examination: "ReachabilityCardinality",
+            instance: "M-PT-1",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        let out = "FORMULA M-PT-1-ReachabilityCardinality-2023-02 TRUE TECHNIQUES SAT_SMT\n\
+                   FORMULA M-PT-1-ReachabilityCardinality-2025-00 FALSE TECHNIQUES EXPLICIT STUBBORN_SETS\n\
+                   FORMULA M-PT-1-ReachabilityCardinality-2025-01 CANNOT_COMPUTE\n\
+                   FORMULA M-PT-1-ReachabilityCardinality-2025-02 TRUE TECHNIQUES X\n";
+        let answers = resolve(&parse_output(out), expected);
+        assert_eq!(answers.response, Response::Answered);
+        // Kept in the order of the file, not of the output.
+        let got: Vec<_> = answers
+            .answers
+            .iter()
+            .map(|a| (a.id.to_string(), a.value.to_string()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (names[0].to_string(), "FALSE".to_string()),
+                (names[2].to_string(), "TRUE".to_string())
+            ]
+        );
+        assert_eq!(answers.diagnostics.len(), 1, "{:?}", answers.diagnostics);
+        assert!(answers.diagnostics[0]
+            .contains("unknown formula id `M-PT-1-ReachabilityCardinality-2025-02`"));
+    }
+
+    #[test]
+    fn upper_bounds_integers_and_inf() {
+        let ids = ids(&["U-00", "U-01", "U-02"]);
+        let expected = Expected {
+            examination: "UpperBounds",
+            instance: "U",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Integer,
+            ids: &ids,
+        };
+        let out = "FORMULA U-00 5 TECHNIQUES TOPOLOGICAL\nFORMULA U-01 +inf TECHNIQUES CPN_APPROX\nFORMULA U-02 TRUE TECHNIQUES X\n";
+        let answers = resolve(&parse_output(out), expected);
+        assert_eq!(value_of(&answers, "U-00").as_deref(), Some("5"));
+        assert_eq!(value_of(&answers, "U-01").as_deref(), Some("+inf"));
+        assert_eq!(value_of(&answers, "U-02"), None);
+        assert!(answers.diagnostics[0].contains("not a valid integer value"));
+    }
+
+    #[test]
+    fn global_property_ids_old_and_new() {
+        let ids = ids(&["ReachabilityDeadlock"]);
+        let expected = Expected {
+            examination: "ReachabilityDeadlock",
+            instance: "Dekker-PT-010",
+            form: AnswerForm::Global,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        for line in [
+            "FORMULA ReachabilityDeadlock TRUE TECHNIQUES EXPLICIT",
+            "FORMULA Dekker-PT-010-ReachabilityDeadlock-0 TRUE TECHNIQUES EXPLICIT",
+            "FORMULA  Dekker-PT-010-ReachabilityDeadlock-0  TRUE  TECHNIQUES  EXPLICIT",
+            "FORMULA ReachabilityDeadlock TRUE",
+        ] {
+            let answers = resolve(&parse_output(line), expected);
+            assert_eq!(
+                value_of(&answers, "ReachabilityDeadlock").as_deref(),
+                Some("TRUE"),
+                "{line}"
+            );
+            assert!(
+                answers.diagnostics.is_empty(),
+                "{line}: {:?}",
+                answers.diagnostics
+            );
+        }
+        let answers = resolve(&parse_output("FORMULA OneSafe TRUE TECHNIQUES X"), expected);
+        assert_eq!(answers.response, Response::CannotCompute);
+        assert_eq!(answers.diagnostics.len(), 1);
+    }
+
+    #[test]
+    fn verification_results_of_verification_tasks() {
+        let ids = ids(&["ReachSafety"]);
+        let expected = Expected {
+            examination: "ReachSafety",
+            instance: "loop1",
+            form: AnswerForm::VerificationResult,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        assert_eq!(
+            value_of(
+                &resolve(&parse_output("checking...\nSAFE\n"), expected),
+                "ReachSafety"
+            )
+            .as_deref(),
+            Some("TRUE")
+        );
+        assert_eq!(
+            value_of(&resolve(&parse_output("UNSAFE\n"), expected), "ReachSafety").as_deref(),
+            Some("FALSE")
+        );
+        let unknown = resolve(&parse_output("UNKNOWN\n"), expected);
+        assert_eq!(unknown.response, Response::CannotCompute);
+        let two = resolve(&parse_output("SAFE\nUNSAFE\n"), expected);
+        assert_eq!(value_of(&two, "ReachSafety").as_deref(), Some("FALSE"));
+        assert_eq!(two.diagnostics.len(), 1);
+        // Verification results are noise in an MCC run.
+        let ss = ids_of_state_space();
+        assert_eq!(
+            resolve(&parse_output("SAFE\n"), state_space(&ss)).response,
+            Response::CannotCompute
+        );
+    }
+
+    fn ids_of_state_space() -> Vec<Arc<str>> {
+        ids(&SS)
+    }
+
+    #[test]
+    fn do_not_compete_and_cannot_compute() {
+        let ids = ids(&SS);
+        let answers = resolve(&parse_output("banner\nDO_NOT_COMPETE\n"), state_space(&ids));
+        assert_eq!(answers.response, Response::DoNotCompete);
+        // LoLA's wrapper once printed it with spaces.
+        assert_eq!(
+            resolve(&parse_output("DO NOT COMPETE"), state_space(&ids)).response,
+            Response::DoNotCompete
+        );
+        assert_eq!(
+            resolve(&parse_output("CANNOT_COMPUTE\n"), state_space(&ids)).response,
+            Response::CannotCompute
+        );
+        // E-1.8: no well-formed answer means nothing computed.
+        assert_eq!(
+            resolve(&parse_output("Segmentation fault\n"), state_space(&ids)).response,
+            Response::CannotCompute
+        );
+        // CANNOT_COMPUTE for the run does not cancel the answers printed before.
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 3\nCANNOT_COMPUTE\n"),
+            state_space(&ids),
+        );
+        assert_eq!(answers.response, Response::Answered);
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 3\nDO_NOT_COMPETE\n"),
+            state_space(&ids),
+        );
+        assert_eq!(answers.response, Response::DoNotCompete);
+        assert!(answers.answers.is_empty());
+        assert_eq!(answers.diagnostics.len(), 1);
+    }
+
+    #[test]
+    fn two_different_answers_for_one_key_last_wins_with_diagnostic() {
+        let ids = ids(&["F-00"]);
+        let expected = Expected {
+            examination: "CTLCardinality",
+            instance: "F",
+            form: AnswerForm::Formulas,
+            kind: ValueKind::Boolean,
+            ids: &ids,
+        };
+        let answers = resolve(
+            &parse_output("FORMULA F-00 TRUE\nFORMULA F-00 FALSE\n"),
+            expected,
+        );
+        assert_eq!(value_of(&answers, "F-00").as_deref(), Some("FALSE"));
+        assert_eq!(answers.diagnostics.len(), 1);
+        assert!(answers.diagnostics[0].contains("two different answers"));
+        // The same answer twice is not a problem.
+        let answers = resolve(
+            &parse_output("FORMULA F-00 TRUE\nFORMULA F-00 TRUE TECHNIQUES X\n"),
+            expected,
+        );
+        assert!(answers.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_not_fatal() {
+        let ids = ids(&SS);
+        let out = "STATE_SPACE STATES\nSTATE_SPACE STATES 1.5e3\nSTATE_SPACE STATES 7 TECHNIQUE X\nFORMULA\nSTATE_SPACE STATES 7\n";
+        let answers = resolve(&parse_output(out), state_space(&ids));
+        assert_eq!(value_of(&answers, "STATES").as_deref(), Some("7"));
+        assert_eq!(answers.diagnostics.len(), 4, "{:?}", answers.diagnostics);
+    }
+
+    #[test]
+    fn chunked_feeding_and_garbage() {
+        let mut parser = OutputParser::new();
+        let out = b"\xff\xfe garbage \x00\nSTATE_SPACE STA";
+        parser.feed(out);
+        parser.feed(b"TES 9 TECHNIQUES EXPLICIT\n");
+        parser.feed(&vec![b'x'; 3 * MAX_LINE]);
+        parser.feed(b"\nSTATE_SPACE TRANSITIONS 4");
+        let parsed = parser.finish();
+        let ids = ids(&SS);
+        let answers = resolve(&parsed, state_space(&ids));
+        assert_eq!(value_of(&answers, "STATES").as_deref(), Some("9"));
+        assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("4"));
+    }
+}

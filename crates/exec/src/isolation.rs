@@ -1,0 +1,819 @@
+//! Isolation of a run from the host, the store, the project and the other runs.
+//!
+//! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
+//! network and IPC namespaces, and forks: its child, process 1 of the new PID namespace, becomes
+//! the tool; the parent only waits for it and exits the same way (so the monitor's view does not
+//! change). In the child:
+//! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
+//!   tmpfs; `/dev` is a fresh tmpfs with only null, zero, full, random, urandom and tty; `/proc`
+//!   is a fresh read-only proc of the new PID namespace (other runs' processes, and mccbuild,
+//!   are neither visible nor reachable by signals);
+//! - the project, the store, the instance's source folder and the folder of the runs' working
+//!   directories are covered by empty read-only tmpfs; only the run's own folder (writable), the
+//!   tool's folder and its setup products (read-only) are bound back at their usual paths;
+//! - the network namespace has only a loopback interface, which is up;
+//! - the process then gives up every capability (bounding set emptied, `SECBIT_NOROOT` locked,
+//!   `no_new_privs`): it stays user 0, so it reads what root's tools were installed with (a
+//!   Python in /root, say), but it can undo none of the above, open no device of the host, and
+//!   write nothing of the host's.
+//!
+//! The plan ([`IsolationPlan::new`]) is a pure function of paths and the mount table, made in
+//! the parent. [`Prepared`] turns it into C strings so that [`Prepared::apply`] can run between
+//! fork and exec, where nothing may allocate.
+
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Folders every run gets fresh and private (tmpfs, world-writable with the sticky bit).
+pub const PRIVATE_TMP: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// A mount of the host: where, and the flags to keep when it is made read-only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostMount {
+    pub point: PathBuf,
+    pub flags: u64,
+}
+
+/// Reads `/proc/self/mountinfo` into mount points and their per-mount flags.
+pub fn host_mounts(mountinfo: &str) -> Vec<HostMount> {
+    let mut mounts = Vec::new();
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        if fields.len() < 6 {
+            continue;
+        }
+        let mut flags = 0u64;
+        for option in fields[5].split(',') {
+            flags |= match option {
+                "nosuid" => libc::MS_NOSUID,
+                "nodev" => libc::MS_NODEV,
+                "noexec" => libc::MS_NOEXEC,
+                "noatime" => libc::MS_NOATIME,
+                "nodiratime" => libc::MS_NODIRATIME,
+                "relatime" => libc::MS_RELATIME,
+                _ => 0,
+            };
+        }
+        mounts.push(HostMount {
+            point: PathBuf::from(unescape_mountinfo(fields[4])),
+            flags,
+        });
+    }
+    mounts
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
+fn unescape_mountinfo(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// How a folder is covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cover {
+    /// A fresh writable tmpfs for the run alone (mode 1777).
+    PrivateTmp,
+    /// An empty read-only folder: what was there is invisible.
+    Empty,
+    /// `/dev` with only null, zero, full, random, urandom and tty.
+    Dev,
+}
+
+/// What one run sees of the file system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IsolationPlan {
+    /// Host mounts made read-only (all but /proc and /dev and what is under them, which are
+    /// replaced).
+    pub read_only: Vec<HostMount>,
+    /// Folders covered by a fresh tmpfs.
+    pub cover: Vec<(PathBuf, Cover)>,
+    /// Folders bound back at their own path over what is covered: (path, writable).
+    pub expose: Vec<(PathBuf, bool)>,
+}
+
+/// What a run needs, for [`IsolationPlan::new`].
+pub struct IsolationRequest<'a> {
+    /// The run's own folder (working directory, HOME, TMPDIR, results): writable.
+    pub run_dir: &'a Path,
+    /// The tool's folder and its setup products: read-only.
+    pub read_only: Vec<&'a Path>,
+    /// Folders whose content the run must not see (project, store, instance sources, other runs).
+    pub hidden: Vec<&'a Path>,
+}
+
+impl IsolationPlan {
+    /// Plans a run's view (`exists` tells which folders there are to cover).
+    pub fn new(
+        request: &IsolationRequest,
+        mounts: &[HostMount],
+        exists: impl Fn(&Path) -> bool,
+    ) -> IsolationPlan {
+        let under = |p: &Path, top: &str| p.starts_with(top);
+        let read_only = mounts
+            .iter()
+            .filter(|m| !under(&m.point, "/proc") && !under(&m.point, "/dev"))
+            .cloned()
+            .collect();
+
+        let mut expose: Vec<(PathBuf, bool)> = vec![(request.run_dir.to_path_buf(), true)];
+        for p in &request.read_only {
+            if !expose.iter().any(|(e, _)| e == p) {
+                expose.push((p.to_path_buf(), false));
+            }
+        }
+
+        let mut cover: Vec<(PathBuf, Cover)> = vec![(PathBuf::from("/dev"), Cover::Dev)];
+        for tmp in PRIVATE_TMP.iter().map(Path::new) {
+            // /dev/shm is made in the fresh /dev; the others only where the host has them.
+            if tmp.starts_with("/dev") || exists(tmp) {
+                cover.push((tmp.to_path_buf(), Cover::PrivateTmp));
+            }
+        }
+        for hidden in &request.hidden {
+            let hidden = *hidden;
+            if hidden != Path::new("/") && exists(hidden) && !cover.iter().any(|(c, _)| c == hidden)
+            {
+                cover.push((hidden.to_path_buf(), Cover::Empty));
+            }
+        }
+        // Covering inside a cover is pointless unless an exposed folder lies in between.
+        let inside = |p: &Path, q: &Path| p != q && p.starts_with(q);
+        let covers = cover.clone();
+        cover.retain(|(c, kind)| {
+            *kind != Cover::Empty
+                || !covers.iter().any(|(outer, _)| {
+                    inside(c, outer)
+                        && !expose
+                            .iter()
+                            .any(|(e, _)| (inside(e, outer) || e == outer) && c.starts_with(e))
+                })
+        });
+        // An exposed folder inside another exposed folder of the same mode is already there.
+        let exposed = expose.clone();
+        expose.retain(|(e, w)| !exposed.iter().any(|(o, ow)| ow == w && inside(e, o)));
+        IsolationPlan {
+            read_only,
+            cover,
+            expose,
+        }
+    }
+}
+
+fn depth(p: &Path) -> usize {
+    p.components().count()
+}
+
+fn cstring(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other(format!("path {} holds a NUL byte", p.display())))
+}
+
+/// One step of [`Prepared::apply`], in order.
+enum Step {
+    /// Remount a host mount read-only, keeping its flags.
+    ReadOnly { point: CString, flags: u64 },
+    /// Open a folder to bind back later (before anything covers it) as fd `slot`.
+    Open { path: CString, slot: i32 },
+    /// Mount a fresh tmpfs.
+    Cover { path: CString, kind: Cover },
+    /// Create a mount point inside a cover (parents come first).
+    Mkdir { path: CString },
+    /// Bind fd `slot` (as `/proc/self/fd/<slot>`) at `path`.
+    Bind {
+        source: CString,
+        path: CString,
+        writable: bool,
+        slot: i32,
+    },
+    /// Make a cover read-only once its mount points are made.
+    Seal { path: CString },
+}
+
+/// The devices of the fresh /dev: (name, major, minor).
+const DEVICES: [(&CStr, u32, u32); 6] = [
+    (c"/dev/null", 1, 3),
+    (c"/dev/zero", 1, 5),
+    (c"/dev/full", 1, 7),
+    (c"/dev/random", 1, 8),
+    (c"/dev/urandom", 1, 9),
+    (c"/dev/tty", 5, 0),
+];
+
+/// The links of the fresh /dev: (target, name).
+const DEV_LINKS: [(&CStr, &CStr); 4] = [
+    (c"/proc/self/fd", c"/dev/fd"),
+    (c"/proc/self/fd/0", c"/dev/stdin"),
+    (c"/proc/self/fd/1", c"/dev/stdout"),
+    (c"/proc/self/fd/2", c"/dev/stderr"),
+];
+
+/// An [`IsolationPlan`] ready to apply between fork and exec.
+pub struct Prepared {
+    steps: Vec<Step>,
+    cwd: CString,
+    lo: CString,
+}
+
+/// File descriptors used for the folders to bind back (high, so they clash with nothing).
+const FIRST_SLOT: i32 = 900;
+
+/// Data options of the covers.
+const TMP_OPTIONS: &CStr = c"mode=1777";
+const EMPTY_OPTIONS: &CStr = c"mode=0755,size=1m";
+
+/// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+/// SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED` (linux/securebits.h): executing a
+/// program as user 0 grants no capability, and this cannot be undone.
+const SECUREBITS: libc::c_ulong = 0b10_1111;
+
+impl Prepared {
+    pub fn new(plan: &IsolationPlan, cwd: &Path) -> io::Result<Prepared> {
+        let mut steps = Vec::new();
+        for m in &plan.read_only {
+            steps.push(Step::ReadOnly {
+                point: cstring(&m.point)?,
+                flags: m.flags,
+            });
+        }
+        let mut expose = plan.expose.clone();
+        expose.sort_by_key(|(p, _)| depth(p));
+        for (i, (path, _)) in expose.iter().enumerate() {
+            steps.push(Step::Open {
+                path: cstring(path)?,
+                slot: FIRST_SLOT + i as i32,
+            });
+        }
+        // Shallower first: a cover hides what is below it, a bind is then made inside it.
+        enum Op<'a> {
+            Cover(&'a Path, Cover),
+            Bind(&'a Path, bool, i32),
+        }
+        let mut ops: Vec<(usize, u8, Op)> = Vec::new();
+        for (path, kind) in &plan.cover {
+            ops.push((depth(path), 0, Op::Cover(path, *kind)));
+        }
+        for (i, (path, writable)) in expose.iter().enumerate() {
+            ops.push((
+                depth(path),
+                1,
+                Op::Bind(path, *writable, FIRST_SLOT + i as i32),
+            ));
+        }
+        ops.sort_by_key(|(d, kind, _)| (*d, *kind));
+        for (_, _, op) in &ops {
+            let (Op::Cover(path, _) | Op::Bind(path, _, _)) = op;
+            for folder in ancestors_top_down(path).iter().chain([&path.to_path_buf()]) {
+                steps.push(Step::Mkdir {
+                    path: cstring(folder)?,
+                });
+            }
+            match op {
+                Op::Cover(path, kind) => steps.push(Step::Cover {
+                    path: cstring(path)?,
+                    kind: *kind,
+                }),
+                Op::Bind(path, writable, slot) => steps.push(Step::Bind {
+                    source: CString::new(format!("/proc/self/fd/{slot}"))
+                        .expect("no NUL in a number"),
+                    path: cstring(path)?,
+                    writable: *writable,
+                    slot: *slot,
+                }),
+            }
+        }
+        for (path, kind) in &plan.cover {
+            if *kind != Cover::PrivateTmp {
+                steps.push(Step::Seal {
+                    path: cstring(path)?,
+                });
+            }
+        }
+        Ok(Prepared {
+            steps,
+            cwd: cstring(cwd)?,
+            lo: CString::new("lo").expect("no NUL"),
+        })
+    }
+
+    /// Enters the namespaces, forks the tool's process (see the module's documentation), builds
+    /// its view, brings loopback up, changes to the working directory and gives up every
+    /// capability. Runs in the child between fork and exec.
+    ///
+    /// # Safety
+    /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
+    pub unsafe fn apply(&self) -> io::Result<()> {
+        let fail = |what: i32| -> io::Error {
+            // Keep the errno; the step number goes in the high bits for the parent's message.
+            let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            io::Error::from_raw_os_error(errno | (what << 16))
+        };
+        if libc::unshare(
+            libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWPID,
+        ) != 0
+        {
+            return Err(fail(1));
+        }
+        match libc::fork() {
+            -1 => return Err(fail(1)),
+            0 => {}
+            child => wait_and_mirror(child),
+        }
+        // Process 1 of the run's PID namespace from here on.
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(fail(2));
+        }
+        loopback_up(&self.lo).map_err(|_| fail(3))?;
+        for step in &self.steps {
+            if let Err(code) = apply_step(step) {
+                return Err(fail(code));
+            }
+        }
+        // The run's own processes only; read-only, so /proc/sys cannot be written either.
+        if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(fail(10));
+        }
+        if libc::chdir(self.cwd.as_ptr()) != 0 {
+            return Err(fail(8));
+        }
+        drop_capabilities().map_err(|_| fail(9))
+    }
+}
+
+/// One step of building a run's view of the files (see [`Prepared::apply`]); on failure, the
+/// step's number (errno is left as the failing call set it).
+///
+/// # Safety
+/// Only async-signal-safe system calls on data prepared before the fork; no allocation.
+unsafe fn apply_step(step: &Step) -> Result<(), i32> {
+    match step {
+        Step::ReadOnly { point, flags } => {
+            // A mount the kernel refuses to change (rare) stays as it is: without
+            // capabilities the run still cannot write what is not its own.
+            libc::mount(
+                std::ptr::null(),
+                point.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags,
+                std::ptr::null(),
+            );
+        }
+        Step::Open { path, slot } => {
+            let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
+            if fd < 0 || libc::dup2(fd, *slot) < 0 {
+                return Err(4);
+            }
+            libc::close(fd);
+        }
+        Step::Cover { path, kind } => {
+            let options = match kind {
+                Cover::PrivateTmp => TMP_OPTIONS,
+                Cover::Empty | Cover::Dev => EMPTY_OPTIONS,
+            };
+            let nodev = if *kind == Cover::Dev {
+                0
+            } else {
+                libc::MS_NODEV
+            };
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | nodev,
+                options.as_ptr().cast(),
+            ) != 0
+            {
+                return Err(5);
+            }
+            if *kind == Cover::Dev {
+                for (name, major, minor) in DEVICES {
+                    if libc::mknod(
+                        name.as_ptr(),
+                        libc::S_IFCHR | 0o666,
+                        libc::makedev(major, minor),
+                    ) != 0
+                        || libc::chmod(name.as_ptr(), 0o666) != 0
+                    {
+                        return Err(5);
+                    }
+                }
+                for (target, name) in DEV_LINKS {
+                    libc::symlink(target.as_ptr(), name.as_ptr());
+                }
+            }
+        }
+        Step::Mkdir { path } => {
+            // Exists already, or is made in a cover; a real failure shows at the mount.
+            libc::mkdir(path.as_ptr(), 0o755);
+        }
+        Step::Bind {
+            source,
+            path,
+            writable,
+            slot,
+        } => {
+            let ro = if *writable { 0 } else { libc::MS_RDONLY };
+            if libc::mount(
+                source.as_ptr(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ) != 0
+                || libc::mount(
+                    std::ptr::null(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV | ro,
+                    std::ptr::null(),
+                ) != 0
+            {
+                return Err(6);
+            }
+            libc::close(*slot);
+        }
+        Step::Seal { path } => {
+            if libc::mount(
+                std::ptr::null(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(7);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The parent half of the fork in [`Prepared::apply`]: waits for process 1 of the run's PID
+/// namespace and ends as it ended. It keeps only the standard streams open, so the tool's
+/// successful `exec` is seen at once by the spawner.
+unsafe fn wait_and_mirror(child: libc::pid_t) -> ! {
+    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    let mut status: libc::c_int = 0;
+    loop {
+        if libc::waitpid(child, &mut status, 0) == child {
+            break;
+        }
+        if *libc::__errno_location() != libc::EINTR {
+            libc::_exit(127);
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        libc::signal(signal, libc::SIG_DFL);
+        libc::kill(libc::getpid(), signal);
+    }
+    libc::_exit(libc::WEXITSTATUS(status));
+}
+
+/// Empties the bounding set and the capabilities, locks `SECBIT_NOROOT` and sets
+/// `no_new_privs`: from here on, no program this process executes gets a capability.
+unsafe fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        // EINVAL past the kernel's last capability.
+        libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+    }
+    libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL,
+        0,
+        0,
+        0,
+    );
+    if libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let header = Header {
+        version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+        pid: 0,
+    };
+    let data = [
+        Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        },
+        Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        },
+    ];
+    if libc::syscall(libc::SYS_capset, &header, data.as_ptr()) != 0
+        || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Explains an error returned by [`Prepared::apply`] (the step is in the errno's high bits).
+pub fn describe_apply_error(e: &io::Error) -> String {
+    let Some(raw) = e.raw_os_error() else {
+        return e.to_string();
+    };
+    let (step, errno) = (raw >> 16, raw & 0xffff);
+    let what = match step {
+        1 => "entering new mount, network and IPC namespaces",
+        2 => "making the run's mounts private",
+        3 => "bringing the loopback interface up",
+        4 => "opening a folder the run needs (tool, setup products or its own folder)",
+        5 => "covering a folder with a tmpfs",
+        6 => "binding a folder the run needs into its view",
+        7 => "making a covered folder read-only",
+        8 => "entering the working directory",
+        9 => "giving up capabilities",
+        10 => "mounting the run's own /proc",
+        _ => return e.to_string(),
+    };
+    format!("{what}: {}", io::Error::from_raw_os_error(errno))
+}
+
+/// The ancestors of `path` from `/` down, excluding `/` and `path` itself.
+fn ancestors_top_down(path: &Path) -> Vec<PathBuf> {
+    let mut list: Vec<PathBuf> = path
+        .ancestors()
+        .skip(1)
+        .filter(|p| *p != Path::new("/") && !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .collect();
+    list.reverse();
+    list
+}
+
+/// `ip link set lo up`, with an ioctl.
+unsafe fn loopback_up(name: &CString) -> io::Result<()> {
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut req: libc::ifreq = std::mem::zeroed();
+    for (i, b) in name.as_bytes().iter().enumerate() {
+        req.ifr_name[i] = *b as libc::c_char;
+    }
+    let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0;
+    if ok {
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        ok = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) == 0;
+    }
+    let err = io::Error::last_os_error();
+    libc::close(fd);
+    if ok {
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+/// Whether runs can be isolated here: root, and a real process can be given a view
+/// ([`Prepared::apply`], all of it) and run `/bin/true` in it. Checked once per executor.
+pub(crate) fn probe() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("mccbuild does not run as root".into());
+    }
+    let dir = std::env::temp_dir().join(format!("mccbuild-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot make {} to probe in: {e}", dir.display()))?;
+    let result = probe_in(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn probe_in(dir: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    let plan = IsolationPlan::new(
+        &IsolationRequest {
+            run_dir: dir,
+            read_only: Vec::new(),
+            hidden: Vec::new(),
+        },
+        &host_mounts(&mounts),
+        Path::exists,
+    );
+    let prepared = Prepared::new(&plan, dir).map_err(|e| e.to_string())?;
+    let mut command = std::process::Command::new("/bin/true");
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: `apply` only makes system calls on prepared data.
+    unsafe {
+        command.pre_exec(move || prepared.apply());
+    }
+    match command.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("/bin/true in a sandbox ended with {s}")),
+        Err(e) => Err(describe_apply_error(&e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+23 22 0:5 / /proc rw,nosuid,nodev,noexec,relatime shared:2 - proc proc rw
+24 22 0:6 / /dev rw,nosuid shared:3 - devtmpfs udev rw
+25 24 0:7 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw
+26 22 0:8 / /sys rw,nosuid,nodev,noexec,relatime shared:5 - sysfs sysfs rw
+27 22 0:9 / /mnt/with\\040space rw,noatime shared:6 - ext4 /dev/vdb rw
+";
+
+    fn request<'a>(
+        run: &'a Path,
+        ro: Vec<&'a Path>,
+        hidden: Vec<&'a Path>,
+    ) -> IsolationRequest<'a> {
+        IsolationRequest {
+            run_dir: run,
+            read_only: ro,
+            hidden,
+        }
+    }
+
+    fn covers(plan: &IsolationPlan) -> Vec<(&str, Cover)> {
+        plan.cover
+            .iter()
+            .map(|(p, k)| (p.to_str().unwrap(), *k))
+            .collect()
+    }
+
+    #[test]
+    fn mountinfo_gives_points_and_flags() {
+        let mounts = host_mounts(MOUNTINFO);
+        assert_eq!(mounts.len(), 6);
+        assert_eq!(mounts[0].point, Path::new("/"));
+        assert_eq!(mounts[0].flags, libc::MS_RELATIME);
+        assert_eq!(
+            mounts[4].flags,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RELATIME
+        );
+        assert_eq!(mounts[5].point, Path::new("/mnt/with space"));
+    }
+
+    #[test]
+    fn host_mounts_are_read_only_except_proc_and_dev() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let plan = IsolationPlan::new(
+            &request(run, vec![], vec![]),
+            &host_mounts(MOUNTINFO),
+            |_| true,
+        );
+        let points: Vec<&Path> = plan.read_only.iter().map(|m| m.point.as_path()).collect();
+        assert_eq!(
+            points,
+            vec![
+                Path::new("/"),
+                Path::new("/sys"),
+                Path::new("/mnt/with space")
+            ]
+        );
+    }
+
+    #[test]
+    fn project_and_store_are_covered_and_the_tool_bound_back() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let tool = Path::new("/work/proj/tools/t");
+        let bin = Path::new("/work/proj/cache/tools/abc/bin");
+        let plan = IsolationPlan::new(
+            &request(
+                run,
+                vec![tool, bin],
+                vec![
+                    Path::new("/work/proj"),
+                    Path::new("/work/proj/cache"),
+                    Path::new("/data/inputs"),
+                    Path::new("/tmp"),
+                ],
+            ),
+            &[],
+            |_| true,
+        );
+        // The store's cover is inside the project's with nothing exposed in between: dropped;
+        // /tmp is a private tmp already.
+        assert_eq!(
+            covers(&plan),
+            vec![
+                ("/dev", Cover::Dev),
+                ("/tmp", Cover::PrivateTmp),
+                ("/var/tmp", Cover::PrivateTmp),
+                ("/dev/shm", Cover::PrivateTmp),
+                ("/work/proj", Cover::Empty),
+                ("/data/inputs", Cover::Empty),
+            ]
+        );
+        assert_eq!(
+            plan.expose,
+            vec![
+                (run.to_path_buf(), true),
+                (tool.to_path_buf(), false),
+                (bin.to_path_buf(), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cover_below_an_exposed_folder_is_kept() {
+        // The store inside the tool's folder: the tool is bound back, the store covered again.
+        let run = Path::new("/tmp/mccbuild-x");
+        let tool = Path::new("/p/tools/t");
+        let plan = IsolationPlan::new(
+            &request(
+                run,
+                vec![tool],
+                vec![Path::new("/p"), Path::new("/p/tools/t/cache")],
+            ),
+            &[],
+            |_| true,
+        );
+        assert!(covers(&plan).contains(&("/p/tools/t/cache", Cover::Empty)));
+    }
+
+    #[test]
+    fn missing_folders_are_not_covered() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let plan = IsolationPlan::new(
+            &request(run, vec![], vec![Path::new("/nowhere")]),
+            &[],
+            |p| p != Path::new("/nowhere") && p != Path::new("/var/tmp"),
+        );
+        assert_eq!(
+            covers(&plan),
+            vec![
+                ("/dev", Cover::Dev),
+                ("/tmp", Cover::PrivateTmp),
+                ("/dev/shm", Cover::PrivateTmp)
+            ]
+        );
+    }
+
+    #[test]
+    fn steps_cover_before_binding_inside_and_seal_last() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let tool = Path::new("/p/tools/t");
+        let plan = IsolationPlan::new(
+            &request(run, vec![tool], vec![Path::new("/p")]),
+            &[],
+            |_| true,
+        );
+        let prepared = Prepared::new(&plan, &run.join("inst")).unwrap();
+        let at = |want: &dyn Fn(&Step) -> bool| prepared.steps.iter().position(want).unwrap();
+        let is = |s: &CString, p: &str| s.as_bytes() == p.as_bytes();
+        let open_run = at(&|s| matches!(s, Step::Open { path, .. } if is(path, "/tmp/mccbuild-x")));
+        let cover_tmp = at(&|s| matches!(s, Step::Cover { path, .. } if is(path, "/tmp")));
+        let bind_run = at(&|s| matches!(s, Step::Bind { path, .. } if is(path, "/tmp/mccbuild-x")));
+        let cover_p = at(&|s| matches!(s, Step::Cover { path, .. } if is(path, "/p")));
+        let mkdir_tools = at(&|s| matches!(s, Step::Mkdir { path } if is(path, "/p/tools")));
+        let bind_tool = at(&|s| matches!(s, Step::Bind { path, .. } if is(path, "/p/tools/t")));
+        let seal_p = at(&|s| matches!(s, Step::Seal { path } if is(path, "/p")));
+        assert!(open_run < cover_tmp && cover_tmp < bind_run);
+        assert!(cover_p < mkdir_tools && mkdir_tools < bind_tool && bind_tool < seal_p);
+    }
+}

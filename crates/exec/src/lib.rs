@@ -1,0 +1,98 @@
+//! Executing runs: the I/O edge of mccbuild.
+//!
+//! A [`RunExecutor`] runs one run and measures it (locally in a cgroup sandbox, or in a QEMU
+//! virtual machine); the [`pool`] runs many on dedicated cores; [`setup`] prepares tools once per
+//! identity; [`slurm`] hands runs to a Slurm cluster, whose steps run each in the local sandbox.
+//! Executors never touch the store: their results come back as [`Execution`]s and the caller
+//! records them.
+
+pub mod cgroup;
+pub mod isolation;
+pub mod local;
+pub mod pool;
+pub mod process;
+pub mod qemu;
+pub mod setup;
+pub mod slurm;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use mccbuild_core::protocol::ParsedOutput;
+use mccbuild_core::RunKey;
+use mccbuild_core::{CapturedOutput, Measurement};
+use mccbuild_plan::manifest::InstanceSource;
+use mccbuild_rules::edition::Limits;
+use mccbuild_store::VmInfo;
+
+/// Everything one run needs, self-contained (it can be sent to another thread or machine).
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub key: RunKey,
+    /// BK_TOOL.
+    pub tool: String,
+    pub tool_dir: PathBuf,
+    pub entry: String,
+    /// BK_BIN_PATH: the tool's setup products (or its folder when it has no setup).
+    pub bin_path: PathBuf,
+    /// E-5.3/E-5.4: cores the run gets for itself.
+    pub cores: u32,
+    /// BK_INPUT.
+    pub instance: String,
+    pub source: InstanceSource,
+    /// BK_EXAMINATION.
+    pub examination: String,
+    pub limits: Limits,
+    /// Instance files the run must not see (rule M-9).
+    pub hidden: Vec<String>,
+}
+
+/// What a run produced and how it was measured.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    pub measurement: Measurement,
+    /// How CPU time and memory were measured (e.g. `cgroup-v1`, `rusage+proc`).
+    pub method: String,
+    pub cores: Vec<u32>,
+    pub host: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    pub parsed: ParsedOutput,
+    /// Runs made in a virtual machine: how (accelerator, QEMU's own CPU time...).
+    pub vm: Option<VmInfo>,
+}
+
+/// An infrastructure failure: the run could not be carried out (not the tool's fault). It is
+/// reported and never stored; the run stays to be done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InfraError(pub String);
+
+/// Runs one run.
+pub trait RunExecutor: Send + Sync {
+    /// What of this executor can change a run's result (part of every run key).
+    fn key_ingredients(&self) -> Vec<(String, String)>;
+
+    /// Runs `spec` on `cores`. `Ok(None)` when `cancel` stopped it.
+    fn execute(
+        &self,
+        spec: &RunSpec,
+        cores: &[u32],
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<Execution>, InfraError>;
+}
+
+/// The host's name, for records.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Now, in RFC 3339.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}

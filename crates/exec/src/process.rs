@@ -1,0 +1,525 @@
+//! Running one process tree under limits, and measuring it.
+//!
+//! The tool's first process joins the run's cgroups and its cores before it executes the tool,
+//! so nothing it starts escapes. The monitor wakes when the main process exits (pidfd) or every
+//! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
+//! main process has exited, what it left running (orphans) is killed too, the tree is waited
+//! until empty, and only then are CPU time and peak memory read.
+//!
+//! Without cgroups (a laptop, no root) the fallback limits and measures through the process
+//! session: /proc sampling of its members, rusage of the main process, SIGKILL to the session.
+//! It is less exact (orphans that leave the session are not seen); records say which was used.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cgroup::RunCgroup;
+use crate::isolation::Prepared;
+use mccbuild_core::protocol::{OutputParser, ParsedOutput};
+use mccbuild_core::{CapturedOutput, Measurement, Termination};
+
+/// What to run and under which limits.
+pub struct ProcessSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub cpu_limit_s: f64,
+    pub memory_limit_bytes: u64,
+    pub wall_limit: Duration,
+    /// Total bytes of stdout + stderr after which the run is killed.
+    pub output_limit: u64,
+    /// Bytes of each stream kept in the record (half from the start, half from the end).
+    pub capture_bytes: usize,
+    pub cores: Vec<u32>,
+    pub pids_limit: u64,
+    pub cgroup: Option<RunCgroup>,
+    /// Namespaces, the run's view of the files and its own user (None: none of them).
+    pub isolation: Option<Prepared>,
+    /// Set by another thread to stop the run (Ctrl-C).
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What came out.
+#[derive(Debug)]
+pub struct ProcessResult {
+    pub measurement: Measurement,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    pub parsed: ParsedOutput,
+    /// True when the run was stopped by a cancellation, not by itself or a limit.
+    pub cancelled: bool,
+}
+
+/// Runs the process tree to its end. Errors are infrastructure failures (the tool could not be
+/// started); everything the tool does is a result.
+pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
+    if let Some(cg) = &spec.cgroup {
+        cg.set_memory_limit(spec.memory_limit_bytes)?;
+        cg.set_pids_limit(spec.pids_limit)?;
+    }
+    let mut command = command(&mut spec)?;
+    let start = Instant::now();
+    let t = mccbuild_core::timing::phase("process: spawn (to exec)");
+    let mut child = command.spawn()?;
+    drop(t);
+    let pid = child.id() as i32;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+    let total_output = Arc::new(AtomicU64::new(0));
+    let over_limit = Arc::new(AtomicBool::new(false));
+    let out_thread = spawn_reader(
+        stdout,
+        true,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output.clone(),
+        over_limit.clone(),
+    );
+    let err_thread = spawn_reader(
+        stderr,
+        false,
+        spec.capture_bytes,
+        spec.output_limit,
+        total_output,
+        over_limit.clone(),
+    );
+    let mut sampler = ProcSampler::new(pid);
+    let ended = supervise(&spec, pid, start, &mut sampler, &over_limit)?;
+    let wall_time_s = start.elapsed().as_secs_f64();
+    let t = mccbuild_core::timing::phase("process: kill, wait, read");
+    // Whatever the main process left behind (orphans) is killed; then the tree is empty.
+    if spec.cgroup.is_none() {
+        sampler.sample();
+    }
+    kill_tree(&spec.cgroup, pid, &sampler);
+    let (stdout_capture, parsed) = out_thread
+        .join()
+        .map_err(|_| io::Error::other("stdout reader panicked"))?;
+    let (stderr_capture, _) = err_thread
+        .join()
+        .map_err(|_| io::Error::other("stderr reader panicked"))?;
+    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
+    drop(t);
+    Ok(ProcessResult {
+        measurement: Measurement {
+            termination: ended.termination(oom, spec.cgroup.is_none()),
+            cpu_time_s,
+            wall_time_s,
+            peak_memory_bytes,
+        },
+        stdout: stdout_capture,
+        stderr: stderr_capture,
+        parsed,
+        cancelled: ended.cancelled,
+    })
+}
+
+/// The tool's command: its own session, in its cgroups, pinned to its cores, without core
+/// dumps, isolated (when it is) last.
+fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
+    let procs: Vec<CString> = match &spec.cgroup {
+        Some(cg) => cg
+            .procs_files()
+            .iter()
+            .map(|p| CString::new(p.as_os_str().as_bytes()))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    let fallback = spec.cgroup.is_none();
+    let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
+    let cores = spec.cores.clone();
+    let isolation = spec.isolation.take();
+
+    let mut command = Command::new(&spec.program);
+    if isolation.is_none() {
+        // Isolated runs enter their folder once their view of the files is built.
+        command.current_dir(&spec.cwd);
+    }
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: the closure runs between fork and exec; it only makes async-signal-safe system
+    // calls (setsid, open, write, close, sched_setaffinity, setrlimit, and those of
+    // `Prepared::apply`) on data prepared before the fork, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for path in &procs {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                libc::close(fd);
+                if written != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            pin_to_cores(&cores)?;
+            let no_core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+            if fallback {
+                // Per process only: a backstop; the monitor enforces the limit on the tree.
+                let cpu = libc::rlimit {
+                    rlim_cur: cpu_rlimit,
+                    rlim_max: cpu_rlimit + 5,
+                };
+                libc::setrlimit(libc::RLIMIT_CPU, &cpu);
+            }
+            // Last: it drops root, which the steps above need.
+            if let Some(isolation) = &isolation {
+                isolation.apply()?;
+            }
+            Ok(())
+        });
+    }
+    Ok(command)
+}
+
+/// How the process ended, as its supervision saw it.
+struct Ended {
+    status: libc::c_int,
+    usage: libc::rusage,
+    killed_for: Option<Termination>,
+    cancelled: bool,
+}
+
+impl Ended {
+    /// How the run ended: the limit it was killed at, else the OOM killer, else how its main
+    /// process ended (SIGXCPU under the fallback is its CPU limit).
+    fn termination(&self, oom: bool, fallback: bool) -> Termination {
+        if let Some(reason) = self.killed_for {
+            reason
+        } else if oom {
+            Termination::MemoryLimit
+        } else if libc::WIFSIGNALED(self.status) {
+            let signal = libc::WTERMSIG(self.status);
+            if fallback && signal == libc::SIGXCPU {
+                Termination::CpuLimit
+            } else {
+                Termination::Signal { signal }
+            }
+        } else {
+            Termination::Exit {
+                code: libc::WEXITSTATUS(self.status),
+            }
+        }
+    }
+}
+
+/// Waits for the main process, killing the tree at a limit (CPU time, memory, wall clock,
+/// output) or when cancelled.
+fn supervise(
+    spec: &ProcessSpec,
+    pid: i32,
+    start: Instant,
+    sampler: &mut ProcSampler,
+    over_limit: &AtomicBool,
+) -> io::Result<Ended> {
+    let fallback = spec.cgroup.is_none();
+    let pidfd = pidfd_open(pid);
+    let mut ended = Ended {
+        status: 0,
+        // SAFETY: rusage is plain data.
+        usage: unsafe { std::mem::zeroed() },
+        killed_for: None,
+        cancelled: false,
+    };
+    let mut interval = Duration::from_millis(1);
+    let result = loop {
+        // SAFETY: wait4 on our own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut ended.status, libc::WNOHANG, &mut ended.usage) };
+        if r == pid {
+            break Ok(());
+        }
+        if r < 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EINTR) {
+                break Err(err);
+            }
+        }
+        if ended.killed_for.is_none() && !ended.cancelled {
+            let cpu = match &spec.cgroup {
+                Some(cg) => cg.cpu_time_s().unwrap_or(0.0),
+                None => sampler.sample().0,
+            };
+            let reason = if cpu >= spec.cpu_limit_s {
+                Some(Termination::CpuLimit)
+            } else if spec.cgroup.as_ref().is_some_and(|cg| cg.oom_killed())
+                || (fallback && sampler.peak_rss >= spec.memory_limit_bytes)
+            {
+                Some(Termination::MemoryLimit)
+            } else if start.elapsed() >= spec.wall_limit {
+                Some(Termination::WallLimit)
+            } else if over_limit.load(Ordering::Relaxed) {
+                Some(Termination::OutputLimit)
+            } else {
+                None
+            };
+            if spec.cancel.load(Ordering::Relaxed) {
+                ended.cancelled = true;
+                kill_tree(&spec.cgroup, pid, sampler);
+            } else if let Some(reason) = reason {
+                ended.killed_for = Some(reason);
+                kill_tree(&spec.cgroup, pid, sampler);
+            }
+        }
+        wait_readable(pidfd, interval);
+        // Check often at first (short runs end fast), then settle at 20 ms.
+        interval = (interval * 2).min(Duration::from_millis(20));
+    };
+    if pidfd >= 0 {
+        // SAFETY: closing the fd we opened.
+        unsafe { libc::close(pidfd) };
+    }
+    result.map(|()| ended)
+}
+
+/// The tree's CPU time and peak memory (its cgroups', else sampled from /proc and rusage), and
+/// whether the OOM killer hit it; the cgroups are removed.
+fn used(spec: &ProcessSpec, usage: &libc::rusage, sampler: &mut ProcSampler) -> (f64, u64, bool) {
+    let rusage_cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
+    match &spec.cgroup {
+        Some(cg) => {
+            let oom = cg.oom_killed();
+            let cpu = cg.cpu_time_s().unwrap_or(rusage_cpu);
+            let peak = cg.peak_memory().unwrap_or(usage.ru_maxrss as u64 * 1024);
+            cg.remove();
+            (cpu, peak, oom)
+        }
+        None => {
+            let (cpu, _) = sampler.sample();
+            (
+                cpu.max(rusage_cpu),
+                sampler.peak_rss.max(usage.ru_maxrss as u64 * 1024),
+                false,
+            )
+        }
+    }
+}
+
+/// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between
+/// fork and exec: one system call on a set built on the stack.
+pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
+    if cores.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET and sched_setaffinity act on it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cores {
+            libc::CPU_SET(c as usize, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn timeval_s(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+fn kill_tree(cgroup: &Option<RunCgroup>, pid: i32, sampler: &ProcSampler) {
+    match cgroup {
+        Some(cg) => {
+            cg.kill_all(Duration::from_secs(10));
+        }
+        None => {
+            // SAFETY: signals to our own child's process group and the pids we saw in its session.
+            unsafe { libc::killpg(pid, libc::SIGKILL) };
+            for &member in sampler.seen.keys() {
+                if member != pid && in_session(member, pid) {
+                    unsafe { libc::kill(member, libc::SIGKILL) };
+                }
+            }
+        }
+    }
+}
+
+fn pidfd_open(pid: i32) -> i32 {
+    // SAFETY: a plain system call; -1 when the kernel lacks it (the loop then just sleeps).
+    unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }
+}
+
+fn wait_readable(fd: i32, timeout: Duration) {
+    if fd < 0 {
+        std::thread::sleep(timeout);
+        return;
+    }
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
+}
+
+/// Reads one output stream: keeps its head and tail, feeds stdout to the answer parser, and
+/// raises the flag when the run's total output passes the limit.
+pub(crate) fn spawn_reader(
+    mut stream: impl Read + Send + 'static,
+    is_stdout: bool,
+    capture_bytes: usize,
+    limit: u64,
+    total: Arc<AtomicU64>,
+    over: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(CapturedOutput, ParsedOutput)> {
+    std::thread::spawn(move || {
+        let half = capture_bytes / 2;
+        let mut head: Vec<u8> = Vec::new();
+        let mut tail: VecDeque<u8> = VecDeque::new();
+        let mut parser = OutputParser::new();
+        let mut bytes: u64 = 0;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let chunk = &buf[..n];
+            bytes += n as u64;
+            let so_far = total.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if so_far > limit {
+                over.store(true, Ordering::Relaxed);
+                continue; // drain without keeping: the monitor kills the tree
+            }
+            if is_stdout {
+                parser.feed(chunk);
+            }
+            let to_head = (half.saturating_sub(head.len())).min(chunk.len());
+            head.extend_from_slice(&chunk[..to_head]);
+            tail.extend(&chunk[to_head..]);
+            while tail.len() > half {
+                let excess = tail.len() - half;
+                tail.drain(..excess);
+            }
+        }
+        let truncated = bytes > (head.len() + tail.len()) as u64;
+        let mut text = String::from_utf8_lossy(&head).into_owned();
+        if truncated {
+            text.push_str(&format!(
+                "\n[... {} bytes not kept ...]\n",
+                bytes - (head.len() + tail.len()) as u64
+            ));
+        }
+        let tail: Vec<u8> = tail.into_iter().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        (
+            CapturedOutput {
+                text,
+                bytes,
+                truncated,
+            },
+            parser.finish(),
+        )
+    })
+}
+
+/// The fallback's view of a session: CPU and memory from /proc.
+struct ProcSampler {
+    session: i32,
+    /// Last CPU seconds seen per process (kept after it exits).
+    seen: HashMap<i32, f64>,
+    peak_rss: u64,
+}
+
+impl ProcSampler {
+    fn new(session: i32) -> Self {
+        ProcSampler {
+            session,
+            seen: HashMap::new(),
+            peak_rss: 0,
+        }
+    }
+
+    /// (CPU seconds of every process seen in the session, current total RSS in bytes).
+    fn sample(&mut self) -> (f64, u64) {
+        let tick = clock_ticks();
+        let page = page_size();
+        let mut rss_total = 0u64;
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                let Some(stat) = read_stat(pid) else { continue };
+                if stat.session != self.session {
+                    continue;
+                }
+                self.seen
+                    .insert(pid, (stat.utime + stat.stime) as f64 / tick);
+                rss_total += stat.rss_pages * page;
+            }
+        }
+        self.peak_rss = self.peak_rss.max(rss_total);
+        (self.seen.values().sum(), rss_total)
+    }
+}
+
+struct Stat {
+    session: i32,
+    utime: u64,
+    stime: u64,
+    rss_pages: u64,
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest[0] is field 3 (state): session is field 6, utime 14, stime 15, rss 24.
+    Some(Stat {
+        session: fields.get(3)?.parse().ok()?,
+        utime: fields.get(11)?.parse().ok()?,
+        stime: fields.get(12)?.parse().ok()?,
+        rss_pages: fields.get(21)?.parse().ok()?,
+    })
+}
+
+fn in_session(pid: i32, session: i32) -> bool {
+    read_stat(pid).is_some_and(|s| s.session == session)
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).max(1) as f64
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as u64
+}

@@ -1,0 +1,7 @@
+//! What mccbuild writes: the exports for other programs ([`export`]: the MCC-layout CSV, the
+//! JSON, propertiesverdict XML), the results site ([`report`]), and the tables and texts of the
+//! terminal ([`terminal`]).
+
+pub mod export;
+pub mod report;
+pub mod terminal;

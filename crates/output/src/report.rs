@@ -1,0 +1,203 @@
+//! `mccbuild report`: the results as a static site (podiums and awards, a page per tool, per
+//! examination and per model, the reliability table, execution-time charts), self-contained:
+//! no CDN, no JavaScript, readable from file://.
+//!
+//! [`ReportData`] gathers what the pages show from the plan, the store's run summaries and the
+//! scoring database once; `html` renders it, `svg` draws the charts.
+
+mod html;
+pub mod svg;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mccbuild_core::{Measurement, Outcome, Value};
+use mccbuild_plan::Plan;
+use mccbuild_rules::trusted::Decision;
+use mccbuild_scoring::db::{Handles, ScoringDb, ToolExamScore};
+use mccbuild_scoring::explain::ConfidenceRow;
+use mccbuild_scoring::scores::ScoresReport;
+use mccbuild_store::Summary;
+
+/// The short label of a table cell: the outcome's, or `-` for a run not made yet.
+pub fn outcome_label(outcome: Option<Outcome>) -> &'static str {
+    outcome.map_or("-", Outcome::label)
+}
+
+/// The outcome in words, or "not run yet".
+pub fn outcome_title(outcome: Option<Outcome>) -> &'static str {
+    outcome.map_or("not run yet", Outcome::title)
+}
+
+/// One planned run with its outcome.
+#[derive(Clone, Debug)]
+pub struct RunView {
+    pub tool: usize,
+    pub exam_instance: usize,
+    /// None: planned, not in the store.
+    pub outcome: Option<Outcome>,
+    /// What it used (nothing when not run).
+    pub measurement: Measurement,
+    /// (position among the examination instance's value ids, value).
+    pub answers: Arc<[(u16, Value)]>,
+    /// E-4.2/E-4.3 for this run (None when it did not take part).
+    pub score: Option<ToolExamScore>,
+}
+
+impl RunView {
+    /// Rule E-4.3's "complete" (every trusted value computed, hence none wrong: its measurement
+    /// is reported): "solved" for the cactus plots.
+    pub fn solved(&self) -> bool {
+        self.score.as_ref().is_some_and(|s| s.reported.is_some())
+    }
+
+    /// The value it gave at `position`, if any.
+    pub fn answer(&self, position: usize) -> Option<&Value> {
+        self.answers
+            .iter()
+            .find(|(p, _)| *p as usize == position)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Everything the pages show.
+pub struct ReportData<'a> {
+    pub plan: &'a Plan,
+    pub scores: ScoresReport,
+    pub reliability: Vec<ConfidenceRow>,
+    /// Values of V (E-2.2) in the reliability table.
+    pub agreed_values: u64,
+    pub runs: Vec<RunView>,
+    /// Per examination instance, indices into `runs`.
+    pub runs_of: Vec<Vec<usize>>,
+    /// Per examination instance, the decision of each value (E-3.1).
+    pub decisions: Vec<Arc<[Decision]>>,
+    /// The exports were written beside the site, in `exports/` (the index links them).
+    pub exports: bool,
+}
+
+impl<'a> ReportData<'a> {
+    pub fn gather<'s>(
+        plan: &'a Plan,
+        db: &ScoringDb,
+        handles: &Handles,
+        summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
+    ) -> ReportData<'a> {
+        let scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
+        let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
+        let agreed_values =
+            mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
+        let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
+            .map(|e| Arc::from(handles.decisions(db, e)))
+            .collect();
+        let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
+        let mut runs = Vec::with_capacity(plan.runs.len());
+        for run in &plan.runs {
+            let s = summary(&run.key);
+            let e = run.exam_instance;
+            // The scoring database's runs of an examination instance are in plan order.
+            let score = handles
+                .exam_scores(db, e)
+                .iter()
+                .find(|x| x.tool as usize == run.tool)
+                .cloned();
+            runs_of[e].push(runs.len());
+            runs.push(RunView {
+                tool: run.tool,
+                exam_instance: e,
+                outcome: s.map(Summary::outcome),
+                measurement: s.map(|s| s.measurement).unwrap_or_default(),
+                answers: s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone()),
+                score,
+            });
+        }
+        ReportData {
+            plan,
+            scores,
+            reliability,
+            agreed_values,
+            runs,
+            runs_of,
+            decisions,
+            exports: false,
+        }
+    }
+}
+
+/// What `write_site` wrote.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SiteSummary {
+    pub dir: PathBuf,
+    pub pages: usize,
+    pub charts: usize,
+    pub bytes: u64,
+}
+
+/// The site's files in memory: (file name, text).
+pub fn render(data: &ReportData<'_>) -> Vec<(String, String)> {
+    html::pages(data)
+        .into_iter()
+        .map(|(name, text, _)| (name, text))
+        .collect()
+}
+
+/// A file of the site that cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct SiteError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// Writes the site into `dir` (created if needed; files of an earlier report are replaced).
+pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, SiteError> {
+    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut summary = SiteSummary {
+        dir: dir.to_path_buf(),
+        ..Default::default()
+    };
+    for (name, text, charts) in html::pages(data) {
+        let path = dir.join(&name);
+        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+            .map_err(|source| SiteError { path, source })?;
+        summary.pages += 1;
+        summary.charts += charts;
+        summary.bytes += text.len() as u64;
+    }
+    // The pages are durable together.
+    mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    Ok(summary)
+}
+
+/// A file name for a tool, examination or model: its index (unique) and its name's safe letters.
+pub fn slug(prefix: &str, index: usize, name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}-{index}-{safe}.html")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_unique_and_safe() {
+        assert_eq!(slug("tool", 3, "GreatSPN+red"), "tool-3-GreatSPN_red.html");
+        assert_ne!(slug("tool", 1, "a+b"), slug("tool", 2, "a_b"));
+        assert_eq!(slug("model", 0, "../x y"), "model-0-___x_y.html");
+    }
+}

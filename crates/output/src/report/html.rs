@@ -1,0 +1,531 @@
+//! The pages of the results site (maud templates: every text is escaped).
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::svg::{self, Pair, Series};
+use mccbuild_core::Outcome;
+
+use super::{outcome_label, outcome_title, slug, ReportData, RunView};
+use mccbuild_core::Value;
+use mccbuild_plan::manifest::ToolKind;
+
+const STYLE: &str = r#"body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}
+nav{background:#1f3b5a;padding:.5em 1em}nav a{color:#fff;margin-right:1.2em;text-decoration:none}
+main{padding:1em 1.5em;max-width:1400px}footer{color:#777;padding:1em 1.5em;font-size:12px}
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.gold{background:#f7e27e}.silver{background:#dfe3e8}.bronze{background:#e9c29b}
+.ref{color:#666;font-style:italic}.x{color:#fff;background:#d00000}.warn{color:#b00}
+.mono{font-family:ui-monospace,monospace}.s-TO,.s-MO,.s-fail{color:#b00}.s-CC,.s-DNC,.s--{color:#888}
+.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}
+"#;
+
+/// Every page: (file name, text, charts drawn on it).
+pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
+    let plan = data.plan;
+    let mut pages = vec![("style.css".to_string(), STYLE.to_string(), 0)];
+    pages.push(("index.html".into(), index(data), 0));
+    pages.push(("reliability.html".into(), reliability(data), 0));
+    pages.push(("tools.html".into(), tools(data), 0));
+    pages.push(("examinations.html".into(), examinations(data), 0));
+    pages.push(("models.html".into(), models(data), 0));
+    for t in 0..plan.contest.tools.len() {
+        pages.push((
+            slug("tool", t, &plan.contest.tools[t].name),
+            tool(data, t),
+            0,
+        ));
+    }
+    for x in exams_with_runs(data) {
+        let name = &plan.contest.edition.examinations[x].name;
+        pages.push((slug("examination", x, name), examination(data, x), 0));
+        let (text, charts) = charts(data, x);
+        pages.push((slug("charts", x, name), text, charts));
+    }
+    for m in 0..plan.models.len() {
+        pages.push((slug("model", m, &plan.models[m].name), model(data, m), 0));
+    }
+    pages
+}
+
+fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " — " (data.scores.contest) }
+                link rel="stylesheet" href="style.css";
+                // No favicon request (a 404 in the browser's console when served).
+                link rel="icon" href="data:,";
+            }
+            body {
+                nav {
+                    a href="index.html" { "Podiums" }
+                    a href="tools.html" { "Tools" }
+                    a href="examinations.html" { "Examinations" }
+                    a href="models.html" { "Models" }
+                    a href="reliability.html" { "Reliability" }
+                }
+                main { h1 { (title) } (body) }
+                footer { (data.scores.contest) " · rules: " (data.scores.edition) " · made by mccbuild " (env!("CARGO_PKG_VERSION")) }
+            }
+        }
+    }
+    .into_string()
+}
+
+fn tool_link(data: &ReportData<'_>, t: usize) -> Markup {
+    let tool = &data.plan.contest.tools[t];
+    html! { a href=(slug("tool", t, &tool.name)) { (tool.name) } @if tool.kind == ToolKind::Reference { span.ref { " (reference)" } } }
+}
+
+fn model_link(data: &ReportData<'_>, m: usize) -> Markup {
+    html! { a href=(slug("model", m, &data.plan.models[m].name)) { (data.plan.models[m].name) } }
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.2}")
+    }
+}
+
+fn index(data: &ReportData<'_>) -> String {
+    let plan = data.plan;
+    let edition = &plan.contest.edition;
+    let stored = data.runs.iter().filter(|r| r.outcome.is_some()).count();
+    let body = html! {
+        p { (plan.contest.tools.len()) " tools, " (plan.models.len()) " models, " (plan.instances.len()) " instances, "
+            (plan.runs.len()) " runs (" (stored) " done). Rules: " (edition.info.name) "." }
+        @if stored < plan.runs.len() { p.warn { (plan.runs.len() - stored) " runs are not done yet: these results are partial." } }
+        @if data.exports {
+            p { "Exports: " a href="exports/results.csv" { "results.csv" } " (the layout of the MCC's raw-result-analysis.csv), "
+                a href="exports/results.json" { "results.json" } " (scores, values, every run), "
+                "and the trusted values of each model as propertiesverdict XML in " code { "exports/verdicts/" } "." }
+        }
+        @for category in &edition.categories {
+            h2 { (category.title) }
+            @match data.scores.standings.get(&category.name) {
+                Some(rows) if !rows.is_empty() => {
+                    table.podium {
+                        tr { th { "rank" } th { "tool" } th { "score" } th { "entry" } }
+                        @for row in rows {
+                            @let t = plan.contest.tool(&row.tool).unwrap_or(0);
+                            tr class=[row.medal.as_deref()] {
+                                td.n { @if let Some(r) = row.rank { (r) } @if let Some(m) = &row.medal { " " (m) } }
+                                td { (tool_link(data, t)) }
+                                td.n { (format!("{:.2}", row.score)) }
+                                td { @if !row.competing { "reference tool, not ranked" } @else if !row.best_of_family { "variant (best of its family ranks)" } @else { "competing" } }
+                            }
+                        }
+                    }
+                    @if let Some(a) = data.scores.awards.get(&category.name) {
+                        @if a.fastest.is_some() || a.least_memory.is_some() {
+                            p.awards { "Fastest tool: " b { (a.fastest.as_deref().unwrap_or("-")) } " · least memory: " b { (a.least_memory.as_deref().unwrap_or("-")) } }
+                        }
+                    }
+                }
+                _ => { p { "No tool took part." } }
+            }
+        }
+    };
+    layout(data, &format!("{}: podiums", data.scores.contest), body)
+}
+
+fn reliability(data: &ReportData<'_>) -> String {
+    let body = html! {
+        p { "Rule E-2.2: a tool's Confidence is the share of the values of V it answered with V's value, V being the "
+            (data.agreed_values) " values on which at least three tools agree (the MCC 2015 report's Table 3)." }
+        table {
+            tr { th { "tool" } th { "Confidence" } th { "correct" } th { "selected" } th { "examinations entered" } }
+            @for row in &data.reliability {
+                @let t = data.plan.contest.tool(&row.tool).unwrap_or(0);
+                tr { td { (tool_link(data, t)) } td.n { (format!("{:.5}", row.rate)) } td.n { (row.correct) } td.n { (row.selected) } td.n { (row.examinations) } }
+            }
+        }
+    };
+    layout(data, "Reliability", body)
+}
+
+fn tools(data: &ReportData<'_>) -> String {
+    let plan = data.plan;
+    let body = html! {
+        table {
+            tr { th { "tool" } th { "family" } th { "kind" } th { "cores" } th { "Confidence" } th { "runs" } }
+            @for (t, tool) in plan.contest.tools.iter().enumerate() {
+                tr {
+                    td { (tool_link(data, t)) } td { (tool.family) }
+                    td { (if tool.kind == ToolKind::Reference { "reference" } else { "competing" }) }
+                    td.n { (tool.cores) }
+                    td.n { @if let Some(c) = data.scores.confidence.get(&tool.name) { (format!("{c:.5}")) } }
+                    td.n { (data.runs.iter().filter(|r| r.tool == t).count()) }
+                }
+            }
+        }
+    };
+    layout(data, "Tools", body)
+}
+
+/// The examinations that have runs, in the edition's order.
+fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
+    let mut used = vec![false; data.plan.contest.edition.examinations.len()];
+    for ei in &data.plan.exam_instances {
+        used[ei.exam] = true;
+    }
+    (0..used.len()).filter(|&x| used[x]).collect()
+}
+
+fn examinations(data: &ReportData<'_>) -> String {
+    let edition = &data.plan.contest.edition;
+    let body = html! {
+        table {
+            tr { th { "examination" } th { "category" } th { "instances" } th { "runs" } th { "charts" } }
+            @for x in exams_with_runs(data) {
+                @let exam = &edition.examinations[x];
+                tr {
+                    td { a href=(slug("examination", x, &exam.name)) { (exam.name) } }
+                    td { (edition.categories[exam.category].title) }
+                    td.n { (data.plan.exam_instances.iter().filter(|e| e.exam == x).count()) }
+                    td.n { (data.runs.iter().filter(|r| data.plan.exam_instances[r.exam_instance].exam == x).count()) }
+                    td { a href=(slug("charts", x, &exam.name)) { "execution times" } }
+                }
+            }
+        }
+    };
+    layout(data, "Examinations", body)
+}
+
+fn models(data: &ReportData<'_>) -> String {
+    let plan = data.plan;
+    let body = html! {
+        table {
+            tr { th { "model" } th { "kind" } th { "instances" } }
+            @for (m, model) in plan.models.iter().enumerate() {
+                tr { td { (model_link(data, m)) } td { (plan.contest.edition.model_kinds.get(model.kind).map_or("", |k| k.name.as_str())) } td.n { (model.instances.len()) } }
+            }
+        }
+    };
+    layout(data, "Models", body)
+}
+
+#[derive(Default)]
+struct Tally {
+    runs: usize,
+    by_status: [usize; 7],
+    right: u64,
+    wrong: u64,
+    points: f64,
+    solved: usize,
+    cpu: f64,
+    max_memory: f64,
+}
+
+fn status_index(s: Option<Outcome>) -> usize {
+    [
+        Some(Outcome::Answered),
+        Some(Outcome::CannotCompute),
+        Some(Outcome::DoNotCompete),
+        Some(Outcome::TimeOut),
+        Some(Outcome::MemoryOut),
+        Some(Outcome::Failed),
+        None,
+    ]
+    .iter()
+    .position(|x| *x == s)
+    .unwrap_or(6)
+}
+
+fn tool(data: &ReportData<'_>, t: usize) -> String {
+    let plan = data.plan;
+    let edition = &plan.contest.edition;
+    let tool = &plan.contest.tools[t];
+    let mut per_exam: Vec<Tally> = (0..edition.examinations.len())
+        .map(|_| Tally::default())
+        .collect();
+    let mut wrong = Vec::new();
+    for run in data.runs.iter().filter(|r| r.tool == t) {
+        let ei = &plan.exam_instances[run.exam_instance];
+        let tally = &mut per_exam[ei.exam];
+        tally.runs += 1;
+        tally.by_status[status_index(run.outcome)] += 1;
+        tally.cpu += run.measurement.cpu_time_s;
+        tally.max_memory = tally.max_memory.max(run.measurement.peak_memory_mb());
+        tally.solved += run.solved() as usize;
+        if let Some(s) = &run.score {
+            tally.right += s.score.right as u64;
+            tally.wrong += s.score.wrong as u64;
+            tally.points += s.score.points;
+        }
+        let decisions = &data.decisions[run.exam_instance];
+        for (position, value) in run.answers.iter() {
+            if let Some(d) = decisions.get(*position as usize) {
+                if d.value.as_ref().is_some_and(|v| v != value) {
+                    wrong.push((
+                        run.exam_instance,
+                        *position as usize,
+                        value.clone(),
+                        d.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    let confidence = data.reliability.iter().find(|r| r.tool == tool.name);
+    let body = html! {
+        p { "Family " (tool.family) ", " (if tool.kind == ToolKind::Reference { "reference tool (not ranked)" } else { "competing" }) ", "
+            (tool.cores) (if tool.cores == 1 { " core" } else { " cores" }) "." }
+        @if let Some(c) = confidence {
+            p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — " (c.correct) " of " (c.selected) " values of V right." }
+        }
+        h2 { "Scores" }
+        table {
+            tr { th { "category" } th { "score" } th { "rank" } }
+            @for category in &edition.categories {
+                @if let Some(row) = data.scores.standings.get(&category.name).and_then(|rows| rows.iter().find(|r| r.tool == tool.name)) {
+                    tr class=[row.medal.as_deref()] { td { (category.title) } td.n { (format!("{:.2}", row.score)) }
+                        td { @if let Some(r) = row.rank { (r) } @else { "-" } @if let Some(m) = &row.medal { " " (m) } } }
+                }
+            }
+        }
+        h2 { "Per examination" }
+        table {
+            tr { th { "examination" } th { "runs" } th title="answered" { "ok" } th title="cannot compute" { "CC" } th title="did not compete" { "DNC" }
+                 th title="time-out" { "TO" } th title="memory-out" { "MO" } th { "failed" } th { "not run" }
+                 th { "values right" } th { "values wrong" } th { "points" } th title="every trusted value computed, none wrong" { "solved" }
+                 th { "CPU time (s)" } th { "max memory (MB)" } }
+            @for x in exams_with_runs(data) {
+                @let y = &per_exam[x];
+                @if y.runs > 0 {
+                    tr {
+                        td { a href=(slug("examination", x, &edition.examinations[x].name)) { (edition.examinations[x].name) } }
+                        td.n { (y.runs) }
+                        @for n in &y.by_status { td.n { (n) } }
+                        td.n { (y.right) } td.n class=[(y.wrong > 0).then_some("warn")] { (y.wrong) }
+                        td.n { (format!("{:.2}", y.points)) } td.n { (y.solved) }
+                        td.n { (seconds(y.cpu)) } td.n { (format!("{:.0}", y.max_memory)) }
+                    }
+                }
+            }
+        }
+        h2 { "Values where it disagreed with the trusted value (" (wrong.len()) ")" }
+        @if !wrong.is_empty() {
+            table {
+                tr { th { "instance" } th { "examination" } th { "value" } th { "its answer" } th { "trusted" } th { "decided by (E-3.1)" } }
+                @for (e, position, value, decision) in &wrong {
+                    @let ei = &plan.exam_instances[*e];
+                    @let instance = &plan.instances[ei.instance];
+                    tr {
+                        td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
+                        td { (edition.examinations[ei.exam].name) }
+                        td.mono { (ei.ids[*position]) }
+                        td.mono.warn { (value) }
+                        td.mono { @if let Some(v) = &decision.value { (v) } }
+                        td { (decision.case.name()) }
+                    }
+                }
+            }
+        }
+    };
+    layout(data, &tool.name, body)
+}
+
+/// The tools with runs in examination `x`, in manifest order.
+fn tools_in(data: &ReportData<'_>, x: usize) -> Vec<usize> {
+    let mut used = vec![false; data.plan.contest.tools.len()];
+    for r in &data.runs {
+        if data.plan.exam_instances[r.exam_instance].exam == x {
+            used[r.tool] = true;
+        }
+    }
+    (0..used.len()).filter(|&t| used[t]).collect()
+}
+
+fn run_cell(run: Option<&RunView>) -> Markup {
+    match run {
+        None => html! { td class="s--" { "" } },
+        Some(r) => {
+            let (right, wrong) = r
+                .score
+                .as_ref()
+                .map_or((0, 0), |s| (s.score.right, s.score.wrong));
+            html! {
+                td class=(format!("s-{}", outcome_label(r.outcome))) title=(outcome_title(r.outcome)) {
+                    @if r.outcome == Some(Outcome::Answered) {
+                        (right) " right" @if wrong > 0 { ", " span.x { (wrong) " wrong" } }
+                    } @else { (outcome_label(r.outcome)) }
+                    @if r.outcome.is_some() { br; small { (seconds(r.measurement.cpu_time_s)) " s" } }
+                }
+            }
+        }
+    }
+}
+
+fn examination(data: &ReportData<'_>, x: usize) -> String {
+    let plan = data.plan;
+    let exam = &plan.contest.edition.examinations[x];
+    let tools = tools_in(data, x);
+    let body = html! {
+        p { "Category: " (plan.contest.edition.categories[exam.category].title) ". "
+            a href=(slug("charts", x, &exam.name)) { "Execution-time charts" } "." }
+        table {
+            tr { th { "instance" } th { "values" } th { "trusted" } @for t in &tools { th { (tool_link(data, *t)) } } }
+            @for (e, ei) in plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.exam == x) {
+                @let instance = &plan.instances[ei.instance];
+                tr {
+                    td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
+                    td.n { (ei.ids.len()) }
+                    td.n { (data.decisions[e].iter().filter(|d| d.value.is_some()).count()) }
+                    @for t in &tools { (run_cell(data.runs_of[e].iter().map(|&i| &data.runs[i]).find(|r| r.tool == *t))) }
+                }
+            }
+        }
+    };
+    layout(data, &exam.name, body)
+}
+
+/// The execution-time charts of one examination: the cactus plot, then one scatter per pair of
+/// tools. Returns the page and the number of charts.
+fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
+    let plan = data.plan;
+    let exam = &plan.contest.edition.examinations[x];
+    let tools = tools_in(data, x);
+    let limit = plan
+        .runs
+        .iter()
+        .map(|r| r.limits.time_s)
+        .max()
+        .unwrap_or(60) as f64;
+    // Per examination instance of x, each tool's run.
+    let mut grid: Vec<(usize, Vec<Option<&RunView>>)> = Vec::new();
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        if ei.exam == x {
+            let row = tools
+                .iter()
+                .map(|t| {
+                    data.runs_of[e]
+                        .iter()
+                        .map(|&i| &data.runs[i])
+                        .find(|r| r.tool == *t)
+                })
+                .collect();
+            grid.push((e, row));
+        }
+    }
+    let series: Vec<Series> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Series {
+            name: plan.contest.tools[*t].name.clone(),
+            times: grid
+                .iter()
+                .filter_map(|(_, row)| row[i])
+                .filter(|r| r.solved())
+                .map(|r| r.measurement.cpu_time_s)
+                .collect(),
+        })
+        .collect();
+    let mut scatters = Vec::new();
+    for a in 0..tools.len() {
+        for b in a + 1..tools.len() {
+            let pairs: Vec<Pair> = grid
+                .iter()
+                .filter_map(|(_, row)| {
+                    let (ra, rb) = (row[a]?, row[b]?);
+                    if ra.outcome.is_none() || rb.outcome.is_none() {
+                        return None;
+                    }
+                    let time = |r: &RunView| {
+                        (r.outcome == Some(Outcome::Answered)).then_some(r.measurement.cpu_time_s)
+                    };
+                    let disagree = ra
+                        .answers
+                        .iter()
+                        .any(|(p, v)| rb.answer(*p as usize).is_some_and(|w| w != v));
+                    Some(Pair {
+                        x: time(ra),
+                        y: time(rb),
+                        disagree,
+                    })
+                })
+                .collect();
+            scatters.push(svg::scatter(
+                &plan.contest.tools[tools[a]].name,
+                &plan.contest.tools[tools[b]].name,
+                &pairs,
+                limit,
+            ));
+        }
+    }
+    let count = scatters.len() + 1;
+    let body = html! {
+        p { a href=(slug("examination", x, &exam.name)) { "Results of " (exam.name) } ". CPU times; a run that computed no value is drawn on the border line marked “failed”; red points: the two tools gave different values." }
+        h2 { "Runs solved within a time (cactus)" }
+        p { "Solved: every trusted value computed, none wrong." }
+        figure { (PreEscaped(svg::cactus(&series, limit))) }
+        h2 { "Tool against tool" }
+        div.charts { @for s in &scatters { figure { (PreEscaped(s)) } } }
+    };
+    (
+        layout(data, &format!("{}: execution times", exam.name), body),
+        count,
+    )
+}
+
+/// A value vector as the MCC writes it: booleans as `TFFT`, numbers separated by spaces; `?`
+/// where nothing is known. Values in `marked` positions are highlighted.
+fn vector(values: &[Option<Value>], marked: &[bool]) -> Markup {
+    let all_bool = values.iter().flatten().all(|v| matches!(v, Value::Bool(_)));
+    let text = |v: &Option<Value>| match v {
+        Some(Value::Bool(b)) => (if *b { "T" } else { "F" }).to_string(),
+        Some(v) => v.to_string(),
+        None => "?".to_string(),
+    };
+    html! {
+        span.mono {
+            @for (i, v) in values.iter().enumerate() {
+                @if !all_bool && i > 0 { " " }
+                @if marked.get(i).copied().unwrap_or(false) { span.x { (text(v)) } } @else { (text(v)) }
+            }
+        }
+    }
+}
+
+fn model(data: &ReportData<'_>, m: usize) -> String {
+    let plan = data.plan;
+    let edition = &plan.contest.edition;
+    let model = &plan.models[m];
+    let body = html! {
+        p { (edition.model_kinds.get(model.kind).map_or("", |k| k.name.as_str())) " model, " (model.instances.len()) " instances. "
+            "Answers as vectors in the order of the value ids (T/F, or numbers); " span.x { "highlighted" } ": differs from the trusted value; ?: unknown or not answered." }
+        @for &i in &model.instances {
+            h2 id=(format!("i{i}")) { (plan.instances[i].name) }
+            table {
+                tr { th { "examination" } th { "who" } th { "values" } th { "status" } th { "CPU (s)" } th { "memory (MB)" } }
+                @for (e, ei) in plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.instance == i) {
+                    @let decisions = &data.decisions[e];
+                    @let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
+                    @let runs: Vec<&RunView> = data.runs_of[e].iter().map(|&r| &data.runs[r]).collect();
+                    tr {
+                        td rowspan=(runs.len() + 1) { a href=(slug("examination", ei.exam, &edition.examinations[ei.exam].name)) { (edition.examinations[ei.exam].name) } }
+                        td { b { "trusted" } } td { (vector(&trusted, &[])) } td {} td {} td {}
+                    }
+                    @for r in &runs {
+                        @let given: Vec<Option<Value>> = (0..ei.ids.len()).map(|p| r.answer(p).cloned()).collect();
+                        @let marked: Vec<bool> = given.iter().zip(&trusted).map(|(g, t)| matches!((g, t), (Some(g), Some(t)) if g != t)).collect();
+                        tr {
+                            td { (tool_link(data, r.tool)) }
+                            td { @if r.outcome == Some(Outcome::Answered) { (vector(&given, &marked)) } }
+                            td class=(format!("s-{}", outcome_label(r.outcome))) { (outcome_title(r.outcome)) }
+                            td.n { @if r.outcome.is_some() { (seconds(r.measurement.cpu_time_s)) } }
+                            td.n { @if r.outcome.is_some() { (format!("{:.0}", r.measurement.peak_memory_mb())) } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    layout(data, &model.name, body)
+}

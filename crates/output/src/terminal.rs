@@ -1,0 +1,281 @@
+//! What the terminal shows: the podium tables (coloured and fitted to the terminal's width),
+//! explanations in words, the reliability table.
+
+use std::fmt::Write as _;
+
+use mccbuild_plan::Plan;
+use mccbuild_scoring::explain::{ConfidenceRow, ToolExplanation, ValueExplanation};
+use mccbuild_scoring::scores::ScoresReport;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// How the podium tables are printed on a terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TermStyle {
+    /// ANSI colours (medals, titles).
+    pub color: bool,
+    /// The terminal's width in columns: longer tool names are shortened, the awards line split.
+    pub width: Option<usize>,
+}
+
+impl TermStyle {
+    /// The style of standard output, as anstream decides it for every command-line tool that
+    /// follows the conventions: colour on a terminal whose `TERM` supports it, never with
+    /// `NO_COLOR` (https://no-color.org) or `CLICOLOR=0`, always with `CLICOLOR_FORCE`. The
+    /// width: `COLUMNS` if set, else the terminal's when standard output is one.
+    pub fn detect() -> TermStyle {
+        let stdout = std::io::stdout();
+        let color = matches!(
+            anstream::AutoStream::choice(&stdout),
+            anstream::ColorChoice::Always | anstream::ColorChoice::AlwaysAnsi
+        );
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|w| *w > 0)
+            .or_else(|| terminal_size::terminal_size_of(&stdout).map(|(w, _)| w.0 as usize))
+            .filter(|w| *w > 0);
+        TermStyle { color, width }
+    }
+}
+
+/// The podium tables, as printed after `run` and by `scores` (plain: no colour, any width).
+pub fn podium_text(plan: &Plan, report: &ScoresReport) -> String {
+    podium_text_styled(plan, report, TermStyle::default())
+}
+
+/// The width of `text` in terminal columns.
+fn columns(text: &str) -> usize {
+    UnicodeWidthStr::width(text)
+}
+
+/// Shortens `name` to `width` columns, marking the cut with `~`.
+fn fit(name: &str, width: usize) -> String {
+    if columns(name) <= width {
+        return name.to_string();
+    }
+    let mut s = String::new();
+    let mut used = 0;
+    for c in name.chars() {
+        let w = UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        s.push(c);
+        used += w;
+    }
+    s.push('~');
+    s
+}
+
+/// `text` padded with spaces to `width` columns.
+fn pad(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(columns(text))))
+}
+
+/// The podium tables for a terminal of the given style.
+pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) -> String {
+    let paint = |code: &str, text: &str| {
+        if style.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint("1", &format!("{} ({})", report.contest, report.edition))
+    );
+    for category in &plan.contest.edition.categories {
+        let Some(rows) = report.standings.get(&category.name) else {
+            continue;
+        };
+        if rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}\n  no tool took part",
+                paint("1", &category.title)
+            );
+            continue;
+        }
+        let _ = writeln!(out, "\n{}", paint("1", &category.title));
+        // "  " + place (9) + " " + name + "  " + score: 14 columns besides the name and score.
+        let longest = rows
+            .iter()
+            .map(|r| columns(&r.tool))
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let score_width = rows
+            .iter()
+            .map(|r| format!("{:.2}", r.score).len())
+            .max()
+            .unwrap_or(4)
+            .max(6);
+        let width = match style.width {
+            Some(w) => longest.min(w.saturating_sub(14 + score_width).max(6)),
+            None => longest,
+        };
+        for row in rows {
+            let place = match (row.rank, &row.medal) {
+                (Some(r), Some(m)) => {
+                    let code = match m.as_str() {
+                        "gold" => "1;33",
+                        "silver" => "1;37",
+                        _ => "1;31",
+                    };
+                    format!("{r:>2} {}", paint(code, &format!("{m:<6}")))
+                }
+                (Some(r), None) => format!("{r:>2}       "),
+                (None, _) if !row.competing => "  (ref.) ".to_string(),
+                (None, _) => "  (var.) ".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  {place} {}  {:>score_width$.2}",
+                pad(&fit(&row.tool, width), width),
+                row.score
+            );
+        }
+        if let Some(a) = report.awards.get(&category.name) {
+            if a.fastest.is_some() || a.least_memory.is_some() {
+                // On a narrow terminal, each award on its own line, names shortened to fit.
+                let name = |n: &Option<String>, label: usize| {
+                    let n = n.as_deref().unwrap_or("-");
+                    style
+                        .width
+                        .map_or(n.to_string(), |w| fit(n, w.saturating_sub(label).max(6)))
+                };
+                let fastest = format!("  fastest: {}", name(&a.fastest, 11));
+                let memory = format!("least memory: {}", name(&a.least_memory, 16));
+                match style.width {
+                    Some(w) if columns(&fastest) + 3 + columns(&memory) > w => {
+                        let _ = writeln!(out, "{fastest}\n  {memory}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{fastest}   {memory}");
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `mccbuild explain --instance I --examination E --id V`, in words.
+pub fn value_text(x: &ValueExplanation) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} / {} / {}", x.instance, x.examination, x.id);
+    let width = x
+        .answers
+        .iter()
+        .map(|a| a.tool.len())
+        .chain(x.not_computed.iter().map(String::len))
+        .max()
+        .unwrap_or(4);
+    for a in &x.answers {
+        match a.confidence {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "  {:<width$}  {:<8}  Confidence {c:.6}",
+                    a.tool, a.value
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  {:<width$}  {}", a.tool, a.value);
+            }
+        }
+    }
+    for t in &x.not_computed {
+        let _ = writeln!(out, "  {t:<width$}  (takes part, gave no value)");
+    }
+    if !x.weights.is_empty() {
+        let w: Vec<String> = x
+            .weights
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} weighs {:.6} ({} tool{})",
+                    w.value,
+                    w.weight,
+                    w.tools,
+                    if w.tools == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  weights: {}", w.join("; "));
+    }
+    match &x.confidence_set {
+        Some(v) => {
+            let _ = writeln!(
+                out,
+                "  in the Confidence set V (E-2.2: a majority and at least 3 tools agree on {v})"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  not in the Confidence set V (E-2.2)");
+        }
+    }
+    let _ = writeln!(out, "  {}", x.reason);
+    let _ = writeln!(
+        out,
+        "  trusted value: {}",
+        x.trusted.as_deref().unwrap_or("unknown")
+    );
+    out
+}
+
+/// `mccbuild explain --tool T --category C`, in words: every entry, then the total.
+pub fn tool_text(x: &ToolExplanation) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} in {}: {:.6} points", x.tool, x.category, x.score);
+    for m in &x.models {
+        let _ = writeln!(
+            out,
+            "  model {} ({}, {} instance{}): {:.6}",
+            m.model,
+            m.kind,
+            m.instances,
+            if m.instances == 1 { "" } else { "s" },
+            m.weighted
+        );
+        for e in &m.entries {
+            let _ = writeln!(
+                out,
+                "    {} {}: {} right x {:.4} = {:.4}, {} wrong: -{:.4}, points {:.4} x instance weight {:.4} x {} multiplier {:.4} = {:.6}",
+                e.instance, e.examination, e.right, e.score_value, e.earned, e.wrong, e.penalty, e.points, e.instance_weight, m.kind, e.kind_multiplier, e.weighted
+            );
+        }
+    }
+    let _ = writeln!(out, "  total: {:.6}", x.score);
+    out
+}
+
+/// The reliability table of `mccbuild confidence`.
+pub fn confidence_text(rows: &[ConfidenceRow], agreed_values: u64) -> String {
+    let mut out = String::new();
+    let width = rows.iter().map(|r| r.tool.len()).max().unwrap_or(4).max(4);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>9}  {:>10}  {:>10}  {:>12}",
+        "tool", "rate", "correct", "selected", "examinations"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>8.2}%  {:>10}  {:>10}  {:>12}",
+            r.tool,
+            r.rate * 100.0,
+            r.correct,
+            r.selected,
+            r.examinations
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{agreed_values} values in the Confidence set V (E-2.2)"
+    );
+    out
+}

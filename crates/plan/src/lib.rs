@@ -1,0 +1,15 @@
+//! From `contest.toml` and the rules to the plan: one run per tool x instance x examination,
+//! each with its key. The manifest ([`manifest`]), the instances it names ([`instance`]), their
+//! digests cached by file stamp ([`digest_cache`]), results files whose rows are runs
+//! ([`results_file`]), the run key builder ([`key`]) and the plan itself ([`plan`]).
+
+pub mod archive;
+pub mod digest_cache;
+pub mod instance;
+pub mod key;
+pub mod manifest;
+pub mod model_files;
+pub mod plan;
+pub mod results_file;
+
+pub use plan::{ExamInstance, Plan, PlannedInstance, PlannedModel, Run, RunOrigin};

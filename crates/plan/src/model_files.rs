@@ -1,0 +1,332 @@
+//! Reading an instance's XML files: the `<id>`s of its formula files and the well-formedness of
+//! its `model.pnml`. Problems carry the line and column where they were found.
+
+use std::io::{self, BufRead, Read};
+
+use mccbuild_core::diag::Location;
+use quick_xml::events::Event;
+use serde::{Deserialize, Serialize};
+
+/// A problem found in one file, and where in it when that is known.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct FileProblem {
+    pub message: String,
+    pub location: Option<Location>,
+}
+
+impl FileProblem {
+    pub fn new(message: impl Into<String>) -> FileProblem {
+        FileProblem {
+            message: message.into(),
+            location: None,
+        }
+    }
+}
+
+/// What `model.pnml` says about the net.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetInfo {
+    pub net_type: String,
+    pub colored: bool,
+}
+
+/// A problem at a byte offset of the file, before the offset is turned into a place.
+struct AtOffset {
+    message: String,
+    offset: Option<u64>,
+}
+
+impl AtOffset {
+    fn new(message: impl Into<String>) -> AtOffset {
+        AtOffset {
+            message: message.into(),
+            offset: None,
+        }
+    }
+
+    /// A problem where the reader is now.
+    fn at<R>(message: impl Into<String>, reader: &quick_xml::Reader<R>) -> AtOffset {
+        AtOffset {
+            message: message.into(),
+            offset: Some(reader.buffer_position()),
+        }
+    }
+
+    /// The reader's own error, where it began.
+    fn parse_error<R>(message: impl Into<String>, reader: &quick_xml::Reader<R>) -> AtOffset {
+        AtOffset {
+            message: message.into(),
+            offset: Some(reader.error_position()),
+        }
+    }
+
+    /// The problem, its offset turned into a line and column by reading the file again.
+    fn locate<R: Read>(self, reopen: impl FnOnce() -> io::Result<R>) -> FileProblem {
+        let location = self
+            .offset
+            .and_then(|offset| reopen().ok().and_then(|r| location_of(r, offset).ok()));
+        FileProblem {
+            message: self.message,
+            location,
+        }
+    }
+}
+
+/// The line and column (1-based, columns in characters) of byte `offset` of what `reader` yields.
+pub fn location_of(reader: impl Read, offset: u64) -> io::Result<Location> {
+    let mut reader = io::BufReader::new(reader.take(offset));
+    let (mut line, mut column) = (1, 1);
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(Location { line, column });
+        }
+        for &b in buf {
+            if b == b'\n' {
+                line += 1;
+                column = 1;
+            } else if b & 0xC0 != 0x80 {
+                // Not a UTF-8 continuation byte: a character starts here.
+                column += 1;
+            }
+        }
+        let n = buf.len();
+        reader.consume(n);
+    }
+}
+
+/// The `<id>`s of a formula file (`<property-set><property><id>`), in file order; `None` when
+/// the root element is not `property-set`. `open` gives the file (twice when there is a problem
+/// to locate).
+pub fn formula_ids<R: BufRead>(
+    open: impl Fn() -> io::Result<R>,
+) -> Result<Option<Vec<String>>, FileProblem> {
+    let input = open().map_err(|e| FileProblem::new(format!("cannot read it: {e}")))?;
+    read_formula_ids(input).map_err(|p| p.locate(&open))
+}
+
+fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
+    let mut reader = quick_xml::Reader::from_reader(input);
+    let mut buf = Vec::new();
+    let mut stack: Vec<String> = Vec::new();
+    let mut ids = Vec::new();
+    let mut current: Option<String> = None;
+    let mut root_seen = false;
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => return Err(AtOffset::parse_error(e.to_string(), &reader)),
+        };
+        match event {
+            Event::Start(e) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                if !root_seen {
+                    root_seen = true;
+                    if name != "property-set" {
+                        return Ok(None);
+                    }
+                }
+                if stack.len() == 2 && name == "id" && stack[1] == "property" {
+                    current = Some(String::new());
+                }
+                stack.push(name);
+            }
+            Event::Empty(e)
+                if !root_seen => {
+                    root_seen = true;
+                    if e.local_name().as_ref() != b"property-set" {
+                        return Ok(None);
+                    }
+                }
+            Event::Text(t) => {
+                if let Some(id) = current.as_mut() {
+                    id.push_str(&String::from_utf8_lossy(&t.into_inner()));
+                }
+            }
+            Event::End(_) => {
+                if stack.len() == 3 {
+                    if let Some(id) = current.take() {
+                        let id = id.trim().to_string();
+                        if id.is_empty() {
+                            return Err(AtOffset::at("a <property> has an empty <id>", &reader));
+                        }
+                        ids.push(id);
+                    }
+                }
+                stack.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if !root_seen {
+        return Err(AtOffset::new("empty file: no XML element"));
+    }
+    if let Some(open) = stack.last() {
+        return Err(AtOffset::new(format!(
+            "the file ends inside <{open}>: it is truncated"
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = ids.iter().find(|id| !seen.insert(id.as_str())) {
+        return Err(AtOffset::new(format!("formula id `{dup}` appears twice")));
+    }
+    Ok(Some(ids))
+}
+
+/// Checks that `model.pnml` is well-formed XML with a `<pnml><net type="...">`. `open` gives
+/// the file (twice when there is a problem to locate).
+pub fn pnml_info<R: BufRead>(open: impl Fn() -> io::Result<R>) -> Result<NetInfo, FileProblem> {
+    let input = open().map_err(|e| FileProblem::new(format!("cannot read model.pnml: {e}")))?;
+    read_pnml_info(input).map_err(|p| p.locate(&open))
+}
+
+fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
+    let mut reader = quick_xml::Reader::from_reader(input);
+    let mut buf = Vec::new();
+    let mut depth = 0usize;
+    let mut root_seen = false;
+    let mut net_type: Option<String> = None;
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => {
+                return Err(AtOffset::parse_error(
+                    format!("model.pnml is not well-formed XML: {e}"),
+                    &reader,
+                ))
+            }
+        };
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let name = e.local_name();
+                if !root_seen {
+                    root_seen = true;
+                    if name.as_ref() != b"pnml" {
+                        return Err(AtOffset::at(
+                            format!(
+                                "model.pnml: the root element is <{}>, not <pnml>",
+                                String::from_utf8_lossy(name.as_ref())
+                            ),
+                            &reader,
+                        ));
+                    }
+                } else if depth == 1 && name.as_ref() == b"net" && net_type.is_none() {
+                    let ty = e
+                        .try_get_attribute("type")
+                        .ok()
+                        .flatten()
+                        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+                        .ok_or_else(|| {
+                            AtOffset::at("model.pnml: <net> has no type attribute", &reader)
+                        })?;
+                    net_type = Some(ty);
+                }
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                }
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if !root_seen {
+        return Err(AtOffset::new("model.pnml is not XML: it holds no element"));
+    }
+    if depth > 0 {
+        return Err(AtOffset::new(
+            "model.pnml is not well-formed XML: it ends inside an element (truncated?)",
+        ));
+    }
+    let net_type =
+        net_type.ok_or_else(|| AtOffset::new("model.pnml: no <net> element under <pnml>"))?;
+    let colored = net_type.contains("symmetricnet") || net_type.contains("highlevelnet");
+    Ok(NetInfo { net_type, colored })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes<'a>(text: &'a str) -> impl Fn() -> io::Result<&'a [u8]> + 'a {
+        move || Ok(text.as_bytes())
+    }
+
+    #[test]
+    fn formula_ids_in_file_order() {
+        let xml = r#"<?xml version="1.0"?>
+<property-set xmlns="http://mcc.lip6.fr/">
+  <property><id>M-UpperBounds-01</id><description>x</description><formula><place-bound><place>p</place></place-bound></formula></property>
+  <property>
+    <id>
+      M-UpperBounds-00
+    </id>
+    <formula/>
+  </property>
+</property-set>"#;
+        assert_eq!(
+            formula_ids(bytes(xml)).unwrap(),
+            Some(vec![
+                "M-UpperBounds-01".to_string(),
+                "M-UpperBounds-00".to_string()
+            ])
+        );
+        assert_eq!(formula_ids(bytes("<toolspecific/>")).unwrap(), None);
+        assert!(formula_ids(bytes("<property-set><property><id>a</id></property><property><id>a</id></property></property-set>")).unwrap_err().message.contains("twice"));
+        assert!(formula_ids(bytes("<property-set><property><id>a</id>")).is_err());
+        assert!(formula_ids(bytes("")).is_err());
+    }
+
+    #[test]
+    fn pnml_checks() {
+        let ok = r#"<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml"><net id="n" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="p"/></net></pnml>"#;
+        assert_eq!(
+            pnml_info(bytes(ok)).unwrap(),
+            NetInfo {
+                net_type: "http://www.pnml.org/version-2009/grammar/ptnet".into(),
+                colored: false
+            }
+        );
+        let colored = ok.replace("ptnet", "symmetricnet");
+        assert!(pnml_info(bytes(&colored)).unwrap().colored);
+        for bad in [
+            "this is not XML",
+            "",
+            "<pnml><net type=\"x\"></pnml>",
+            "<foo/>",
+            "<pnml></pnml>",
+        ] {
+            assert!(pnml_info(bytes(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn problems_say_line_and_column_not_byte_offsets() {
+        // A mismatched end tag on line 3.
+        let pnml = "<?xml version=\"1.0\"?>\n<pnml>\n  <net type=\"t\"></nett>\n</pnml>\n";
+        let problem = pnml_info(bytes(pnml)).unwrap_err();
+        let at = problem.location.expect("located");
+        assert_eq!(at.line, 3, "{problem:?}");
+        assert!(at.column > 1, "{problem:?}");
+        assert!(!problem.message.contains("byte"), "{problem:?}");
+        // An empty <id> on line 2.
+        let formulas = "<property-set>\n<property><id> </id></property>\n</property-set>";
+        let problem = formula_ids(bytes(formulas)).unwrap_err();
+        assert_eq!(problem.location.map(|l| l.line), Some(2), "{problem:?}");
+    }
+
+    #[test]
+    fn offsets_become_lines_and_characters() {
+        let text = "ab\ncdé\nf";
+        let at = |offset| location_of(text.as_bytes(), offset).unwrap();
+        assert_eq!(at(0), Location { line: 1, column: 1 });
+        assert_eq!(at(3), Location { line: 2, column: 1 });
+        // `é` is two bytes, one character.
+        assert_eq!(at(7), Location { line: 2, column: 4 });
+        assert_eq!(at(8), Location { line: 3, column: 1 });
+    }
+}

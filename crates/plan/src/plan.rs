@@ -1,0 +1,619 @@
+//! The plan: one run per (tool, instance, examination) the tool takes part in, with its key.
+//!
+//! An examination exists on an instance when it needs no file (StateSpace, the global
+//! properties) or when the instance has its formula file with at least one formula.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mccbuild_core::diag::{Problem, Problems};
+use mccbuild_core::timing::phase;
+use mccbuild_core::{RunKey, Value};
+use mccbuild_rules::edition::{ExamId, Examination, Limits};
+use mccbuild_rules::hidden_files::hidden_files;
+use mccbuild_rules::weights::model_kind;
+
+use crate::digest_cache::DigestCache;
+use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts};
+use crate::key::{files_digest, reading, tool_files_digest, KeyBuilder, ToolIdentity};
+use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, Tool, ToolKind};
+use crate::results_file::{parse_results, read_results, ResultRow, RowResults};
+
+/// An instance of the contest.
+#[derive(Clone, Debug)]
+pub struct PlannedInstance {
+    pub name: String,
+    pub model: usize,
+    pub source: InstanceSource,
+    pub facts: Arc<InstanceFacts>,
+}
+
+/// A model with its kind resolved (`inputs` models: surprise if they carry `NewModel`).
+#[derive(Clone, Debug)]
+pub struct PlannedModel {
+    pub name: String,
+    /// Index into the edition's model kinds.
+    pub kind: usize,
+    pub instances: Vec<usize>,
+}
+
+/// One examination of one instance: the values it asks for.
+#[derive(Clone, Debug)]
+pub struct ExamInstance {
+    pub instance: usize,
+    pub exam: ExamId,
+    /// The value ids, in the order of the formula file (or of the rules: the scored values,
+    /// then the edition's optional ones). Answers are matched to them; every one counts for
+    /// Confidence (E-2.2), trusted values (E-3.1) and completeness (E-4.3).
+    pub ids: Arc<[Arc<str>]>,
+    /// The first `scored` ids earn points (E-4.1); the others are read but not scored (2023:
+    /// StateSpace scores STATES only).
+    pub scored: usize,
+    /// Ground-truth contests: the expected value of each id (from the instance's truth file).
+    pub truth: Option<Arc<[Option<Value>]>>,
+}
+
+/// One run of the plan.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub tool: usize,
+    /// Index into [`Plan::exam_instances`].
+    pub exam_instance: usize,
+    pub key: RunKey,
+    pub limits: Limits,
+    /// Instance files the run must not see (rule M-9).
+    pub hidden: Arc<[String]>,
+    /// Where the run comes from: executed by a tool, or a row of a results file.
+    pub origin: RunOrigin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunOrigin {
+    Executed,
+    /// Row `row` of results file `file` (indices into [`Plan::imported`]).
+    Imported {
+        file: usize,
+        row: usize,
+    },
+}
+
+pub struct Plan {
+    pub contest: Contest,
+    /// The rows of each results file of `contest.results`.
+    pub imported: Vec<Vec<ResultRow>>,
+    pub tools: Vec<ToolIdentity>,
+    pub models: Vec<PlannedModel>,
+    pub instances: Vec<PlannedInstance>,
+    pub exam_instances: Vec<ExamInstance>,
+    pub runs: Vec<Run>,
+    /// Problems with instances (a malformed model.pnml or formula file): errors for `check`,
+    /// warnings for `run` (the runs that can be made are made).
+    pub problems: Problems,
+}
+
+/// The expected answer of a verification task's truth file: SAFE (the property holds) is TRUE,
+/// UNSAFE is FALSE; other words are values as tools write them.
+pub fn parse_truth(text: &str) -> Result<Value, mccbuild_core::value::ValueError> {
+    match text.trim() {
+        "SAFE" => Ok(Value::Bool(true)),
+        "UNSAFE" => Ok(Value::Bool(false)),
+        other => Value::parse(other),
+    }
+}
+
+impl Plan {
+    /// Builds the plan: the results files' rows, the tools' identities, the instances, then one
+    /// run per tool x instance x examination (and one per results row), each with its key.
+    /// Problems with single instances or rows are in `problems`; the plan fails only when a
+    /// tool's folder cannot be read.
+    pub fn build(
+        mut contest: Contest,
+        executor: &[(String, String)],
+        cache: &mut DigestCache,
+        archive_limits: ArchiveLimits,
+    ) -> Result<Plan, Problems> {
+        let mut problems = Problems::default();
+        let imported = read_results_files(&mut contest, &mut problems);
+        let Some(tools) = tool_identities(&contest, &imported, cache, &mut problems) else {
+            return Err(problems);
+        };
+        let t = phase("plan: instances");
+        let (mut models, mut instances) =
+            declared_instances(&contest, cache, archive_limits, &mut problems);
+        let imported_instance = imported_instances(
+            &contest,
+            &imported,
+            &mut models,
+            &mut instances,
+            &mut problems,
+        );
+        drop(t);
+        let t = phase("plan: keys");
+        let mut plan = Plan {
+            contest,
+            imported,
+            tools,
+            models,
+            instances,
+            exam_instances: Vec::new(),
+            runs: Vec::new(),
+            problems,
+        };
+        plan.add_executed_runs(executor);
+        drop(t);
+        let _t = phase("plan: imported runs");
+        plan.add_imported_runs(&imported_instance);
+        Ok(plan)
+    }
+
+    /// The examination name of a run.
+    pub fn exam_name(&self, run: &Run) -> &str {
+        &self.contest.edition.examinations[self.exam_instances[run.exam_instance].exam].name
+    }
+
+    pub fn instance_of(&self, run: &Run) -> &PlannedInstance {
+        &self.instances[self.exam_instances[run.exam_instance].instance]
+    }
+
+    /// The runs of the declared instances: every examination of every instance that some
+    /// tool takes part in, and the runs of those tools.
+    fn add_executed_runs(&mut self, executor: &[(String, String)]) {
+        let contest = &self.contest;
+        let edition = contest.edition.clone();
+        let keys = KeyBuilder::new(&self.tools, executor);
+        for (i, instance) in self.instances.iter().enumerate() {
+            if matches!(instance.source, InstanceSource::Imported(_)) {
+                continue;
+            }
+            let kind = self.models[instance.model].kind;
+            for (exam_id, exam) in edition.examinations.iter().enumerate() {
+                // An examination no tool takes part in is not part of the contest.
+                if !contest
+                    .tools
+                    .iter()
+                    .any(|t| t.dir.is_some() && t.examinations.contains(&exam_id))
+                {
+                    continue;
+                }
+                let Some(formula_ids) = formula_ids(instance, exam, &mut self.problems) else {
+                    continue;
+                };
+                let truth = expected_answer(contest, instance, exam, &mut self.problems);
+                let ei = self.exam_instances.len();
+                self.exam_instances
+                    .push(exam_instance(i, exam_id, exam, formula_ids, truth));
+                // What the run must not see (M-9; a ground-truth task's expected answer). Hidden
+                // files are not part of the run's key either: correcting an expected answer
+                // re-scores, it does not rerun.
+                let hidden = hidden_files(&edition, exam_id, kind, |f| instance.facts.has_file(f));
+                let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
+                let content = instance.facts.visible_digest(&hidden_refs);
+                let limits = contest.limits_for(exam_id);
+                let task = keys.task(&instance.name, &content, &exam.name, &reading(exam), limits);
+                let hidden: Arc<[String]> = hidden.into();
+                for (t, tool) in contest.tools.iter().enumerate() {
+                    if tool.dir.is_none() || !tool.examinations.contains(&exam_id) {
+                        continue;
+                    }
+                    self.runs.push(Run {
+                        tool: t,
+                        exam_instance: ei,
+                        key: keys.key(t, &task),
+                        limits,
+                        hidden: hidden.clone(),
+                        origin: RunOrigin::Executed,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The runs of the results files: one per row. An examination instance's values are as
+    /// many as its longest results or estimated-result vector (formula ids are positions: the
+    /// files do not name them). Two rows for one run: the last one counts.
+    fn add_imported_runs(&mut self, imported_instance: &HashMap<String, usize>) {
+        let edition = self.contest.edition.clone();
+        let lengths = self.imported_lengths(imported_instance);
+        let import_keys =
+            KeyBuilder::new(&self.tools, &[("kind".to_string(), "import".to_string())]);
+        let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
+        let mut seen_rows: HashMap<(usize, usize), usize> = HashMap::new();
+        for (f, rows) in self.imported.iter().enumerate() {
+            for (r, row) in rows.iter().enumerate() {
+                let (Some(&i), Some(exam_id)) = (
+                    imported_instance.get(&row.instance),
+                    edition.examination(&row.examination),
+                ) else {
+                    continue;
+                };
+                let exam = &edition.examinations[exam_id];
+                let Some(t) = self.contest.tool(&row.tool) else {
+                    continue;
+                };
+                let ei = *imported_ei.entry((i, exam_id)).or_insert_with(|| {
+                    let n = lengths.get(&(i, exam_id)).copied().unwrap_or(1).max(1);
+                    let ids: Vec<Arc<str>> = (0..n)
+                        .map(|k| Arc::from(format!("{}-{}-{k:02}", row.instance, exam.name)))
+                        .collect();
+                    self.exam_instances
+                        .push(exam_instance(i, exam_id, exam, ids.into(), None));
+                    self.exam_instances.len() - 1
+                });
+                if let Some(line) = seen_rows.insert((t, ei), row.line) {
+                    self.problems.push(Problem::new(
+                        &self.contest.results[f],
+                        format!(
+                            "lines {line} and {}: two runs of {} on {} {}; the last one counts",
+                            row.line, row.tool, row.instance, row.examination
+                        ),
+                    ));
+                    self.runs
+                        .retain(|run: &Run| !(run.tool == t && run.exam_instance == ei));
+                }
+                let limits = self.contest.limits_for(exam_id);
+                let task = import_keys.task(
+                    &row.instance,
+                    &row.digest,
+                    &exam.name,
+                    &reading(exam),
+                    limits,
+                );
+                self.runs.push(Run {
+                    tool: t,
+                    exam_instance: ei,
+                    key: import_keys.key(t, &task),
+                    limits,
+                    hidden: Arc::from(Vec::new()),
+                    origin: RunOrigin::Imported { file: f, row: r },
+                });
+            }
+        }
+    }
+
+    /// Per imported instance and examination, the length of its longest vector: the row's
+    /// answers, and the trusted values it states (the only length known when no tool answered).
+    /// Rows of an examination the edition does not have are problems.
+    fn imported_lengths(
+        &mut self,
+        imported_instance: &HashMap<String, usize>,
+    ) -> HashMap<(usize, ExamId), usize> {
+        let edition = &self.contest.edition;
+        let mut lengths: HashMap<(usize, ExamId), usize> = HashMap::new();
+        for (f, rows) in self.imported.iter().enumerate() {
+            for row in rows {
+                let Some(exam) = edition.examination(&row.examination) else {
+                    self.problems.push(Problem::new(
+                        &self.contest.results[f],
+                        format!(
+                            "line {}: no examination `{}` in {}; row left out",
+                            row.line, row.examination, edition.info.name
+                        ),
+                    ));
+                    continue;
+                };
+                let Some(&i) = imported_instance.get(&row.instance) else {
+                    continue;
+                };
+                for vector in [&row.results, &row.estimated] {
+                    if let Ok(RowResults::Values(v)) =
+                        parse_results(vector, edition.examinations[exam].value)
+                    {
+                        let n = lengths.entry((i, exam)).or_insert(0);
+                        *n = (*n).max(v.len());
+                    }
+                }
+            }
+        }
+        lengths
+    }
+}
+
+/// An examination instance: a formula examination's ids are its formula file's (all scored),
+/// another's the rules' (the scored values, then the optional ones).
+fn exam_instance(
+    instance: usize,
+    exam_id: ExamId,
+    exam: &Examination,
+    formula_ids: Arc<[Arc<str>]>,
+    truth: Option<Arc<[Option<Value>]>>,
+) -> ExamInstance {
+    let (ids, scored): (Arc<[Arc<str>]>, usize) = if exam.formula_file.is_some() {
+        let n = formula_ids.len();
+        (formula_ids, n)
+    } else {
+        (exam.answer_ids().into(), exam.values.len())
+    };
+    ExamInstance {
+        instance,
+        exam: exam_id,
+        ids,
+        scored,
+        truth,
+    }
+}
+
+/// The value ids of an examination on an instance: the rules' fixed ones, or the ids of the
+/// instance's formula file. None when the examination does not exist there (no formula file, an
+/// empty one, or a broken one: a problem).
+fn formula_ids(
+    instance: &PlannedInstance,
+    exam: &Examination,
+    problems: &mut Problems,
+) -> Option<Arc<[Arc<str>]>> {
+    let Some(file) = &exam.formula_file else {
+        return Some(exam.values.iter().cloned().collect());
+    };
+    match instance.facts.formulas.get(file)? {
+        Err(e) => {
+            problems.push(file_problem(instance, file, e).help(format!(
+                "the {} runs of instance {} are left out until it is fixed",
+                exam.name, instance.name
+            )));
+            None
+        }
+        Ok(ids) if ids.is_empty() => None,
+        Ok(ids) => Some(ids.iter().map(|id| Arc::from(id.as_str())).collect()),
+    }
+}
+
+/// A problem of one file of an instance, at its place in that file.
+fn file_problem(instance: &PlannedInstance, file: &str, problem: &FileProblem) -> Problem {
+    Problem::new(instance.source.path().join(file), problem.message.clone()).at(problem.location)
+}
+
+/// Ground-truth contests: the expected answer of an examination on an instance, from its truth
+/// file (missing or unreadable: a problem, and no expected answer).
+fn expected_answer(
+    contest: &Contest,
+    instance: &PlannedInstance,
+    exam: &Examination,
+    problems: &mut Problems,
+) -> Option<Arc<[Option<Value>]>> {
+    let file = exam.truth_file.as_ref()?;
+    let path = instance.source.path();
+    match instance.facts.texts.get(file).map(|t| parse_truth(t)) {
+        Some(Ok(value)) if value.kind() == exam.value => Some(Arc::from(vec![Some(value)])),
+        Some(Ok(value)) => {
+            problems.push(Problem::new(
+                path,
+                format!("{file}: `{value}` is not a {} answer", exam.value.name()),
+            ));
+            None
+        }
+        Some(Err(e)) => {
+            problems.push(Problem::new(path, format!("{file}: {e}")).help(
+                "write SAFE or UNSAFE (or a value as tools write it: TRUE, FALSE, an integer)",
+            ));
+            None
+        }
+        None => {
+            problems.push(
+                Problem::new(
+                    path,
+                    format!("the expected answer file `{file}` is missing"),
+                )
+                .help(format!(
+                    "{} takes its trusted values from it (ground truth)",
+                    contest.edition.info.name
+                )),
+            );
+            None
+        }
+    }
+}
+
+/// The rows of each results file of the contest; their tools join the contest (as competing
+/// tools of their own family, unless the manifest says otherwise).
+fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec<ResultRow>> {
+    let mut imported: Vec<Vec<ResultRow>> = Vec::new();
+    for path in &contest.results {
+        match read_results(path) {
+            Ok((rows, file_problems)) => {
+                problems.extend(file_problems);
+                imported.push(rows);
+            }
+            Err(file_problems) => {
+                problems.extend(file_problems);
+                imported.push(Vec::new());
+            }
+        }
+    }
+    let exams = contest.edition.examinations.len();
+    for row in imported.iter().flatten() {
+        if contest.tool(&row.tool).is_none() {
+            contest.tools.push(Tool {
+                name: row.tool.clone(),
+                kind: ToolKind::Competing,
+                family: row.tool.clone(),
+                cores: row.cores,
+                dir: None,
+                entry: String::new(),
+                setup: None,
+                setup_inputs: None,
+                examinations: (0..exams).collect(),
+            });
+        }
+    }
+    imported
+}
+
+/// Each tool's identity (its files' digests): None when a tool's folder cannot be read.
+fn tool_identities(
+    contest: &Contest,
+    imported: &[Vec<ResultRow>],
+    cache: &mut DigestCache,
+    problems: &mut Problems,
+) -> Option<Vec<ToolIdentity>> {
+    let mut tools = Vec::with_capacity(contest.tools.len());
+    let mut unreadable = false;
+    for tool in &contest.tools {
+        let Some(dir) = &tool.dir else {
+            if !imported.iter().flatten().any(|r| r.tool == tool.name) {
+                problems.push(
+                    Problem::new(
+                        &contest.manifest_path,
+                        format!(
+                            "tool `{}` has no `dir` and no run in the results files",
+                            tool.name
+                        ),
+                    )
+                    .help("check the tool's name against the `tool` column of the results files"),
+                );
+            }
+            // Imported tools are known by name only; their runs' keys hold their rows.
+            let files = *blake3::hash(b"mccbuild imported tool").as_bytes();
+            tools.push(ToolIdentity {
+                name: tool.name.clone(),
+                cores: tool.cores,
+                entry: String::new(),
+                setup: None,
+                files,
+                setup_files: files,
+            });
+            continue;
+        };
+        let digests = tool_files_digest(dir, cache).and_then(|files| {
+            let setup_files = match &tool.setup_inputs {
+                Some(patterns) => files_digest(dir, Some(patterns), cache)?,
+                None => files,
+            };
+            Ok((files, setup_files))
+        });
+        match digests {
+            Ok((files, setup_files)) => tools.push(ToolIdentity {
+                name: tool.name.clone(),
+                cores: tool.cores,
+                entry: tool.entry.clone(),
+                setup: tool.setup.clone(),
+                files,
+                setup_files,
+            }),
+            Err(e) => {
+                unreadable = true;
+                problems.push(Problem::new(
+                    &contest.manifest_path,
+                    format!("tool `{}`: cannot read {}: {e}", tool.name, dir.display()),
+                ))
+            }
+        }
+    }
+    (!unreadable).then_some(tools)
+}
+
+/// The models of the manifest and their instances (inspected: a broken one is left out, an
+/// instance with a broken model file is a problem but planned), each model's kind resolved.
+fn declared_instances(
+    contest: &Contest,
+    cache: &mut DigestCache,
+    archive_limits: ArchiveLimits,
+    problems: &mut Problems,
+) -> (Vec<PlannedModel>, Vec<PlannedInstance>) {
+    let edition = &contest.edition;
+    let model_file = &edition.instances.model_file;
+    let mut models = Vec::new();
+    let mut instances: Vec<PlannedInstance> = Vec::new();
+    for (m, model) in contest.models.iter().enumerate() {
+        let mut planned = Vec::new();
+        let mut any_new = false;
+        for decl in &model.instances {
+            match instance_facts(&decl.name, &decl.source, cache, archive_limits) {
+                Ok(facts) => {
+                    let fix = "tools will be run on it anyway; fix or remove the instance";
+                    if !facts.has_file(model_file) {
+                        problems.push(
+                            Problem::new(
+                                decl.source.path(),
+                                format!("the instance has no {model_file}"),
+                            )
+                            .help(fix),
+                        );
+                    } else if let (Err(e), true) = (&facts.net, model_file.ends_with(".pnml")) {
+                        problems.push(
+                            Problem::new(decl.source.path().join(model_file), e.message.clone())
+                                .at(e.location)
+                                .help(fix),
+                        );
+                    }
+                    any_new |= facts.new_model;
+                    planned.push(instances.len());
+                    instances.push(PlannedInstance {
+                        name: decl.name.clone(),
+                        model: m,
+                        source: decl.source.clone(),
+                        facts,
+                    });
+                }
+                Err(e) => problems.push(
+                    Problem::new(decl.source.path(), e.to_string())
+                        .help("this instance is left out of the contest until it is fixed"),
+                ),
+            }
+        }
+        let given = match model.kind {
+            ModelKindDecl::Given(kind) => Some(kind),
+            ModelKindDecl::FromMarker => None,
+        };
+        models.push(PlannedModel {
+            name: model.name.clone(),
+            kind: model_kind(edition, given, any_new),
+            instances: planned,
+        });
+    }
+    (models, instances)
+}
+
+/// The instances of the results files (known by name only), grouped into models by the MCC
+/// naming; returns each one's index by name.
+fn imported_instances(
+    contest: &Contest,
+    imported: &[Vec<ResultRow>],
+    models: &mut Vec<PlannedModel>,
+    instances: &mut Vec<PlannedInstance>,
+    problems: &mut Problems,
+) -> HashMap<String, usize> {
+    let mut imported_instance: HashMap<String, usize> = HashMap::new();
+    for (f, rows) in imported.iter().enumerate() {
+        for row in rows {
+            if imported_instance.contains_key(&row.instance) {
+                continue;
+            }
+            if instances.iter().any(|i| i.name == row.instance) {
+                problems.push(
+                    Problem::new(
+                        &contest.results[f],
+                        format!(
+                            "line {}: instance `{}` is also a declared instance",
+                            row.line, row.instance
+                        ),
+                    )
+                    .help("an instance's runs are either executed or imported; rename one of them"),
+                );
+                continue;
+            }
+            let model_name = mcc_model_name(&row.instance)
+                .unwrap_or(&row.instance)
+                .to_string();
+            let model = match models.iter().position(|m| m.name == model_name) {
+                Some(m) => m,
+                None => {
+                    let given = contest.model_kinds.get(&model_name).copied();
+                    models.push(PlannedModel {
+                        kind: model_kind(&contest.edition, given, false),
+                        name: model_name,
+                        instances: Vec::new(),
+                    });
+                    models.len() - 1
+                }
+            };
+            models[model].instances.push(instances.len());
+            imported_instance.insert(row.instance.clone(), instances.len());
+            instances.push(PlannedInstance {
+                name: row.instance.clone(),
+                model,
+                source: InstanceSource::Imported(contest.results[f].clone()),
+                facts: Arc::new(InstanceFacts::default()),
+            });
+        }
+    }
+    imported_instance
+}

@@ -1,0 +1,1022 @@
+//! An edition's rules, as data (`rules/<edition>.toml`).
+//!
+//! Everything that differs between editions is a setting here, never a code branch: the
+//! examinations and the values they require (E-1.x), categories and podiums (E-4.5), time and
+//! memory limits (E-5.3, E-5.4, E-5.7), the Confidence set (E-2.2), trusted-value settings
+//! (E-3.1), points and penalties (E-4.1, E-4.2), normalisation and model-kind weights (E-4.4),
+//! awards (E-4.5), and which runs see the verdict file (M-9).
+//! Where a rules text leaves a choice open, the setting documents the choice made.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use mccbuild_core::diag::{Problem, Problems, SourceText};
+use mccbuild_core::protocol::AnswerForm;
+use mccbuild_core::toml_file::read_toml;
+use mccbuild_core::value::ValueKind;
+
+/// Index of an examination in [`Edition::examinations`].
+pub type ExamId = usize;
+/// Index of a category in [`Edition::categories`].
+pub type CategoryId = usize;
+
+const RULES_HELP: &str = "see docs/rules.md for the format of rules files";
+
+// ---------------------------------------------------------------------------------------------
+// The file format.
+
+#[derive(Debug, Deserialize)]
+struct EditionFile {
+    edition: EditionInfo,
+    limits: Limits,
+    confidence: ConfidenceRules,
+    trusted: TrustedRules,
+    scoring: ScoringRules,
+    #[serde(default)]
+    awards: AwardRules,
+    #[serde(default)]
+    vm: VmRules,
+    #[serde(default)]
+    ranking: RankingRules,
+    #[serde(default)]
+    instances: InstanceRules,
+    #[serde(default)]
+    verdict_files: VerdictFileRules,
+    #[serde(default, rename = "model_kind")]
+    model_kinds: Vec<Spanned<ModelKindFile>>,
+    #[serde(rename = "category")]
+    categories: Vec<Spanned<CategoryFile>>,
+    #[serde(rename = "examination")]
+    examinations: Vec<Spanned<ExaminationFile>>,
+}
+
+/// `[edition]`: what this rules file is.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct EditionInfo {
+    /// Shown in reports, e.g. "MCC 2026".
+    pub name: String,
+    /// Where the rules text comes from (informational).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// How the reference values are found: voted by the tools (MCC) or given (SV-COMP).
+    #[serde(default)]
+    pub trust: TrustKind,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrustKind {
+    /// E-2, E-3: trusted values by Confidence-weighted majority.
+    #[default]
+    Consensus,
+    /// The expected answer of every value is given with the task.
+    GroundTruth,
+}
+
+/// `[limits]`: E-5.1, E-5.3, E-5.4 (an examination may override `time_s`, E-5.7).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// CPU-time limit of a run, in seconds.
+    pub time_s: u64,
+    /// Memory limit of a run, in MB (MiB, as BenchKit's BK_MEMORY_CONFINEMENT).
+    pub memory_mb: u64,
+}
+
+/// `[vm]`: the virtual machines runs are made in (E-5.2), for the QEMU executor.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct VmRules {
+    /// QEMU's name of the CPU model the VMs show their guests.
+    #[serde(default = "westmere")]
+    pub cpu_model: String,
+}
+
+impl Default for VmRules {
+    fn default() -> Self {
+        VmRules {
+            cpu_model: westmere(),
+        }
+    }
+}
+
+fn westmere() -> String {
+    "Westmere".to_string()
+}
+
+/// `[confidence]`: rule E-2.2.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ConfidenceRules {
+    /// "at least 3 tools agree on this value".
+    pub min_agreeing: u32,
+    /// What a tool's Confidence divides by. E-2.2 writes |V_tool| / |V|, but E-2.1 says that
+    /// Confidence 1 "means the tool always finds the commonly agreed results", and the 2015
+    /// report's Table 3 defines the rate as correct / selected values of the tool: a tool that is
+    /// right every time it answers must reach 1, so the default is `answered`.
+    #[serde(default)]
+    pub denominator: ConfidenceDenominator,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfidenceDenominator {
+    /// The values of V that the tool answered (2015 report: rate = correct / selected).
+    #[default]
+    Answered,
+    /// All of V (the formula of E-2.2 read to the letter).
+    All,
+}
+
+/// `[trusted]`: rule E-3.1.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct TrustedRules {
+    /// "Only one tool provides a value. Then, if C_tool >= threshold ..." (0.997 in 2026,
+    /// 0.993 in 2023; the 2015 report discards lonely answers of tools under 0.9).
+    pub single_tool_threshold: f64,
+    /// How "a weighted majority of tools agree on one value" is read when there are three or
+    /// more answers.
+    #[serde(default)]
+    pub weighted_majority: WeightedMajority,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightedMajority {
+    /// The value whose tools weigh more than half of the total weight of the tools that
+    /// answered (a majority in the literal sense); otherwise the value is unknown.
+    #[default]
+    Absolute,
+    /// The value whose tools weigh the most, if no other value weighs as much.
+    Relative,
+}
+
+/// `[scoring]`: rules E-4.1, E-4.2, E-4.4.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ScoringRules {
+    /// E-4.1: "the total number of points a tool can receive from an examination being 16";
+    /// ScoreValue is this divided by the number of values of the examination.
+    pub points_per_examination: f64,
+    /// E-4.1: PenaltyValue = penalty_factor x ScoreValue ("twice the points").
+    pub penalty_factor: f64,
+    /// What a wrong value costs.
+    #[serde(default)]
+    pub wrong_value: WrongValue,
+    /// E-4.4: how instances of models of different sizes are weighed.
+    #[serde(default)]
+    pub model_weight: ModelWeight,
+    /// E-4.4: the largest model weighs at most this many times a one-instance model.
+    #[serde(default = "default_max_model_ratio")]
+    pub max_model_ratio: f64,
+    /// A score table instead of ScoreValue/PenaltyValue: the points of each answer, right and
+    /// wrong (SV-COMP 2012: SAFE +2 / -4, UNSAFE +1 / -2; UNKNOWN, no answer, 0).
+    #[serde(default)]
+    pub table: Vec<ScoreRow>,
+}
+
+#[cfg(test)]
+impl ScoringRules {
+    /// The MCC 2026 settings (`rules/mcc-2026.toml`), for the rules' unit tests.
+    pub(crate) fn mcc_2026() -> ScoringRules {
+        ScoringRules {
+            points_per_examination: 16.0,
+            penalty_factor: 2.0,
+            wrong_value: WrongValue::Penalty,
+            model_weight: ModelWeight::Linear,
+            max_model_ratio: 2.0,
+            table: Vec::new(),
+        }
+    }
+}
+
+/// One row of a score table.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ScoreRow {
+    /// The answer, as tools write it (`TRUE` = SAFE, `FALSE` = UNSAFE for verdicts).
+    pub answer: mccbuild_core::value::Value,
+    pub correct: f64,
+    pub wrong: f64,
+}
+
+fn default_max_model_ratio() -> f64 {
+    2.0
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WrongValue {
+    /// E-4.2: each wrong value costs PenaltyValue points.
+    #[default]
+    Penalty,
+    /// MCC 2015: "one wrong value disqualifies the tool for the considered examination on the
+    /// instance": the examination scores 0 there.
+    LoseExamination,
+}
+
+/// E-4.4 normalisation: the text fixes only the bound ("the model with the largest number of
+/// instances cannot weight more than x2 a model providing only one instance"), not the formula.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelWeight {
+    /// A model of n instances weighs `1 + (ratio - 1)(n - 1)/(N - 1)` single-instance models in
+    /// total, N being the largest number of instances of a model: one instance weighs 1, the
+    /// largest model weighs exactly `ratio`, linear in between (the simplest reading that meets
+    /// the bound exactly). Each instance gets the model's weight divided by n.
+    #[default]
+    Linear,
+    /// No normalisation: every instance weighs 1.
+    None,
+}
+
+/// `[ranking]`: how tools with equal scores are ordered.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub struct RankingRules {
+    #[serde(default)]
+    pub tie_break: TieBreak,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TieBreak {
+    /// Equal scores share a rank (the MCC rules say nothing more).
+    #[default]
+    None,
+    /// SV-COMP 2012: "sub-ranked according to success-runtime", the total CPU time of the runs
+    /// with a correct result; less is better.
+    SuccessCpuTime,
+}
+
+/// `[awards]`: rule E-4.5's fastest-tool and least-memory awards.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct AwardRules {
+    /// Whether the edition has E-4.5's fastest-tool and least-memory awards (SV-COMP has none).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// "computed, for each tool, based on the examinations for which all the values have been
+    /// provided": each tool's mean CPU time (and mean peak memory) over those examinations; the
+    /// text does not say sum or mean, and a sum would favour tools that solve less.
+    #[serde(default)]
+    pub aggregate: AwardAggregate,
+}
+
+impl Default for AwardRules {
+    fn default() -> Self {
+        AwardRules {
+            enabled: true,
+            aggregate: AwardAggregate::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwardAggregate {
+    #[default]
+    Mean,
+    Sum,
+}
+
+/// `[instances]`: what an instance is.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct InstanceRules {
+    /// The file that makes a folder an instance (`model.pnml` for the MCC; a verification task's
+    /// program for SV-COMP). A `.pnml` model is checked to be well-formed PNML.
+    #[serde(default = "default_model_file")]
+    pub model_file: String,
+}
+
+fn default_model_file() -> String {
+    "model.pnml".to_string()
+}
+
+impl Default for InstanceRules {
+    fn default() -> Self {
+        InstanceRules {
+            model_file: default_model_file(),
+        }
+    }
+}
+
+/// `[verdict_files]`: rule M-9.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct VerdictFileRules {
+    /// The verdict file of an instance.
+    #[serde(default = "default_verdict_file")]
+    pub file: String,
+    /// Model kinds whose instances never show it ("no verdict file for the surprise models").
+    #[serde(default)]
+    pub hidden_for_model_kinds: Vec<String>,
+}
+
+fn default_verdict_file() -> String {
+    "GenericPropertiesVerdict.xml".to_string()
+}
+
+impl Default for VerdictFileRules {
+    fn default() -> Self {
+        VerdictFileRules {
+            file: default_verdict_file(),
+            hidden_for_model_kinds: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct ModelKindFile {
+    name: String,
+    #[serde(default)]
+    multiplier: Option<f64>,
+    #[serde(default)]
+    share_of: Option<ShareOf>,
+    /// The kind of new models: those whose instances carry the `NewModel` marker (2026's
+    /// "surprise" models), when the manifest does not give their kind.
+    #[serde(default)]
+    new_models: bool,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct ShareOf {
+    kind: String,
+    share: f64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct CategoryFile {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct ExaminationFile {
+    name: String,
+    category: Spanned<String>,
+    answers: AnswerForm,
+    value: ValueKind,
+    #[serde(default)]
+    values: Option<Vec<String>>,
+    #[serde(default)]
+    optional_values: Vec<String>,
+    #[serde(default)]
+    formula_file: Option<String>,
+    #[serde(default)]
+    truth_file: Option<String>,
+    #[serde(default)]
+    abbrev: Option<String>,
+    #[serde(default)]
+    time_s: Option<u64>,
+    #[serde(default = "yes")]
+    verdict_file: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
+// The validated edition.
+
+/// How a model kind weighs in the scores (E-4.4).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum KindWeight {
+    /// A fixed multiplier (2023: surprise x10; 2015: known x1, scrambled x2, surprise x3).
+    Multiplier(f64),
+    /// 2026: "the total score for all instances of such models weight half the score for all the
+    /// instances of known models": the multiplier is chosen, per category, so that the maximum
+    /// attainable points of this kind are `share` times those of kind `of`.
+    ShareOf { of: usize, share: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelKind {
+    pub name: String,
+    pub weight: KindWeight,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Category {
+    pub name: String,
+    pub title: String,
+    pub examinations: Vec<ExamId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Examination {
+    pub name: String,
+    /// The short name used in oracle file names (`SS`, `RD`, `UB`, ...).
+    pub abbrev: Option<String>,
+    pub category: CategoryId,
+    pub answers: AnswerForm,
+    pub value: ValueKind,
+    /// Fixed value ids (StateSpace's four, a global property's own name).
+    pub values: Vec<Arc<str>>,
+    /// Values tools may give that this edition does not score (2023: StateSpace requires STATES
+    /// only; "some additional information can be provided"). They follow `values` in the
+    /// protocol's order, so that records keep the same positions under every edition.
+    pub optional_values: Vec<Arc<str>>,
+    /// The formula file whose `<id>`s are the value ids (formula examinations).
+    pub formula_file: Option<String>,
+    /// Ground-truth contests: the instance file holding the expected answer.
+    pub truth_file: Option<String>,
+    /// E-5.7: CPU-time limit of this examination (the edition's default otherwise).
+    pub time_s: u64,
+    /// M-9: whether runs of this examination see the verdict file.
+    pub verdict_file: bool,
+}
+
+impl Examination {
+    /// The ids a run's answers are matched to: the scored ones first, then the optional ones.
+    /// (Formula examinations take theirs from the instance's formula file.)
+    pub fn answer_ids(&self) -> Vec<Arc<str>> {
+        self.values
+            .iter()
+            .chain(&self.optional_values)
+            .cloned()
+            .collect()
+    }
+}
+
+/// Why a rules file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum EditionError {
+    #[error("cannot read the rules file {}: {source}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(Problems),
+}
+
+impl EditionError {
+    /// The problems to report, an unreadable file being one of them.
+    pub fn into_problems(self) -> Problems {
+        match self {
+            EditionError::Unreadable { ref path, .. } => Problem::new(path, self.to_string())
+                .help("set `rules` in [contest] to an edition of rules/, e.g. \"rules/mcc-2026.toml\"")
+                .into(),
+            EditionError::Invalid(problems) => problems,
+        }
+    }
+}
+
+/// An edition's rules, validated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Edition {
+    pub info: EditionInfo,
+    pub limits: Limits,
+    pub confidence: ConfidenceRules,
+    pub trusted: TrustedRules,
+    pub scoring: ScoringRules,
+    pub awards: AwardRules,
+    pub vm: VmRules,
+    pub ranking: RankingRules,
+    pub instances: InstanceRules,
+    pub verdict_files: VerdictFileRules,
+    pub model_kinds: Vec<ModelKind>,
+    /// E-4.4: the kind of a model the manifest gives no kind and that is not new (the first
+    /// kind: `known` in the MCC's editions).
+    pub default_model_kind: usize,
+    /// E-4.4: the kind of new models (`new_models = true`: `surprise` in the MCC's editions).
+    pub new_model_kind: Option<usize>,
+    pub categories: Vec<Category>,
+    pub examinations: Vec<Examination>,
+    /// blake3 of the rules file's text (reports and caches of derived results key on it).
+    pub digest: String,
+}
+
+impl Edition {
+    /// Reads and validates a rules file; every problem found is reported.
+    pub fn load(path: &Path) -> Result<Edition, EditionError> {
+        let text = std::fs::read_to_string(path).map_err(|source| EditionError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Edition::parse(path, &text).map_err(EditionError::Invalid)
+    }
+
+    /// Validates the text of a rules file (`path` names it in problems).
+    pub fn parse(path: &Path, text: &str) -> Result<Edition, Problems> {
+        let source = SourceText { path, text };
+        let file: EditionFile = read_toml(&source, RULES_HELP)?;
+        let mut problems = Problems::default();
+        check_settings(&file, path, &mut problems);
+        let mut categories = categories(&file, &source, &mut problems);
+        let examinations = examinations(&file, &source, &mut categories, &mut problems);
+        let (model_kinds, new_model_kind) = model_kinds(&file, &source, &mut problems);
+        check_references(&file, path, &model_kinds, &examinations, &mut problems);
+        problems.into_result(())?;
+        Ok(Edition {
+            info: file.edition,
+            limits: file.limits,
+            confidence: file.confidence,
+            trusted: file.trusted,
+            scoring: file.scoring,
+            awards: file.awards,
+            vm: file.vm,
+            ranking: file.ranking,
+            instances: file.instances,
+            verdict_files: file.verdict_files,
+            model_kinds,
+            default_model_kind: 0,
+            new_model_kind,
+            categories,
+            examinations,
+            digest: blake3::hash(text.as_bytes()).to_hex().to_string(),
+        })
+    }
+
+    pub fn examination(&self, name: &str) -> Option<ExamId> {
+        self.examinations.iter().position(|e| e.name == name)
+    }
+
+    pub fn category(&self, name: &str) -> Option<CategoryId> {
+        self.categories.iter().position(|c| c.name == name)
+    }
+
+    pub fn model_kind(&self, name: &str) -> Option<usize> {
+        self.model_kinds.iter().position(|k| k.name == name)
+    }
+
+    /// The limits of one examination's runs (E-5.7 per-examination time), before manifest
+    /// overrides.
+    pub fn limits_for(&self, exam: ExamId) -> Limits {
+        Limits {
+            time_s: self.examinations[exam].time_s,
+            memory_mb: self.limits.memory_mb,
+        }
+    }
+
+    /// Examinations by category, for listings.
+    pub fn by_category(&self) -> BTreeMap<&str, Vec<&str>> {
+        self.categories
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.examinations
+                        .iter()
+                        .map(|&e| self.examinations[e].name.as_str())
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The settings that are single numbers: limits, Confidence, threshold, points.
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, which `x <= 0.0` would let through"
+)]
+fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
+    if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
+        problems.push(
+            Problem::new(path, "[limits] time_s and memory_mb must be positive").help(RULES_HELP),
+        );
+    }
+    if file.confidence.min_agreeing == 0 {
+        problems.push(
+            Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP),
+        );
+    }
+    if !(0.0..=1.0).contains(&file.trusted.single_tool_threshold) {
+        problems.push(
+            Problem::new(
+                path,
+                "[trusted] single_tool_threshold must be within [0, 1] (a Confidence)",
+            )
+            .help(RULES_HELP),
+        );
+    }
+    let scoring = &file.scoring;
+    if !(scoring.points_per_examination > 0.0)
+        || !(scoring.penalty_factor >= 0.0)
+        || !(scoring.max_model_ratio >= 1.0)
+    {
+        problems.push(
+            Problem::new(path, "[scoring] needs points_per_examination > 0, penalty_factor >= 0 and max_model_ratio >= 1")
+                .help(RULES_HELP),
+        );
+    }
+}
+
+/// `[[category]]`: the podiums (E-4.5), each defined once.
+fn categories(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    problems: &mut Problems,
+) -> Vec<Category> {
+    let path = source.path;
+    let mut categories: Vec<Category> = Vec::new();
+    for spanned in &file.categories {
+        let c = spanned.get_ref();
+        if categories.iter().any(|known| known.name == c.name) {
+            problems.push(source.problem_at(
+                Some(spanned.span()),
+                format!("category `{}` is defined twice", c.name),
+            ));
+            continue;
+        }
+        categories.push(Category {
+            name: c.name.clone(),
+            title: c.title.clone().unwrap_or_else(|| c.name.clone()),
+            examinations: Vec::new(),
+        });
+    }
+    if categories.is_empty() {
+        problems.push(
+            Problem::new(path, "no [[category]]: an edition needs at least one").help(RULES_HELP),
+        );
+    }
+    categories
+}
+
+/// `[[examination]]`: each examination and its values, added to its category.
+fn examinations(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    categories: &mut [Category],
+    problems: &mut Problems,
+) -> Vec<Examination> {
+    let mut examinations: Vec<Examination> = Vec::new();
+    for spanned in &file.examinations {
+        let known = examinations
+            .iter()
+            .any(|e| e.name == spanned.get_ref().name);
+        if let Some(exam) = examination(file, source, spanned, known, categories, problems) {
+            categories[exam.category]
+                .examinations
+                .push(examinations.len());
+            examinations.push(exam);
+        }
+    }
+    for c in categories.iter() {
+        if c.examinations.is_empty() {
+            problems.push(
+                Problem::new(
+                    source.path,
+                    format!("category `{}` has no examination", c.name),
+                )
+                .help(RULES_HELP),
+            );
+        }
+    }
+    examinations
+}
+
+/// One `[[examination]]`, checked (`known`: another examination has its name).
+fn examination(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    spanned: &Spanned<ExaminationFile>,
+    known: bool,
+    categories: &[Category],
+    problems: &mut Problems,
+) -> Option<Examination> {
+    let e = spanned.get_ref();
+    let here = Some(spanned.span());
+    if known {
+        problems
+            .push(source.problem_at(here, format!("examination `{}` is defined twice", e.name)));
+        return None;
+    }
+    let Some(category) = categories
+        .iter()
+        .position(|c| &c.name == e.category.get_ref())
+    else {
+        problems.push(
+            source
+                .problem_at(
+                    Some(e.category.span()),
+                    format!("unknown category `{}`", e.category.get_ref()),
+                )
+                .help(format!(
+                    "define it with [[category]] name = \"{}\", or use one of: {}",
+                    e.category.get_ref(),
+                    names(categories.iter().map(|c| &c.name))
+                )),
+        );
+        return None;
+    };
+    let values = fixed_values(e, |message| {
+        problems.push(source.problem_at(here.clone(), message))
+    })?;
+    check_examination(file, e, &values, |message, help| {
+        let problem = source.problem_at(here.clone(), message);
+        problems.push(match help {
+            Some(help) => problem.help(help),
+            None => problem,
+        })
+    });
+    Some(Examination {
+        name: e.name.clone(),
+        abbrev: e.abbrev.clone(),
+        category,
+        answers: e.answers,
+        value: e.value,
+        values,
+        optional_values: e
+            .optional_values
+            .iter()
+            .map(|v| Arc::from(v.as_str()))
+            .collect(),
+        formula_file: e.formula_file.clone(),
+        truth_file: e.truth_file.clone(),
+        time_s: e.time_s.unwrap_or(file.limits.time_s),
+        verdict_file: e.verdict_file,
+    })
+}
+
+/// An examination's fixed value ids (StateSpace's, a global property's own name), or none for a
+/// formula examination (its ids come from each instance's formula file); `None` (with the
+/// problem told) when its answers, values and formula file do not go together.
+fn fixed_values(e: &ExaminationFile, mut problem: impl FnMut(String)) -> Option<Vec<Arc<str>>> {
+    match (e.answers, &e.values, &e.formula_file) {
+        (AnswerForm::Formulas, None, Some(_)) => Some(Vec::new()),
+        (AnswerForm::Formulas, _, _) => {
+            problem(format!(
+                "examination `{}`: answers = \"formulas\" needs formula_file and no values",
+                e.name
+            ));
+            None
+        }
+        (AnswerForm::Global | AnswerForm::VerificationResult, None, None) => {
+            Some(vec![Arc::from(e.name.as_str())])
+        }
+        (AnswerForm::StateSpace, Some(values), None) if !values.is_empty() => {
+            Some(values.iter().map(|v| Arc::from(v.as_str())).collect())
+        }
+        _ => {
+            problem(format!(
+                "examination `{}`: answers = \"state-space\" needs a non-empty values list; \"global\" takes neither values nor formula_file",
+                e.name
+            ));
+            None
+        }
+    }
+}
+
+/// The other checks of an examination: unique values, a positive time, optional values and
+/// verification results only where they make sense, a truth file in a ground-truth edition.
+fn check_examination(
+    file: &EditionFile,
+    e: &ExaminationFile,
+    values: &[Arc<str>],
+    mut problem: impl FnMut(String, Option<&str>),
+) {
+    let mut seen = HashSet::new();
+    if let Some(dup) = values
+        .iter()
+        .map(|v| v.to_string())
+        .chain(e.optional_values.iter().cloned())
+        .find(|v| !seen.insert(v.clone()))
+    {
+        problem(
+            format!("examination `{}` lists value `{dup}` twice", e.name),
+            None,
+        );
+    }
+    if e.time_s == Some(0) {
+        problem(
+            format!("examination `{}`: time_s must be positive", e.name),
+            None,
+        );
+    }
+    if !e.optional_values.is_empty() && e.answers != AnswerForm::StateSpace {
+        problem(
+            format!(
+                "examination `{}`: optional_values are for answers = \"state-space\"",
+                e.name
+            ),
+            None,
+        );
+    }
+    if e.answers == AnswerForm::VerificationResult && e.value != ValueKind::Boolean {
+        problem(format!("examination `{}`: answers = \"verification-result\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name), None);
+    }
+    if file.edition.trust == TrustKind::GroundTruth && e.truth_file.is_none() {
+        problem(
+            format!("examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)", e.name),
+            Some(RULES_HELP),
+        );
+    }
+}
+
+/// `[[model_kind]]` (E-4.4): the kinds, their weights (shares resolved), and the kind of new
+/// models.
+fn model_kinds(
+    file: &EditionFile,
+    source: &SourceText<'_>,
+    problems: &mut Problems,
+) -> (Vec<ModelKind>, Option<usize>) {
+    let mut model_kinds: Vec<ModelKind> = Vec::new();
+    let mut shares: Vec<(usize, String, f64, std::ops::Range<usize>)> = Vec::new();
+    for spanned in &file.model_kinds {
+        let k = spanned.get_ref();
+        if model_kinds.iter().any(|known| known.name == k.name) {
+            problems.push(source.problem_at(
+                Some(spanned.span()),
+                format!("model kind `{}` is defined twice", k.name),
+            ));
+            continue;
+        }
+        let weight = match (&k.multiplier, &k.share_of) {
+            (Some(m), None) if *m >= 0.0 => KindWeight::Multiplier(*m),
+            (None, Some(share)) if share.share >= 0.0 => {
+                shares.push((
+                    model_kinds.len(),
+                    share.kind.clone(),
+                    share.share,
+                    spanned.span(),
+                ));
+                KindWeight::Multiplier(1.0) // resolved below
+            }
+            _ => {
+                problems.push(source.problem_at(
+                    Some(spanned.span()),
+                    format!("model kind `{}` needs either multiplier = x or share_of = {{ kind = \"...\", share = x }} (non-negative)", k.name),
+                ));
+                continue;
+            }
+        };
+        model_kinds.push(ModelKind {
+            name: k.name.clone(),
+            weight,
+        });
+    }
+    for (index, of, share, span) in shares {
+        match model_kinds.iter().position(|k| k.name == of) {
+            Some(of_index) if of_index != index && matches!(model_kinds[of_index].weight, KindWeight::Multiplier(_)) && !is_share(file, &of) => {
+                model_kinds[index].weight = KindWeight::ShareOf { of: of_index, share };
+            }
+            _ => problems.push(source.problem_at(
+                Some(span),
+                format!("model kind `{}`: share_of names `{of}`, which must be another kind with a fixed multiplier", model_kinds[index].name),
+            )),
+        }
+    }
+    if model_kinds.is_empty() {
+        model_kinds.push(ModelKind {
+            name: "known".into(),
+            weight: KindWeight::Multiplier(1.0),
+        });
+    }
+    let new: Vec<usize> = file
+        .model_kinds
+        .iter()
+        .filter(|k| k.get_ref().new_models)
+        .filter_map(|k| model_kinds.iter().position(|m| m.name == k.get_ref().name))
+        .collect();
+    if new.len() > 1 {
+        problems.push(
+            Problem::new(
+                source.path,
+                "more than one [[model_kind]] has new_models = true",
+            )
+            .help("new models (instances with the NewModel marker) get one kind"),
+        );
+    }
+    (model_kinds, new.first().copied())
+}
+
+/// What refers to model kinds and values is checked against them.
+fn check_references(
+    file: &EditionFile,
+    path: &Path,
+    model_kinds: &[ModelKind],
+    examinations: &[Examination],
+    problems: &mut Problems,
+) {
+    for hidden in &file.verdict_files.hidden_for_model_kinds {
+        if !model_kinds.iter().any(|k| &k.name == hidden) {
+            problems.push(Problem::new(
+                path,
+                format!(
+                    "[verdict_files] hidden_for_model_kinds names unknown model kind `{hidden}`"
+                ),
+            ));
+        }
+    }
+
+    for row in &file.scoring.table {
+        if !examinations.iter().any(|e| e.value == row.answer.kind()) {
+            problems.push(
+                Problem::new(
+                    path,
+                    format!(
+                        "[scoring] table: answer `{}` is not a value any examination asks for",
+                        row.answer
+                    ),
+                )
+                .help(RULES_HELP),
+            );
+        }
+    }
+}
+
+fn is_share(file: &EditionFile, kind: &str) -> bool {
+    file.model_kinds
+        .iter()
+        .any(|k| k.get_ref().name == kind && k.get_ref().share_of.is_some())
+}
+
+fn names<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    names
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_rules() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../rules/mcc-2026.toml"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_2026_edition_loads() {
+        let edition = Edition::parse(Path::new("rules/mcc-2026.toml"), &default_rules()).unwrap();
+        assert_eq!(edition.examinations.len(), 13);
+        assert_eq!(edition.categories.len(), 6);
+        let ss = edition.examination("StateSpace").unwrap();
+        assert_eq!(edition.examinations[ss].values.len(), 4);
+        let rd = edition.examination("ReachabilityDeadlock").unwrap();
+        assert_eq!(edition.examinations[rd].time_s, 1800);
+        assert_eq!(edition.examinations[ss].time_s, 3600);
+        assert_eq!(edition.trusted.single_tool_threshold, 0.997);
+        let surprise = edition.model_kind("surprise").unwrap();
+        let known = edition.model_kind("known").unwrap();
+        assert_eq!(
+            edition.model_kinds[surprise].weight,
+            KindWeight::ShareOf {
+                of: known,
+                share: 0.5
+            }
+        );
+        // M-9
+        let ub = edition.examination("UpperBounds").unwrap();
+        let rc = edition.examination("ReachabilityCardinality").unwrap();
+        use crate::hidden_files::shows_verdict_file;
+        assert!(!shows_verdict_file(&edition, ub, known));
+        assert!(!shows_verdict_file(&edition, rd, known));
+        assert!(shows_verdict_file(&edition, rc, known));
+        assert!(shows_verdict_file(&edition, ss, known));
+        assert!(!shows_verdict_file(&edition, rc, surprise));
+        // E-4.4: unmarked models are known, models marked new are surprise ones.
+        assert_eq!(edition.default_model_kind, known);
+        assert_eq!(edition.new_model_kind, Some(surprise));
+    }
+
+    #[test]
+    fn unknown_key_is_reported_with_its_line() {
+        let text = default_rules().replacen("min_agreeing = 3", "min_agreeng = 3", 1);
+        let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("min_agreeng"))
+            .unwrap()
+            + 1;
+        assert_eq!(err.0[0].location.unwrap().line, line, "{err}");
+        assert!(err.0[0].message.contains("min_agreeng"), "{err}");
+    }
+
+    #[test]
+    fn unknown_category_is_reported_with_its_line() {
+        let text =
+            default_rules().replacen("category = \"UpperBounds\"", "category = \"UperBounds\"", 1);
+        let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
+        let line = text
+            .lines()
+            .position(|l| l.contains("\"UperBounds\""))
+            .unwrap()
+            + 1;
+        assert_eq!(err.0.len(), 2, "{err}"); // the bad reference, and the now empty category
+        assert_eq!(err.0[0].location.unwrap().line, line);
+        assert!(err.to_string().contains("unknown category `UperBounds`"));
+    }
+
+    #[test]
+    fn bad_threshold_and_share_are_reported_together() {
+        let text = default_rules()
+            .replacen(
+                "single_tool_threshold = 0.997",
+                "single_tool_threshold = 1.5",
+                1,
+            )
+            .replacen(
+                "share_of = { kind = \"known\", share = 0.5 }",
+                "share_of = { kind = \"nope\", share = 0.5 }",
+                1,
+            );
+        let err = Edition::parse(Path::new("r.toml"), &text).unwrap_err();
+        assert_eq!(err.len(), 2, "{err}");
+    }
+}

@@ -1,0 +1,334 @@
+//! The scoring database: salsa's storage with an optional log of executed queries, its inputs
+//! created from a contest's shape, handles to them, and the setters that apply a run's new
+//! record (only when something changed).
+
+use std::sync::{Arc, Mutex};
+
+use mccbuild_core::{Measurement, Value};
+use mccbuild_rules::edition::Edition;
+use mccbuild_rules::trusted::Decision;
+use mccbuild_rules::weights::Weight;
+use salsa::{Durability, Setter};
+
+use crate::db::{
+    exam_scores, trusted_values, value_answers, weights, Answers, ContestData, ExamInstance,
+    ModelExamination, ModelInfo, RunRef, ToolData, ToolExamScore, ToolInfo, ValueAnswers,
+};
+
+/// The database, with an optional log of executed queries (for incrementality tests and
+/// `--explain-incremental` style diagnostics).
+#[salsa::db]
+#[derive(Clone)]
+pub struct ScoringDb {
+    storage: salsa::Storage<Self>,
+    log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>>,
+}
+
+#[salsa::db]
+impl salsa::Database for ScoringDb {}
+
+impl Default for ScoringDb {
+    /// A database without event log (salsa builds an event for every validated memo when a
+    /// callback is installed: it costs time at contest scale).
+    fn default() -> Self {
+        ScoringDb {
+            storage: salsa::Storage::new(None),
+            log: Arc::default(),
+        }
+    }
+}
+
+impl ScoringDb {
+    /// Brings every model examination's scores up to date using all cores (salsa runs queries
+    /// on clones of one database at once; a query another thread is computing is waited for,
+    /// not redone). [`crate::db::podiums`] afterwards only sums. Results are those of
+    /// [`crate::db::podiums`] alone: this changes when the work is done, not what it computes.
+    pub fn refresh(&self, handles: &Handles) {
+        use rayon::prelude::*;
+        handles
+            .examinations
+            .par_iter()
+            .for_each_with(self.clone(), |db, m| {
+                let _ = exam_scores(db, *m);
+            });
+    }
+
+    /// A database that records which queries execute (see [`ScoringDb::start_logging`]).
+    pub fn with_log() -> Self {
+        let log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>> = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Some(log) = sink.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                    log.push(database_key);
+                }
+            }
+        })));
+        ScoringDb { storage, log }
+    }
+
+    /// Starts recording which queries execute (a database made by [`ScoringDb::with_log`]).
+    pub fn start_logging(&self) {
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    }
+
+    /// The queries executed since the last call, by name (`value_answers`, `trusted_values`...).
+    pub fn take_executed(&self) -> Vec<String> {
+        let keys = self
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        keys.into_iter()
+            .map(|k| {
+                salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()
+            })
+            .collect()
+    }
+}
+
+/// `all` (per examination instance, per run) with `run`'s entry replaced by `value`; None if it
+/// is already that (salsa's setters do not compare: setting an equal value would still
+/// invalidate).
+fn replaced<T: Clone + PartialEq>(
+    all: &Arc<[Arc<[T]>]>,
+    run: RunRef,
+    value: T,
+) -> Option<Arc<[Arc<[T]>]>> {
+    if all[run.exam_instance][run.position] == value {
+        return None;
+    }
+    let mut runs: Vec<T> = all[run.exam_instance].to_vec();
+    runs[run.position] = value;
+    let mut new: Vec<Arc<[T]>> = all.to_vec();
+    new[run.exam_instance] = runs.into();
+    Some(new.into())
+}
+
+/// What [`ScoringDb::build`] makes a database of: a contest's shape and its runs.
+pub struct ContestInputs {
+    pub edition: Arc<Edition>,
+    pub tools: Vec<ToolInfo>,
+    pub models: Vec<ModelInfo>,
+    /// One per examination instance, in any order.
+    pub exam_instances: Vec<ExamInstanceInputs>,
+}
+
+/// One examination instance and its planned runs.
+pub struct ExamInstanceInputs {
+    pub model: u32,
+    pub exam: u32,
+    pub ids: Arc<[Arc<str>]>,
+    /// How many of `ids` (the first ones) earn points.
+    pub scored: u32,
+    pub truth: Option<Arc<[Option<Value>]>>,
+    pub runs: Vec<RunInputs>,
+}
+
+/// One planned run.
+#[derive(Clone, Debug)]
+pub struct RunInputs {
+    pub tool: u32,
+    /// Stored, and takes part (E-1.8).
+    pub competes: bool,
+    pub answers: Answers,
+    pub measurement: Measurement,
+}
+
+/// Handles to a built contest.
+pub struct Handles {
+    pub contest: ContestData,
+    pub examinations: Vec<ModelExamination>,
+    /// Per examination instance of the inputs, in their order: (index into `examinations`,
+    /// index of the examination instance there).
+    pub exam_instances: Vec<(usize, usize)>,
+}
+
+impl Handles {
+    /// The `position`-th planned run of examination instance `e` (in the inputs' order).
+    pub fn run(&self, e: usize, position: usize) -> RunRef {
+        let (i, j) = self.exam_instances[e];
+        RunRef {
+            examination: self.examinations[i],
+            exam_instance: j,
+            position,
+        }
+    }
+
+    /// The answers by value of examination instance `e`.
+    pub fn value_answers<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db ValueAnswers {
+        let (i, j) = self.exam_instances[e];
+        &value_answers(db, self.examinations[i])[j]
+    }
+
+    /// The trusted values (E-3.1 decisions) of examination instance `e`.
+    pub fn decisions<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [Decision] {
+        let (i, j) = self.exam_instances[e];
+        &trusted_values(db, self.examinations[i])[j]
+    }
+
+    /// The scores (E-4.2) of examination instance `e`.
+    pub fn exam_scores<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [ToolExamScore] {
+        let (i, j) = self.exam_instances[e];
+        &exam_scores(db, self.examinations[i])[j]
+    }
+
+    /// The E-4.4 factors of examination instance `e`.
+    pub fn weight(&self, db: &ScoringDb, e: usize) -> Weight {
+        let (i, j) = self.exam_instances[e];
+        weights(db, self.contest)[i][j]
+    }
+
+    /// The tools of examination instance `e`'s planned runs, in order.
+    pub fn run_tools<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [u32] {
+        let (i, j) = self.exam_instances[e];
+        &self.examinations[i].exam_instances(db)[j].tools
+    }
+
+    /// The examination instance of the inputs at (model examination `i`, `j` there).
+    pub fn exam_instance_at(&self, i: usize, j: usize) -> Option<usize> {
+        self.exam_instances.iter().position(|&x| x == (i, j))
+    }
+}
+
+impl ScoringDb {
+    /// Creates the inputs of a contest. Its shape (edition, tools, models, which runs exist) has
+    /// high durability; answers and measurements are the low-durability inputs that change.
+    pub fn build(&mut self, inputs: ContestInputs) -> Handles {
+        let contest = ContestData::builder(
+            inputs.edition,
+            inputs.tools.into(),
+            inputs.models.into(),
+            Arc::from(Vec::new()),
+            Arc::from(Vec::new()),
+        )
+        .durability(Durability::HIGH)
+        .new(self);
+        let tool_count = contest.tools(self).len();
+        let tool_data: Vec<ToolData> = (0..tool_count as u32)
+            .map(|i| {
+                ToolData::builder(contest, i)
+                    .durability(Durability::HIGH)
+                    .new(self)
+            })
+            .collect();
+        let (by_model_examination, total) = by_model_examination(inputs.exam_instances);
+        let mut exam_instances = vec![(0usize, 0usize); total];
+        let mut examinations = Vec::with_capacity(by_model_examination.len());
+        for (model, members) in by_model_examination {
+            for (j, (e, _)) in members.iter().enumerate() {
+                exam_instances[*e] = (examinations.len(), j);
+            }
+            let inputs: Vec<ExamInstanceInputs> = members.into_iter().map(|(_, ei)| ei).collect();
+            examinations.push(self.model_examination(contest, model, inputs));
+        }
+        contest
+            .set_tool_data(self)
+            .with_durability(Durability::HIGH)
+            .to(tool_data.into());
+        contest
+            .set_examinations(self)
+            .with_durability(Durability::HIGH)
+            .to(examinations.clone().into());
+        Handles {
+            contest,
+            examinations,
+            exam_instances,
+        }
+    }
+
+    /// The input of one model examination.
+    fn model_examination(
+        &mut self,
+        contest: ContestData,
+        model: u32,
+        members: Vec<ExamInstanceInputs>,
+    ) -> ModelExamination {
+        let mut exam_instances = Vec::with_capacity(members.len());
+        let (mut answers, mut competes, mut measurements) = (Vec::new(), Vec::new(), Vec::new());
+        for ei in members {
+            exam_instances.push(ExamInstance {
+                exam: ei.exam,
+                ids: ei.ids,
+                scored: ei.scored,
+                truth: ei.truth,
+                tools: ei.runs.iter().map(|r| r.tool).collect(),
+            });
+            competes.push(ei.runs.iter().map(|r| r.competes).collect::<Arc<[bool]>>());
+            measurements.push(
+                ei.runs
+                    .iter()
+                    .map(|r| r.measurement)
+                    .collect::<Arc<[Measurement]>>(),
+            );
+            answers.push(
+                ei.runs
+                    .into_iter()
+                    .map(|r| r.answers)
+                    .collect::<Arc<[Answers]>>(),
+            );
+        }
+        ModelExamination::builder(
+            contest,
+            model,
+            exam_instances.into(),
+            answers.into(),
+            competes.into(),
+            measurements.into(),
+        )
+        .contest_durability(Durability::HIGH)
+        .model_durability(Durability::HIGH)
+        .exam_instances_durability(Durability::HIGH)
+        .new(self)
+    }
+
+    /// Sets a run's answers, only if they changed (salsa setters always invalidate).
+    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
+        if let Some(new) = replaced(run.examination.answers(self), run, answers) {
+            run.examination.set_answers(self).to(new);
+        }
+    }
+
+    /// Sets whether a run takes part, only if it changed.
+    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
+        if let Some(new) = replaced(run.examination.competes(self), run, competes) {
+            run.examination.set_competes(self).to(new);
+        }
+    }
+
+    /// Sets a run's measurement, only if it changed.
+    pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
+        if let Some(new) = replaced(run.examination.measurements(self), run, measurement) {
+            run.examination.set_measurements(self).to(new);
+        }
+    }
+
+    /// A run's tool and answers.
+    pub fn run_answers(&self, run: RunRef) -> (u32, Answers) {
+        (
+            run.examination.exam_instances(self)[run.exam_instance].tools[run.position],
+            run.examination.answers(self)[run.exam_instance][run.position].clone(),
+        )
+    }
+}
+
+/// The examination instances of one model examination, each with its index in the inputs.
+type Members = Vec<(usize, ExamInstanceInputs)>;
+
+/// The examination instances grouped by model and examination (see [`ModelExamination`]), in
+/// order of first appearance; and how many there are.
+fn by_model_examination(exam_instances: Vec<ExamInstanceInputs>) -> (Vec<(u32, Members)>, usize) {
+    let total = exam_instances.len();
+    let mut order: Vec<(u32, Members)> = Vec::new();
+    let mut index: std::collections::HashMap<(u32, u32), usize> = std::collections::HashMap::new();
+    for (e, ei) in exam_instances.into_iter().enumerate() {
+        let i = *index.entry((ei.model, ei.exam)).or_insert_with(|| {
+            order.push((ei.model, Vec::new()));
+            order.len() - 1
+        });
+        order[i].1.push((e, ei));
+    }
+    (order, total)
+}

@@ -1,0 +1,561 @@
+//! The incremental scoring database (salsa): inputs are the contest's shape and the answers of
+//! its runs; tracked queries only wire the pure rule functions of `mccbuild-rules` together.
+//!
+//! ```text
+//! answers ─> value_answers(m) ─> agreement(m) ─> confidence_tally ─> tool_confidence(t)
+//!                  │                                                         │
+//!                  └──────────> trusted_values(m) <──────────────────────────┘ (only where tools disagree)
+//!                                      │
+//! competes, measurements ─────> exam_scores(m) ─> category_scores ─> podiums
+//!                          weights (E-4.4, from the plan's shape) ──┘
+//! ```
+//!
+//! The unit (`m`) is one examination on the instances of one model, a [`ModelExamination`]:
+//! after a change salsa validates every memo on the way once, and at contest scale (24,000
+//! examination instances) one memo per examination instance cost more to validate than the whole
+//! re-score (docs/BENCHMARKS.md). Dependencies are per field: a run's time and memory do not
+//! invalidate its answers. A trusted value recomputed to the same value stops the wave (early
+//! cutoff), and a value on which all tools agree never reads any Confidence.
+
+use std::sync::Arc;
+
+use mccbuild_core::{Measurement, Value};
+use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
+use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
+use mccbuild_rules::podium::{
+    self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
+};
+use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
+use mccbuild_rules::trusted::{
+    contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
+};
+use mccbuild_rules::weights::{attainable_points, instance_weight, kind_multipliers, Weight};
+
+pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
+
+/// What scoring needs to know of a tool.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ToolInfo {
+    pub name: String,
+    pub family: String,
+    pub competing: bool,
+}
+
+/// What scoring needs to know of a model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModelInfo {
+    pub name: String,
+    /// Index into the edition's model kinds.
+    pub kind: usize,
+    pub instances: usize,
+}
+
+/// The answers of one run, by value index, sorted.
+pub type Answers = Arc<[(u16, Value)]>;
+
+#[salsa::input(debug)]
+pub struct ContestData {
+    #[returns(ref)]
+    pub edition: Arc<Edition>,
+    #[returns(ref)]
+    pub tools: Arc<[ToolInfo]>,
+    #[returns(ref)]
+    pub models: Arc<[ModelInfo]>,
+    #[returns(ref)]
+    pub tool_data: Arc<[ToolData]>,
+    #[returns(ref)]
+    pub examinations: Arc<[ModelExamination]>,
+}
+
+#[salsa::input(debug)]
+pub struct ToolData {
+    #[returns(copy)]
+    pub contest: ContestData,
+    #[returns(copy)]
+    pub index: u32,
+}
+
+/// One examination of one instance, as scoring sees it: the values it asks for and the tools
+/// whose runs are planned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExamInstance {
+    pub exam: u32,
+    pub ids: Arc<[Arc<str>]>,
+    /// The first `scored` values earn points (E-4.1); all count for E-2.2, E-3.1 and E-4.3.
+    pub scored: u32,
+    /// Ground-truth contests: the expected value of each value id.
+    pub truth: Option<Arc<[Option<Value>]>>,
+    /// The tool of each planned run.
+    pub tools: Arc<[u32]>,
+}
+
+/// The unit of scoring inputs and queries: one examination on the instances of one model (its
+/// `exam_instances`) and, per examination instance, the runs planned for it. The runs' answers,
+/// whether they take part, and their measurements are three separate fields (a run's time does
+/// not invalidate the values).
+///
+/// Why this grain (docs/BENCHMARKS.md): salsa verifies every memo on the way to a changed input,
+/// so one input per examination instance (~20,000 at MCC scale, times five queries) costs tens of
+/// milliseconds per change; one per model and examination (~1,300) keeps that to a few. Grouping
+/// by examination rather than by instance means a tool rerun on one examination recomputes that
+/// examination's values only. All its examination instances share the model, hence its E-4.4
+/// weight.
+#[salsa::input(debug)]
+pub struct ModelExamination {
+    #[returns(copy)]
+    pub contest: ContestData,
+    #[returns(copy)]
+    pub model: u32,
+    #[returns(ref)]
+    pub exam_instances: Arc<[ExamInstance]>,
+    /// Per examination instance, each run's answers (empty until it is stored).
+    #[returns(ref)]
+    pub answers: Arc<[Arc<[Answers]>]>,
+    /// Per examination instance, each run is stored and takes part (E-1.8: it did not say
+    /// DO_NOT_COMPETE), even when it computed nothing.
+    #[returns(ref)]
+    pub competes: Arc<[Arc<[bool]>]>,
+    /// Per examination instance, each run's measurement.
+    #[returns(ref)]
+    pub measurements: Arc<[Arc<[Measurement]>]>,
+}
+
+/// A planned run: its model examination, the examination instance there and its position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RunRef {
+    pub examination: ModelExamination,
+    pub exam_instance: usize,
+    pub position: usize,
+}
+
+/// For each value of an examination instance, every tool's answer: what E-2.2 and E-3.1 look at
+/// (stored flat: one allocation per examination instance, not one per value).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueAnswers {
+    /// `answers[starts[i]..starts[i + 1]]` are the answers for value `i`.
+    starts: Vec<u32>,
+    answers: Vec<(ToolIdx, Value)>,
+}
+
+impl ValueAnswers {
+    /// The answers of the runs of one examination instance, by value.
+    pub fn gather(values: usize, tools: &[u32], runs: &[Answers]) -> ValueAnswers {
+        let mut counts = vec![0u32; values + 1];
+        let mut total = 0;
+        for run in runs {
+            for (index, _) in run.iter() {
+                if (*index as usize) < values {
+                    counts[*index as usize + 1] += 1;
+                    total += 1;
+                }
+            }
+        }
+        for i in 0..values {
+            counts[i + 1] += counts[i];
+        }
+        let mut fill = counts.clone();
+        let mut answers: Vec<(ToolIdx, Value)> = vec![(0, Value::Bool(false)); total];
+        for (run, &tool) in runs.iter().zip(tools) {
+            for (index, value) in run.iter() {
+                let i = *index as usize;
+                if i < values {
+                    answers[fill[i] as usize] = (tool, value.clone());
+                    fill[i] += 1;
+                }
+            }
+        }
+        ValueAnswers {
+            starts: counts,
+            answers,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every tool's answer for value `i`.
+    pub fn value(&self, i: usize) -> &[(ToolIdx, Value)] {
+        &self.answers[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[(ToolIdx, Value)]> {
+        (0..self.len()).map(|i| self.value(i))
+    }
+}
+
+/// The answers by value of each examination instance of a model examination.
+#[salsa::tracked(returns(ref))]
+pub fn value_answers(db: &dyn salsa::Database, m: ModelExamination) -> Vec<ValueAnswers> {
+    m.exam_instances(db)
+        .iter()
+        .zip(m.answers(db).iter())
+        .map(|(ei, runs)| ValueAnswers::gather(ei.ids.len(), &ei.tools, runs))
+        .collect()
+}
+
+/// Rule E-2.2, for the values of one model examination.
+#[salsa::tracked(returns(ref))]
+pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTally {
+    let edition = m.contest(db).edition(db);
+    let mut tally = ConfidenceTally::default();
+    for answers in value_answers(db, m) {
+        for value in answers.iter() {
+            tally.add_value(value, &edition.confidence);
+        }
+    }
+    tally
+}
+
+/// Rule E-2.2 over the whole contest.
+#[salsa::tracked(returns(ref))]
+pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
+    let mut tally = ConfidenceTally::default();
+    for m in contest.examinations(db).iter() {
+        tally.merge(agreement(db, *m));
+    }
+    tally
+}
+
+/// Rule E-2.2: one tool's Confidence (a query of its own, so that a change to one tool's
+/// Confidence re-decides only the values that tool took part in).
+#[salsa::tracked(returns(copy))]
+pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
+    let contest = tool.contest(db);
+    confidence_rule(
+        confidence_tally(db, contest),
+        tool.index(db),
+        &contest.edition(db).confidence,
+    )
+}
+
+/// Rule E-3.1, fourth situation: whether a value this tool computed alone is trusted. A query of
+/// its own so that a small change of the tool's Confidence, which leaves this answer as it was,
+/// stops there instead of re-deciding every value the tool computed alone.
+#[salsa::tracked(returns(copy))]
+pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
+    trusted_alone(
+        tool_confidence(db, tool),
+        &tool.contest(db).edition(db).trusted,
+    )
+}
+
+/// Rule E-3.1: the trusted value of each value of each examination instance of a model
+/// examination (or the given truth, in a ground-truth contest).
+#[salsa::tracked(returns(ref))]
+pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    let contest = m.contest(db);
+    if contest.edition(db).info.trust == TrustKind::GroundTruth {
+        return m
+            .exam_instances(db)
+            .iter()
+            .map(|ei| {
+                (0..ei.ids.len())
+                    .map(|i| {
+                        trusted_by_ground_truth(
+                            ei.truth
+                                .as_ref()
+                                .and_then(|t| t.get(i))
+                                .and_then(Option::as_ref),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+    let tools = contest.tool_data(db);
+    // Confidences are read only where a decision needs them (salsa records the reads), and then
+    // through queries whose results rarely change: a unanimity reads none. Each query is asked
+    // once per model examination (it has many values of the same shapes).
+    let alone_seen: std::cell::RefCell<Vec<Option<bool>>> =
+        std::cell::RefCell::new(vec![None; tools.len()]);
+    let alone = |t: ToolIdx| {
+        let Some(tool) = tools.get(t as usize) else {
+            return false;
+        };
+        *alone_seen.borrow_mut()[t as usize].get_or_insert_with(|| tool_trusted_alone(db, *tool))
+    };
+    let contested_seen: std::cell::RefCell<
+        std::collections::HashMap<Vec<Vec<ToolIdx>>, Option<usize>>,
+    > = std::cell::RefCell::default();
+    let contested = |classes: &[Vec<ToolIdx>]| {
+        if let Some(decided) = contested_seen.borrow().get(classes) {
+            return *decided;
+        }
+        let decided = contested_decision(db, Contested::new(db, contest, classes.to_vec()))
+            .map(|i| i as usize);
+        contested_seen
+            .borrow_mut()
+            .insert(classes.to_vec(), decided);
+        decided
+    };
+    value_answers(db, m)
+        .iter()
+        .map(|answers| {
+            answers
+                .iter()
+                .map(|value| trusted_value_with(value, contested, alone))
+                .collect()
+        })
+        .collect()
+}
+
+/// The shape of a contested value: the tools behind each distinct answer, in order of first
+/// appearance. Values of the same shape share one decision.
+#[salsa::interned(debug)]
+pub struct Contested<'db> {
+    contest: ContestData,
+    #[returns(ref)]
+    classes: Vec<Vec<ToolIdx>>,
+}
+
+/// Rule E-3.1, second and third situations, for one shape of contested value: which class is
+/// trusted. Its result changes only when a Confidence change moves the decision.
+#[salsa::tracked(returns(copy))]
+pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'db>) -> Option<u32> {
+    let contest = shape.contest(db);
+    let tools = contest.tool_data(db);
+    let confidence = |t: ToolIdx| {
+        tools
+            .get(t as usize)
+            .map_or(0.0, |tool| tool_confidence(db, *tool))
+    };
+    contested_winner(shape.classes(db), confidence, &contest.edition(db).trusted).map(|i| i as u32)
+}
+
+/// One tool's score on one examination of one instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolExamScore {
+    pub tool: ToolIdx,
+    pub score: ExamScore,
+    /// Rule E-4.3: the run's measurement, reported when the tool computed all the trusted values.
+    pub reported: Option<Measurement>,
+}
+
+/// Rules E-4.2 and E-4.3 for every tool that takes part in each examination instance of a model
+/// examination (a tool that computed nothing scores 0 but takes part; one that said
+/// DO_NOT_COMPETE does not: E-1.8).
+#[salsa::tracked(returns(ref))]
+pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<ToolExamScore>> {
+    let edition = m.contest(db).edition(db);
+    let decisions = trusted_values(db, m);
+    let (exam_instances, runs, competes, measurements) = (
+        m.exam_instances(db),
+        m.answers(db),
+        m.competes(db),
+        m.measurements(db),
+    );
+    let mut all = Vec::with_capacity(exam_instances.len());
+    for (e, ei) in exam_instances.iter().enumerate() {
+        let trusted: Vec<Option<Value>> = decisions[e].iter().map(|d| d.value.clone()).collect();
+        let mut scores = Vec::new();
+        for position in 0..ei.tools.len() {
+            if !competes[e][position] {
+                continue;
+            }
+            let score = examination_score(
+                runs[e][position].iter().map(|(i, v)| (*i as usize, v)),
+                &trusted,
+                ei.scored as usize,
+                &edition.scoring,
+            );
+            let reported = reported_measurement(&score, &measurements[e][position]).copied();
+            scores.push(ToolExamScore {
+                tool: ei.tools[position],
+                score,
+                reported,
+            });
+        }
+        all.push(scores);
+    }
+    all
+}
+
+/// Rule E-4.4's factors of each examination instance of each model examination
+/// (`[model examination][examination instance]`): the instance's weight within its model and
+/// its model kind's multiplier in the examination's category.
+#[salsa::tracked(returns(ref))]
+pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight>> {
+    let edition = contest.edition(db);
+    let models = contest.models(db);
+    let examinations = contest.examinations(db);
+    let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
+    let weight_of =
+        |model: u32| instance_weight(&edition.scoring, models[model as usize].instances, largest);
+    // The category, model kind and instance weight of every examination instance, in order.
+    let shape = || {
+        examinations.iter().flat_map(|m| {
+            let model = m.model(db);
+            m.exam_instances(db).iter().map(move |ei| {
+                let category = edition.examinations[ei.exam as usize].category;
+                (category, models[model as usize].kind, weight_of(model))
+            })
+        })
+    };
+    let attainable = attainable_points(
+        &edition.scoring,
+        edition.categories.len(),
+        edition.model_kinds.len(),
+        shape(),
+    );
+    let multipliers: Vec<Vec<f64>> = attainable
+        .iter()
+        .map(|a| kind_multipliers(&edition.model_kinds, a))
+        .collect();
+    examinations
+        .iter()
+        .map(|m| {
+            let model = m.model(db);
+            let kind = models[model as usize].kind;
+            m.exam_instances(db)
+                .iter()
+                .map(|ei| {
+                    let category = edition.examinations[ei.exam as usize].category;
+                    Weight {
+                        instance: weight_of(model),
+                        kind: multipliers[category][kind],
+                        category,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What one examination of one instance adds to one tool's total in its category (E-4.6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CategoryEntry {
+    /// Index into the contest's model examinations, and of the examination instance there.
+    pub examination: usize,
+    pub exam_instance: usize,
+    pub category: CategoryId,
+    pub tool: ToolIdx,
+    /// Its points, weighted (E-4.4).
+    pub weighted: f64,
+    /// E-4.3: its measurement, when the examination is complete.
+    pub reported: Option<Measurement>,
+}
+
+/// Every tool's entries of every category, in the one order category totals are summed in
+/// ([`category_scores`], and explanations: the same numbers).
+pub fn category_entries(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+) -> impl Iterator<Item = CategoryEntry> + '_ {
+    let weights = weights(db, contest);
+    contest
+        .examinations(db)
+        .iter()
+        .zip(weights)
+        .enumerate()
+        .flat_map(move |(i, (m, w))| {
+            exam_scores(db, *m)
+                .iter()
+                .zip(w)
+                .enumerate()
+                .flat_map(move |(j, (scores, w))| {
+                    scores.iter().map(move |s| CategoryEntry {
+                        examination: i,
+                        exam_instance: j,
+                        category: w.category,
+                        tool: s.tool,
+                        weighted: weighted_points(s.score.points, w),
+                        reported: s.reported,
+                    })
+                })
+        })
+}
+
+/// Rule E-4.6's totals: per category, each tool's score, and its time and memory over the
+/// examinations it completed (E-4.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryScores {
+    /// `[category][tool]`
+    pub scores: Vec<Vec<f64>>,
+    /// `[category][tool]`: the tool took part in some examination of the category.
+    pub participating: Vec<Vec<bool>>,
+    /// `[category][tool]`
+    pub performance: Vec<Vec<Performance>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
+    let edition = contest.edition(db);
+    let tools = contest.tools(db).len();
+    let categories = edition.categories.len();
+    let mut weighted: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut performance = vec![vec![Performance::default(); tools]; categories];
+    let mut participating = vec![vec![false; tools]; categories];
+    for entry in category_entries(db, contest) {
+        let (c, t) = (entry.category, entry.tool as usize);
+        participating[c][t] = true;
+        weighted[c][t].push(entry.weighted);
+        if let Some(m) = entry.reported {
+            performance[c][t].add(m.cpu_time_s, m.peak_memory_mb());
+        }
+    }
+    CategoryScores {
+        scores: weighted
+            .into_iter()
+            .map(|tools| tools.into_iter().map(category_total).collect())
+            .collect(),
+        participating,
+        performance,
+    }
+}
+
+/// One category's podium and awards.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Podium {
+    pub category: CategoryId,
+    pub standings: Vec<Standing>,
+    pub awards: Awards,
+}
+
+/// Rules E-4.5 and E-4.6: in each category, the tools that took part in it.
+#[salsa::tracked(returns(ref))]
+pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
+    let edition = contest.edition(db);
+    let tools = contest.tools(db);
+    let totals = category_scores(db, contest);
+    (0..edition.categories.len())
+        .map(|category| {
+            let entrants: Vec<Entrant<'_>> = tools
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| totals.participating[category][*i])
+                .map(|(i, t)| Entrant {
+                    tool: i as ToolIdx,
+                    name: &t.name,
+                    family: &t.family,
+                    competing: t.competing,
+                })
+                .collect();
+            let success_cpu: Vec<f64> = totals.performance[category]
+                .iter()
+                .map(|p| p.cpu_s)
+                .collect();
+            let tie_break =
+                (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
+            let standings = podium::podium(&entrants, &totals.scores[category], tie_break);
+            let awards = if edition.awards.enabled {
+                podium::awards(
+                    &standings,
+                    &totals.performance[category],
+                    edition.awards.aggregate,
+                )
+            } else {
+                Awards::default()
+            };
+            Podium {
+                category,
+                standings,
+                awards,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,411 @@
+//! Why: `mccbuild explain` (one value, or one tool's score in one category) and `mccbuild
+//! confidence` (the reliability table of the MCC 2015 report, Table 3). Everything here is read
+//! from the scoring database; nothing is computed twice: the rule functions explain themselves
+//! through the same queries that score.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use mccbuild_plan::Plan;
+use mccbuild_rules::confidence::agreed_value;
+use mccbuild_rules::edition::TrustKind;
+use mccbuild_rules::podium::{category_total, weighted_points};
+use mccbuild_rules::points::score_value;
+use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
+
+use crate::database::{Handles, ScoringDb};
+use crate::db::{category_entries, confidence_tally, tool_confidence, ContestData};
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AnswerRow {
+    pub tool: String,
+    pub value: String,
+    /// The tool's Confidence (E-2.2); none in ground-truth contests.
+    pub confidence: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WeightRow {
+    pub value: String,
+    /// Total Confidence of the tools that gave it.
+    pub weight: f64,
+    pub tools: usize,
+}
+
+/// `mccbuild explain --value`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ValueExplanation {
+    pub instance: String,
+    pub examination: String,
+    pub id: String,
+    pub answers: Vec<AnswerRow>,
+    /// Tools that took part in the examination but gave no value for this one.
+    pub not_computed: Vec<String>,
+    /// E-2.2: the value is in the set V that Confidence is measured on, with this value.
+    pub confidence_set: Option<String>,
+    /// The situation of E-3.1 that decided (`unanimity`, `weighted-majority`, ...).
+    pub case: String,
+    pub weights: Vec<WeightRow>,
+    pub trusted: Option<String>,
+    /// The decision in words, with its rule.
+    pub reason: String,
+}
+
+/// Why an explanation cannot be given: what was asked for is not in the contest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExplainError {
+    #[error("no examination `{examination}` in {edition}")]
+    NoExamination {
+        examination: String,
+        edition: String,
+    },
+    #[error("no examination {examination} on instance `{instance}` in this contest")]
+    NotPlanned {
+        instance: String,
+        examination: String,
+    },
+    #[error("no value `{id}` in {examination} of {instance} (its ids are like: {some})")]
+    NoValue {
+        id: String,
+        examination: String,
+        instance: String,
+        some: String,
+    },
+    #[error("no tool `{0}` in this contest")]
+    NoTool(String),
+    #[error("no category `{category}` in {edition}")]
+    NoCategory { category: String, edition: String },
+}
+
+/// Explains one value: `instance`, `examination`, `id` (a formula id, the examination's name for
+/// a global property, STATES/TRANSITIONS/... for StateSpace).
+pub fn explain_value(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    instance: &str,
+    examination: &str,
+    id: &str,
+) -> Result<ValueExplanation, ExplainError> {
+    let edition = &plan.contest.edition;
+    let (e, index) = locate_value(plan, instance, examination, id)?;
+    let tools = &plan.contest.tools;
+    let tool_data = handles.contest.tool_data(db);
+    let ground_truth = edition.info.trust == TrustKind::GroundTruth;
+    let confidence = |t: u32| tool_confidence(db, tool_data[t as usize]);
+    let answers_given = handles.value_answers(db, e).value(index);
+    let answers: Vec<AnswerRow> = answers_given
+        .iter()
+        .map(|(t, v)| AnswerRow {
+            tool: tools[*t as usize].name.clone(),
+            value: v.to_string(),
+            confidence: (!ground_truth).then(|| confidence(*t)),
+        })
+        .collect();
+    let answered: BTreeSet<u32> = answers_given.iter().map(|(t, _)| *t).collect();
+    let not_computed = handles
+        .exam_scores(db, e)
+        .iter()
+        .filter(|s| !answered.contains(&s.tool))
+        .map(|s| tools[s.tool as usize].name.clone())
+        .collect();
+    let decision = &handles.decisions(db, e)[index];
+    let weights: Vec<WeightRow> = if ground_truth {
+        Vec::new()
+    } else {
+        value_weights(answers_given, confidence)
+            .into_iter()
+            .map(|(v, w, n)| WeightRow {
+                value: v.to_string(),
+                weight: w,
+                tools: n,
+            })
+            .collect()
+    };
+    let trusted = decision.value.as_ref().map(|v| v.to_string());
+    let reason = reason(
+        plan,
+        decision,
+        answers_given,
+        &answers,
+        &weights,
+        &confidence,
+    );
+    Ok(ValueExplanation {
+        instance: instance.to_string(),
+        examination: examination.to_string(),
+        id: id.to_string(),
+        answers,
+        not_computed,
+        confidence_set: agreed_value(answers_given, &edition.confidence).map(|v| v.to_string()),
+        case: decision.case.name().to_string(),
+        weights,
+        trusted,
+        reason,
+    })
+}
+
+/// The examination instance (index into the plan's) and the value's index there.
+fn locate_value(
+    plan: &Plan,
+    instance: &str,
+    examination: &str,
+    id: &str,
+) -> Result<(usize, usize), ExplainError> {
+    let edition = &plan.contest.edition;
+    let exam = edition
+        .examination(examination)
+        .ok_or_else(|| ExplainError::NoExamination {
+            examination: examination.to_string(),
+            edition: edition.info.name.clone(),
+        })?;
+    let e = plan
+        .exam_instances
+        .iter()
+        .position(|ei| plan.instances[ei.instance].name == instance && ei.exam == exam)
+        .ok_or_else(|| ExplainError::NotPlanned {
+            instance: instance.to_string(),
+            examination: examination.to_string(),
+        })?;
+    let ids = &plan.exam_instances[e].ids;
+    let index = ids
+        .iter()
+        .position(|v| &**v == id)
+        .ok_or_else(|| ExplainError::NoValue {
+            id: id.to_string(),
+            examination: examination.to_string(),
+            instance: instance.to_string(),
+            some: ids
+                .iter()
+                .take(4)
+                .map(|v| &**v)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    Ok((e, index))
+}
+
+/// The decision in words, with the situation of E-3.1 that made it (numbered as in the rules
+/// text), the numbers it compared, and the rule functions' verdicts on them.
+fn reason(
+    plan: &Plan,
+    decision: &Decision,
+    answers_given: &[(u32, mccbuild_core::Value)],
+    answers: &[AnswerRow],
+    weights: &[WeightRow],
+    confidence: &dyn Fn(u32) -> f64,
+) -> String {
+    let rules = &plan.contest.edition.trusted;
+    let shown = decision
+        .value
+        .as_ref()
+        .map_or_else(|| "unknown".to_string(), |v| v.to_string());
+    let situation = |case: TrustCase| match case.situation() {
+        Some(1) => "first situation",
+        Some(2) => "second situation",
+        Some(3) => "third situation",
+        Some(4) => "fourth situation",
+        _ => "fifth situation",
+    };
+    let rule = format!("E-3.1, {}", situation(decision.case));
+    match decision.case {
+        TrustCase::NoAnswer => format!("{rule}: no tool provides any value; the trusted value is unknown"),
+        TrustCase::SingleTool => {
+            let c = confidence(answers_given[0].0);
+            format!(
+                "{rule}: only {} provides a value; its Confidence {c:.6} is {} the threshold {}: {shown}",
+                answers[0].tool,
+                if trusted_alone(c, rules) { "at or above" } else { "below" },
+                rules.single_tool_threshold
+            )
+        }
+        TrustCase::Unanimity => format!("{rule}: all {} tools agree: {shown}", answers_given.len()),
+        TrustCase::TwoTools => format!(
+            "{rule}: only two tools provide different values; {} (Confidence {:.6}) against {} (Confidence {:.6}): {}",
+            answers[0].tool,
+            confidence(answers_given[0].0),
+            answers[1].tool,
+            confidence(answers_given[1].0),
+            if decision.value.is_some() { format!("the higher Confidence wins: {shown}") } else { "equal Confidence: unknown".into() }
+        ),
+        TrustCase::WeightedMajority => {
+            let total: f64 = weights.iter().map(|w| w.weight).sum();
+            let best = weights.iter().max_by(|a, b| a.weight.total_cmp(&b.weight));
+            match (best, &decision.value) {
+                (Some(b), Some(_)) => format!(
+                    "{rule} (weighted majority, {:?}): {} weighs {:.6} of a total {total:.6}: {shown}",
+                    rules.weighted_majority, b.value, b.weight
+                ),
+                _ => format!(
+                    "{rule} (weighted majority, {:?}): no value has the majority of the total weight {total:.6}: unknown",
+                    rules.weighted_majority
+                ),
+            }
+        }
+        TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
+    }
+}
+
+/// One examination of one instance in a tool's category score.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EntryRow {
+    pub instance: String,
+    pub examination: String,
+    pub right: u32,
+    pub wrong: u32,
+    /// E-4.1: points of one right value here.
+    pub score_value: f64,
+    pub earned: f64,
+    pub penalty: f64,
+    /// `earned - penalty`.
+    pub points: f64,
+    /// E-4.4: the instance's share of its model's weight.
+    pub instance_weight: f64,
+    /// E-4.4: the multiplier of its model's kind in this category.
+    pub kind_multiplier: f64,
+    /// `points x instance_weight x kind_multiplier`: what the entry adds to the score.
+    pub weighted: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ModelRow {
+    pub model: String,
+    pub kind: String,
+    pub instances: usize,
+    pub weighted: f64,
+    pub entries: Vec<EntryRow>,
+}
+
+/// `mccbuild explain --tool T --category C`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ToolExplanation {
+    pub tool: String,
+    pub category: String,
+    pub score: f64,
+    pub models: Vec<ModelRow>,
+}
+
+/// Explains a tool's score in a category: its points per model, instance and examination, with
+/// penalties, normalisation and multipliers. The score is the podium's: the same entries, summed
+/// by the same rule function in the same order (E-4.6).
+pub fn explain_tool(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    tool: &str,
+    category: &str,
+) -> Result<ToolExplanation, ExplainError> {
+    let edition = &plan.contest.edition;
+    let t = plan
+        .contest
+        .tool(tool)
+        .ok_or_else(|| ExplainError::NoTool(tool.to_string()))? as u32;
+    let c = edition
+        .category(category)
+        .ok_or_else(|| ExplainError::NoCategory {
+            category: category.to_string(),
+            edition: edition.info.name.clone(),
+        })?;
+    let mut models: BTreeMap<usize, ModelRow> = BTreeMap::new();
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        let w = handles.weight(db, e);
+        if w.category != c {
+            continue;
+        }
+        let Some(s) = handles.exam_scores(db, e).iter().find(|s| s.tool == t) else {
+            continue;
+        };
+        let instance = &plan.instances[ei.instance];
+        let model = &plan.models[instance.model];
+        let row = models.entry(instance.model).or_insert_with(|| ModelRow {
+            model: model.name.clone(),
+            kind: edition.model_kinds[model.kind].name.clone(),
+            instances: model.instances.len(),
+            weighted: 0.0,
+            entries: Vec::new(),
+        });
+        row.entries.push(EntryRow {
+            instance: instance.name.clone(),
+            examination: edition.examinations[ei.exam].name.clone(),
+            right: s.score.right,
+            wrong: s.score.wrong,
+            score_value: score_value(&edition.scoring, ei.scored),
+            earned: s.score.earned,
+            penalty: s.score.penalty,
+            points: s.score.points,
+            instance_weight: w.instance,
+            kind_multiplier: w.kind,
+            weighted: weighted_points(s.score.points, &w),
+        });
+    }
+    for row in models.values_mut() {
+        row.weighted = category_total(row.entries.iter().map(|e| e.weighted));
+    }
+    let score = tool_category_total(db, handles.contest, c, t);
+    Ok(ToolExplanation {
+        tool: tool.to_string(),
+        category: category.to_string(),
+        score,
+        models: models.into_values().collect(),
+    })
+}
+
+/// Rule E-4.6: one tool's total in one category, from the same entries, in the same order and
+/// by the same rule function as [`crate::db::category_scores`]: the podium's number.
+pub fn tool_category_total(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+    category: usize,
+    tool: u32,
+) -> f64 {
+    category_total(
+        category_entries(db, contest)
+            .filter(|x| x.category == category && x.tool == tool)
+            .map(|x| x.weighted),
+    )
+}
+
+/// One line of the reliability table (MCC 2015 report, Table 3).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ConfidenceRow {
+    pub tool: String,
+    /// E-2.2: correct / selected (or / |V|, as the rules file says).
+    pub rate: f64,
+    /// Values of V the tool answered with V's value.
+    pub correct: u64,
+    /// Values of V the tool answered.
+    pub selected: u64,
+    /// Examinations in which the tool answered at least one value on at least one instance.
+    pub examinations: usize,
+}
+
+/// The reliability table.
+pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ConfidenceRow> {
+    let tally = confidence_tally(db, handles.contest);
+    let tool_data = handles.contest.tool_data(db);
+    let mut entered: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.contest.tools.len()];
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        for (t, _) in handles.value_answers(db, e).iter().flatten() {
+            entered[*t as usize].insert(ei.exam);
+        }
+    }
+    let mut rows: Vec<ConfidenceRow> = plan
+        .contest
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let t = tally.tool(i as u32);
+            ConfidenceRow {
+                tool: tool.name.clone(),
+                rate: tool_confidence(db, tool_data[i]),
+                correct: t.correct,
+                selected: t.selected,
+                examinations: entered[i].len(),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| a.tool.cmp(&b.tool));
+    rows
+}

@@ -1,0 +1,92 @@
+//! The scoring database's inputs, built from a plan and the summaries of its stored runs.
+
+use std::sync::Arc;
+
+use mccbuild_core::{Measurement, RunKey};
+use mccbuild_plan::manifest::ToolKind;
+use mccbuild_plan::Plan;
+use mccbuild_rules::participation::takes_part;
+use mccbuild_store::Summary;
+
+use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
+use crate::db::{Answers, ModelInfo, RunRef, ToolInfo};
+
+/// What the scoring database holds of a run: its answers, whether it takes part (stored, and
+/// E-1.8: not DO_NOT_COMPETE), its measurement. No summary: not run yet.
+pub fn run_inputs(summary: Option<&Summary>) -> (Answers, bool, Measurement) {
+    match summary {
+        Some(s) => (s.answers.clone(), takes_part(s.response), s.measurement),
+        None => (Arc::from(Vec::new()), false, Measurement::default()),
+    }
+}
+
+/// Each planned run's place in the scoring database that [`build_scoring`] made of the plan (it
+/// lists an examination instance's runs in plan order).
+pub fn run_refs(plan: &Plan, handles: &Handles) -> Vec<RunRef> {
+    let mut position = vec![0usize; plan.exam_instances.len()];
+    plan.runs
+        .iter()
+        .map(|run| {
+            let r = handles.run(run.exam_instance, position[run.exam_instance]);
+            position[run.exam_instance] += 1;
+            r
+        })
+        .collect()
+}
+
+/// Builds the scoring database of a plan from run summaries.
+pub fn build_scoring<'a>(
+    mut db: ScoringDb,
+    plan: &Plan,
+    summary: impl Fn(&RunKey) -> Option<&'a Summary>,
+) -> (ScoringDb, Handles) {
+    let tools: Vec<ToolInfo> = plan
+        .contest
+        .tools
+        .iter()
+        .map(|t| ToolInfo {
+            name: t.name.clone(),
+            family: t.family.clone(),
+            competing: t.kind == ToolKind::Competing,
+        })
+        .collect();
+    let models: Vec<ModelInfo> = plan
+        .models
+        .iter()
+        .map(|m| ModelInfo {
+            name: m.name.clone(),
+            kind: m.kind,
+            instances: m.instances.len(),
+        })
+        .collect();
+    let mut runs: Vec<Vec<RunInputs>> = vec![Vec::new(); plan.exam_instances.len()];
+    for run in &plan.runs {
+        let (answers, competes, measurement) = run_inputs(summary(&run.key));
+        runs[run.exam_instance].push(RunInputs {
+            tool: run.tool as u32,
+            competes,
+            answers,
+            measurement,
+        });
+    }
+    let exam_instances = plan
+        .exam_instances
+        .iter()
+        .zip(runs)
+        .map(|(ei, runs)| ExamInstanceInputs {
+            model: plan.instances[ei.instance].model as u32,
+            exam: ei.exam as u32,
+            ids: ei.ids.clone(),
+            scored: ei.scored as u32,
+            truth: ei.truth.clone(),
+            runs,
+        })
+        .collect();
+    let handles = db.build(ContestInputs {
+        edition: plan.contest.edition.clone(),
+        tools,
+        models,
+        exam_instances,
+    });
+    (db, handles)
+}

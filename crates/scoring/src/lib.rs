@@ -1,0 +1,9 @@
+//! Scoring: the incremental database (salsa) whose queries only wire the rules functions
+//! together ([`db`]) and the database holding them ([`database`]), its inputs built from a plan and the store ([`inputs`]), and what the
+//! outputs read from it: the scores report ([`scores`]) and explanations ([`explain`]).
+
+pub mod database;
+pub mod db;
+pub mod explain;
+pub mod inputs;
+pub mod scores;

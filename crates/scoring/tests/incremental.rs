@@ -1,0 +1,356 @@
+//! Incrementality: changing one run's answers re-executes only the queries that depend on it,
+//! and a trusted value recomputed to the same value stops the wave (salsa's early cutoff).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use mccbuild_core::{Measurement, Termination, Value};
+use mccbuild_rules::edition::Edition;
+use mccbuild_rules::trusted::TrustCase;
+use mccbuild_scoring::db::{
+    podiums, ContestInputs, ExamInstanceInputs, ModelInfo, RunInputs, ScoringDb, ToolInfo,
+};
+
+fn edition() -> Arc<Edition> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/mcc-2026.toml");
+    Arc::new(Edition::load(&path).expect("the 2026 rules load"))
+}
+
+/// A run that ended by itself after `cpu_s` seconds of CPU, using `memory_mb` MB at most.
+fn measured(cpu_s: f64, memory_mb: f64) -> Measurement {
+    Measurement {
+        termination: Termination::Exit { code: 0 },
+        cpu_time_s: cpu_s,
+        wall_time_s: cpu_s,
+        peak_memory_bytes: (memory_mb * (1u64 << 20) as f64) as u64,
+    }
+}
+
+fn counts(executed: Vec<String>) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for name in executed {
+        *counts.entry(name).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Four tools A, B, C, D; five StateSpace examinations (4 values each) on five instances of one
+/// model. Every tool answers every value 1, except on instance 1, value 0, where C gives no
+/// answer and D says 2 (A and B say 1): three tools that disagree, decided by weighted majority
+/// (A + B weigh 2.0 against D's 1.0), and not part of the Confidence set V (only 2 agree).
+fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
+    let edition = edition();
+    let ss = edition.examination("StateSpace").unwrap() as u32;
+    let ids: Arc<[Arc<str>]> = [
+        "STATES",
+        "TRANSITIONS",
+        "MAX_TOKEN_IN_PLACE",
+        "MAX_TOKEN_PER_MARKING",
+    ]
+    .iter()
+    .map(|s| Arc::from(*s))
+    .collect();
+    let tools = ["A", "B", "C", "D"]
+        .iter()
+        .map(|n| ToolInfo {
+            name: n.to_string(),
+            family: n.to_string(),
+            competing: true,
+        })
+        .collect();
+    let all_ones: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
+    let mut exam_instances = Vec::new();
+    for instance in 0..5u32 {
+        let runs = (0..4u32)
+            .map(|tool| {
+                let answers: Arc<[(u16, Value)]> = match (instance, tool) {
+                    (1, 2) => (1..4).map(|i| (i as u16, Value::Int(1))).collect(),
+                    (1, 3) => (0..4)
+                        .map(|i| (i as u16, Value::Int(if i == 0 { 2 } else { 1 })))
+                        .collect(),
+                    _ => all_ones.clone(),
+                };
+                RunInputs {
+                    tool,
+                    competes: true,
+                    answers,
+                    measurement: measured(1.0 + tool as f64, 10.0),
+                }
+            })
+            .collect();
+        exam_instances.push(ExamInstanceInputs {
+            model: 0,
+            exam: ss,
+            ids: ids.clone(),
+            scored: 4,
+            runs,
+            truth: None,
+        });
+    }
+    let models = vec![ModelInfo {
+        name: "M".into(),
+        kind: 0,
+        instances: 5,
+    }];
+    db.build(ContestInputs {
+        edition,
+        tools,
+        models,
+        exam_instances,
+    })
+}
+
+#[test]
+fn one_changed_run_reexecutes_only_what_depends_on_it() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let before = podiums(&db, handles.contest).clone();
+    db.start_logging();
+
+    // Tool A now says 5 for instance 0's STATES: three tools still agree on 1 (in V), so A is
+    // wrong once: its Confidence drops from 1 to 18/19.
+    let changed: Arc<[(u16, Value)]> = (0..4)
+        .map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 })))
+        .collect();
+    db.set_answers(handles.run(0, 0), changed);
+    let after = podiums(&db, handles.contest).clone();
+
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        // Scoring inputs and queries are per model and examination: the five instances are one
+        // group, recomputed because instance 0's answers changed.
+        ("value_answers", 1),
+        ("agreement", 1),
+        ("confidence_tally", 1), // the sum over the contest
+        ("tool_confidence", 4),  // each reads the tally; only A's value changes
+        // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
+        // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
+        // decision is unchanged: no other group would be re-decided for it.
+        ("contested_decision", 2),
+        ("trusted_values", 1),
+        ("exam_scores", 1),
+        ("category_scores", 1), // one sum over the examination scores
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    // The weights (E-4.4) depend on the contest's shape, not on answers: reused.
+    assert!(!executed.contains_key("weights"));
+
+    // A lost 1 point and paid a 2-point penalty on STATES (ScoreValue 4 per StateSpace value:
+    // 16 / 4 values): from +4 to -8 on that value. Its StateSpace score moves by -12 x weight.
+    let a_before = before[0]
+        .standings
+        .iter()
+        .find(|s| s.tool == 0)
+        .unwrap()
+        .score;
+    let a_after = after[0]
+        .standings
+        .iter()
+        .find(|s| s.tool == 0)
+        .unwrap()
+        .score;
+    // One model of 5 instances is also the largest: it weighs max_model_ratio = 2 in total,
+    // 2/5 per instance. -12 x 0.4 = -4.8.
+    assert!(
+        (a_after - a_before + 4.8).abs() < 1e-9,
+        "{a_before} -> {a_after}"
+    );
+}
+
+#[test]
+fn an_unchanged_input_reexecutes_nothing() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let _ = podiums(&db, handles.contest);
+    db.start_logging();
+    // Setting the same answers again is not a change (setters compare first).
+    let same: Arc<[(u16, Value)]> = (0..4).map(|i| (i as u16, Value::Int(1))).collect();
+    db.set_answers(handles.run(2, 1), same);
+    let _ = podiums(&db, handles.contest);
+    assert_eq!(db.take_executed(), Vec::<String>::new());
+}
+
+#[test]
+fn time_and_memory_do_not_touch_values() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let _ = podiums(&db, handles.contest);
+    db.start_logging();
+    db.set_measurement(handles.run(3, 1), measured(0.5, 3.0));
+    let _ = podiums(&db, handles.contest);
+    // Only the score of that examination (which carries E-4.3's time and memory) and the sums
+    // above it: no value answers, no Confidence, no trusted value.
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> =
+        [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+    assert_eq!(executed, expected);
+}
+
+/// A contest of some size: 4 tools, 60 examination instances of 16 boolean values (40
+/// ReachabilityCardinality instances, 20 CTLCardinality). All tools agree everywhere, except
+/// that tool 3 disagrees on value 0 of the CTL instances (so those 20 instances read its
+/// Confidence: 3 against 1, decided by weighted majority).
+fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec<usize>) {
+    let edition = edition();
+    let rc = edition.examination("ReachabilityCardinality").unwrap() as u32;
+    let ctl = edition.examination("CTLCardinality").unwrap() as u32;
+    let ids: Arc<[Arc<str>]> = (0..16).map(|i| Arc::from(format!("f{i:02}"))).collect();
+    let tools = (0..4)
+        .map(|n| ToolInfo {
+            name: format!("t{n}"),
+            family: format!("t{n}"),
+            competing: true,
+        })
+        .collect();
+    let truth = |i: u16| Value::Bool(i % 3 == 0);
+    let mut exam_instances = Vec::new();
+    let (mut rc_eis, mut ctl_eis) = (Vec::new(), Vec::new());
+    for instance in 0..60u32 {
+        let exam = if instance < 40 { rc } else { ctl };
+        let runs = (0..4u32)
+            .map(|tool| {
+                let answers: Arc<[(u16, Value)]> = (0..16u16)
+                    .map(|i| {
+                        (
+                            i,
+                            if exam == ctl && tool == 3 && i == 0 {
+                                Value::Bool(i % 3 != 0)
+                            } else {
+                                truth(i)
+                            },
+                        )
+                    })
+                    .collect();
+                RunInputs {
+                    tool,
+                    competes: true,
+                    answers,
+                    measurement: measured(1.0, 1.0),
+                }
+            })
+            .collect();
+        if exam == rc {
+            rc_eis.push(instance as usize)
+        } else {
+            ctl_eis.push(instance as usize)
+        }
+        exam_instances.push(ExamInstanceInputs {
+            model: instance / 10,
+            exam,
+            ids: ids.clone(),
+            scored: 16,
+            runs,
+            truth: None,
+        });
+    }
+    let models = (0..6)
+        .map(|m| ModelInfo {
+            name: format!("M{m}"),
+            kind: 0,
+            instances: 10,
+        })
+        .collect();
+    (
+        db.build(ContestInputs {
+            edition,
+            tools,
+            models,
+            exam_instances,
+        }),
+        rc_eis,
+        ctl_eis,
+    )
+}
+
+#[test]
+fn one_tools_runs_of_one_examination_change_at_contest_scale() {
+    let mut db = ScoringDb::with_log();
+    let (handles, rc_eis, ctl_eis) = medium(&mut db);
+    let before = podiums(&db, handles.contest).clone();
+    db.start_logging();
+    // Tool 0 now gets value 1 wrong on all 40 ReachabilityCardinality instances: those 40 value
+    // groups change; each value 1 still has 3 agreeing tools of 4 (in V), tool 0 is wrong 40
+    // times: its Confidence changes. Contested shapes: the new one of the Reachability
+    // instances (tool 0 against 1, 2, 3) and the one all 20 CTL instances share (0, 1, 2 against
+    // 3), which reads tool 0's Confidence but still decides for 0, 1, 2: the wave stops there,
+    // the CTL instances' trusted values are not re-decided. Scoring queries are per model and
+    // examination: the 40 changed instances are 4 groups (models M0..M3 of 10 instances each),
+    // and only those are regrouped, re-decided and re-scored.
+    for &e in &rc_eis {
+        let (_, answers) = db.run_answers(handles.run(e, 0));
+        let changed: Arc<[(u16, Value)]> = answers
+            .iter()
+            .map(|(i, v)| {
+                (
+                    *i,
+                    if *i == 1 {
+                        Value::Bool(!matches!(v, Value::Bool(true)))
+                    } else {
+                        v.clone()
+                    },
+                )
+            })
+            .collect();
+        db.set_answers(handles.run(e, 0), changed);
+    }
+    let after = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("value_answers", 4),
+        ("agreement", 4),
+        ("confidence_tally", 1),
+        ("tool_confidence", 4),
+        ("contested_decision", 2),
+        ("trusted_values", 4),
+        ("exam_scores", 4),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    assert_ne!(before, after, "tool 0 lost points in Reachability");
+    // The CTL instances' contested value 0 is still decided for the three tools (true).
+    for &e in &ctl_eis {
+        let d = &handles.decisions(&db, e)[0];
+        assert_eq!(
+            (d.value.clone(), d.case),
+            (Some(Value::Bool(true)), TrustCase::WeightedMajority)
+        );
+    }
+}
+
+/// An explanation's total is the podium's: the same entries summed in the same order by the same
+/// rule function (E-4.6), to the last bit, here with fractional weights (E-4.4 normalisation
+/// over models of 10 instances) where another order of summation would differ.
+#[test]
+fn an_explanations_total_is_the_podiums_to_the_last_bit() {
+    let mut db = ScoringDb::default();
+    let (handles, _, _) = medium(&mut db);
+    let edition = handles.contest.edition(&db).clone();
+    let totals = mccbuild_scoring::db::category_scores(&db, handles.contest).clone();
+    let mut checked = 0;
+    for category in 0..edition.categories.len() {
+        for tool in 0..handles.contest.tools(&db).len() as u32 {
+            let explained = mccbuild_scoring::explain::tool_category_total(
+                &db,
+                handles.contest,
+                category,
+                tool,
+            );
+            let podium = totals.scores[category][tool as usize];
+            assert_eq!(explained.to_bits(), podium.to_bits(), "{category} {tool}");
+            checked += (podium != 0.0) as usize;
+        }
+    }
+    assert!(checked > 0);
+}

@@ -1,0 +1,102 @@
+//! One module per command; [`run`] dispatches the parsed command line to it.
+
+mod check;
+mod confidence;
+mod exec_run;
+mod explain;
+mod export;
+mod import;
+mod plan;
+mod report;
+mod run;
+mod sandbox;
+mod scores;
+mod watch;
+
+pub use import::{imported_record, ImportSummary};
+
+use crate::cli::{Cli, Command};
+use crate::error::Error;
+
+/// Runs the command the user asked for.
+pub fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        Command::Check { rules, .. } if !rules.is_empty() => check::rules_files(&rules),
+        Command::Check { manifest, .. } => check::contest(&manifest.manifest),
+        Command::Plan {
+            manifest,
+            filter,
+            json,
+        } => plan::plan(&manifest.manifest, &filter.filter(), json),
+        Command::Run {
+            manifest,
+            filter,
+            jobs,
+            json,
+        } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
+        Command::ExecRun {
+            manifest,
+            keys,
+            keys_file,
+            jobs,
+        } => exec_run::exec_run(&manifest.manifest, keys, keys_file.as_deref(), jobs),
+        Command::Sandbox(args) => sandbox::sandbox(args),
+        Command::Import {
+            manifest,
+            file,
+            json,
+        } => import::import(&manifest.manifest, &file, json),
+        Command::Explain {
+            manifest,
+            what,
+            json,
+        } => explain::explain(&manifest.manifest, what, json),
+        Command::Confidence { manifest, json } => confidence::confidence(&manifest.manifest, json),
+        Command::Report {
+            manifest,
+            out,
+            exports,
+            json,
+        } => report::report(&manifest.manifest, out.as_deref(), exports, json),
+        Command::Watch {
+            manifest,
+            run,
+            serve,
+            json,
+            updates,
+        } => watch::watch(watch::WatchOptions {
+            manifest: manifest.manifest,
+            run,
+            serve,
+            json,
+            updates,
+        }),
+        Command::Export { manifest, to } => export::export(&manifest.manifest, to),
+    }
+}
+
+/// Writes `text` to standard output; a closed pipe (`mccbuild ... | head`) is a normal end.
+pub(crate) fn print_out(text: &str) -> Result<(), Error> {
+    print_bytes(text.as_bytes())
+}
+
+/// [`print_out`] of bytes.
+pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// [`print_out`] of a value as one line of JSON.
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), Error> {
+    let mut text = serde_json::to_string(value).unwrap_or_default();
+    text.push('\n');
+    print_out(&text)
+}

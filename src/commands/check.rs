@@ -1,0 +1,48 @@
+//! `mccbuild check`: the manifest, the rules and every instance validated, every problem at
+//! once; or, with `--rules`, rules files alone.
+
+use std::path::{Path, PathBuf};
+
+use mccbuild_core::diag::Problems;
+use mccbuild_rules::edition::Edition;
+
+use crate::error::Error;
+use crate::session::Session;
+
+/// Checks a contest: its manifest, rules, tools and instances.
+pub fn contest(manifest: &Path) -> Result<(), Error> {
+    let session = Session::open(manifest)?;
+    if !session.plan.problems.is_empty() {
+        return Err(Error::Input(session.plan.problems));
+    }
+    let plan = &session.plan;
+    println!(
+        "ok: {} ({}): {} models, {} instances, {} tools, {} runs",
+        plan.contest.name,
+        plan.contest.edition.info.name,
+        plan.models.len(),
+        plan.instances.len(),
+        plan.contest.tools.len(),
+        plan.runs.len()
+    );
+    Ok(())
+}
+
+/// Checks rules files.
+pub fn rules_files(files: &[PathBuf]) -> Result<(), Error> {
+    let mut problems = Problems::default();
+    for file in files {
+        match Edition::load(file) {
+            Ok(edition) => println!(
+                "ok: {} ({}): {} categories, {} examinations, {} model kinds",
+                file.display(),
+                edition.info.name,
+                edition.categories.len(),
+                edition.examinations.len(),
+                edition.model_kinds.len()
+            ),
+            Err(e) => problems.extend(e.into_problems()),
+        }
+    }
+    problems.into_result(()).map_err(Error::Input)
+}

@@ -1,0 +1,97 @@
+//! `mccbuild export`: the results as the MCC-layout CSV, the JSON and propertiesverdict XML
+//! files, executing nothing.
+
+use std::path::{Path, PathBuf};
+
+use mccbuild_output::export::{collect, write_file, Export, StoredRuns};
+
+use crate::cli::ExportTo;
+use crate::error::Error;
+use crate::session::Session;
+
+fn is_stdout(path: &Option<PathBuf>) -> bool {
+    path.as_deref() == Some(Path::new("-"))
+}
+
+pub fn export(manifest: &Path, to: ExportTo) -> Result<(), Error> {
+    if is_stdout(&to.csv) && is_stdout(&to.json) {
+        return Err(Error::Usage(
+            "--csv - and --json - would both write to standard output; write one of them to a file"
+                .into(),
+        ));
+    }
+    for (flag, path) in [("--verdicts", &to.verdicts), ("--dir", &to.dir)] {
+        if is_stdout(path) {
+            return Err(Error::Usage(format!(
+                "{flag} names a folder; `-` (standard output) is for --csv and --json"
+            )));
+        }
+    }
+    let session = Session::open_and_warn(manifest)?;
+    session.warn_instance_problems();
+    let (db, handles) = session.scoring();
+    let stored = StoredRuns {
+        plan: &session.plan,
+        store: &session.store,
+        index: &session.index,
+    };
+    let export = collect(&stored, &db, &handles)?;
+    if export.not_stored > 0 {
+        eprintln!(
+            "note: {} planned runs are not in the store and are not exported (`mccbuild run`, or `mccbuild import` for results files, records them)",
+            export.not_stored
+        );
+    }
+    write_files(&export, &to)?;
+    let without_values = write_folders(&export, &to)?;
+    if !without_values.is_empty() {
+        eprintln!(
+            "note: no verdict file for {} (none of their instances has an examination in the contest)",
+            without_values.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// `--csv FILE` and `--json FILE` (`-`: standard output).
+fn write_files(export: &Export, to: &ExportTo) -> Result<(), Error> {
+    for (path, csv) in [(&to.csv, true), (&to.json, false)] {
+        let Some(path) = path else { continue };
+        let bytes = if csv {
+            export.csv_bytes()
+        } else {
+            export.json_bytes()
+        };
+        if path.as_path() == Path::new("-") {
+            super::print_bytes(&bytes)?;
+        } else {
+            write_file(path, &bytes)?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// `--verdicts DIR` and `--dir DIR`; returns the models without any value (no verdict file).
+fn write_folders(export: &Export, to: &ExportTo) -> Result<Vec<String>, Error> {
+    let mut without_values = Vec::new();
+    if let Some(dir) = &to.verdicts {
+        let files = export.write_verdicts(dir)?;
+        eprintln!(
+            "wrote {} verdict files under {}",
+            files.len(),
+            dir.display()
+        );
+        without_values = export.models_without_values();
+    }
+    if let Some(dir) = &to.dir {
+        let written = export.write_dir(dir)?;
+        eprintln!(
+            "wrote results.csv, results.json and {} verdict files under {}",
+            written.verdicts.len(),
+            dir.display()
+        );
+        without_values = written.models_without_values;
+    }
+    Ok(without_values)
+}

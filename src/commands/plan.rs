@@ -1,0 +1,27 @@
+//! `mccbuild plan`: how many runs the contest has, how many are stored, how many are to run.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::session::{Filter, Session};
+
+pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
+    let session = Session::open_and_warn(manifest)?;
+    session.warn_instance_problems();
+    let selection = session.select(filter)?;
+    let summary = session.summary(&selection);
+    if json {
+        return super::print_json(&summary);
+    }
+    let mut text = format!(
+        "{} runs: {} in the store, {} to run\n",
+        summary.runs, summary.cached, summary.to_run
+    );
+    for (tool, c) in &summary.by_tool {
+        text += &format!(
+            "  {tool:<20} {:>7} runs {:>7} cached {:>7} to run\n",
+            c.runs, c.cached, c.to_run
+        );
+    }
+    super::print_out(&text)
+}

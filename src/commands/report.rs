@@ -1,0 +1,44 @@
+//! `mccbuild report`: the results as a static site (and, with `--exports`, the exports beside
+//! it).
+
+use std::path::Path;
+
+use mccbuild_output::export::{write_all, StoredRuns};
+use mccbuild_output::report::{write_site, ReportData};
+
+use crate::error::Error;
+use crate::session::Session;
+
+pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) -> Result<(), Error> {
+    let session = Session::open_and_warn(manifest)?;
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => session.plan.contest.root.join("report"),
+    };
+    let (db, handles) = session.scoring();
+    let mut data = ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
+    if exports {
+        let stored = StoredRuns {
+            plan: &session.plan,
+            store: &session.store,
+            index: &session.index,
+        };
+        write_all(&stored, &db, &handles, &dir.join("exports"))?;
+        data.exports = true;
+    }
+    let summary = write_site(&data, &dir).map_err(|e| Error::Output {
+        path: e.path,
+        source: e.source,
+    })?;
+    if json {
+        return super::print_json(&summary);
+    }
+    super::print_out(&format!(
+        "report: {} pages, {} charts, {:.1} MB in {}; open {}\n",
+        summary.pages,
+        summary.charts,
+        summary.bytes as f64 / 1e6,
+        dir.display(),
+        dir.join("index.html").display()
+    ))
+}

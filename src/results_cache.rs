@@ -1,0 +1,88 @@
+//! The scores report of a plan, cached in the store (`results/<key>.json`) under a key of
+//! everything it depends on: a no-op `mccbuild run` prints the podiums without scoring.
+
+use mccbuild_core::digest::{hex, Digest};
+use mccbuild_plan::manifest::ToolKind;
+use mccbuild_plan::Plan;
+use mccbuild_scoring::scores::ScoresReport;
+use mccbuild_store::Store;
+
+/// Bump when what the results report holds changes.
+const RESULTS_SCHEMA: u32 = 1;
+
+/// The key of a plan's results: everything scoring depends on. The rules text, the scoring
+/// shape of the contest (tools with family and kind, models with kind and size, which values each
+/// examination of each instance has), each planned run's key and whether it is stored (a stored
+/// run's summary never changes: its key is its content), and the mccbuild binary itself (the
+/// scoring code). Equal keys mean equal results, so a no-op `run` prints the cached report.
+pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * plan.runs.len() + 4096);
+    let mut put = |bytes: &[u8]| {
+        buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        buf.extend_from_slice(bytes);
+    };
+    put(b"mccbuild results");
+    put(&RESULTS_SCHEMA.to_le_bytes());
+    put(binary);
+    put(plan.contest.edition.digest.as_bytes());
+    put(plan.contest.name.as_bytes());
+    for t in &plan.contest.tools {
+        put(t.name.as_bytes());
+        put(t.family.as_bytes());
+        put(&[(t.kind == ToolKind::Competing) as u8]);
+    }
+    for m in &plan.models {
+        put(m.name.as_bytes());
+        put(&(m.kind as u64).to_le_bytes());
+        put(&(m.instances.len() as u64).to_le_bytes());
+    }
+    for i in &plan.instances {
+        put(i.name.as_bytes());
+        put(&(i.model as u64).to_le_bytes());
+    }
+    for ei in &plan.exam_instances {
+        put(&[ei.instance as u64, ei.exam as u64, ei.ids.len() as u64]
+            .map(u64::to_le_bytes)
+            .concat());
+    }
+    for (i, run) in plan.runs.iter().enumerate() {
+        put(&[run.exam_instance as u64, run.tool as u64]
+            .map(u64::to_le_bytes)
+            .concat());
+        put(&run.key.0);
+        put(&[stored.get(i).copied().unwrap_or(false) as u8]);
+    }
+    *blake3::hash(&buf).as_bytes()
+}
+
+/// Reads a cached results report (`store/results/<key>.json`), if there is one.
+pub fn load(store: &Store, key: &Digest) -> Option<ScoresReport> {
+    let bytes = std::fs::read(
+        store
+            .root()
+            .join("results")
+            .join(format!("{}.json", hex(key))),
+    )
+    .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Saves a results report under its key, keeping the 20 most recent reports.
+pub fn save(store: &Store, key: &Digest, report: &ScoresReport) -> std::io::Result<()> {
+    let dir = store.root().join("results");
+    std::fs::create_dir_all(&dir)?;
+    mccbuild_core::fsio::write_atomically(
+        &dir.join(format!("{}.json", hex(key))),
+        &serde_json::to_vec(report).map_err(std::io::Error::other)?,
+    )?;
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(&dir)?
+        .flatten()
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(20);
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
