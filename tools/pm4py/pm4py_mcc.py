@@ -34,7 +34,7 @@ def _load(model, scan):
     return net, im
 
 
-def solve(exams, model, scan, ub, cap, deadline):
+def solve(exams, model, scan, props, cap, deadline):
     exam = exams[0] if len(exams) == 1 else None  # witnesses only for a single examination
     t0 = time.monotonic()
     from pm4py.objects.petri_net.obj import PetriNet, Marking
@@ -82,7 +82,8 @@ def solve(exams, model, scan, ub, cap, deadline):
     for p, n in im.items():
         if n:
             m0[p] = n
-    observer = mc.Observer(exam, len(places), len(trans), [(pidx[p], n) for p, n in m0.items()])
+    observer = mc.Observer(exam, [p.name for p in places], [t.name for t in trans],
+                           [(pidx[p], n) for p, n in m0.items()], props)
 
     class ObservedSemantics(ClassicSemantics):
         """pm4py's classic semantics, unchanged; it also counts the expanded markings (state cap,
@@ -122,7 +123,7 @@ def solve(exams, model, scan, ub, cap, deadline):
             raise mc.TimeBudget("pm4py returned a partial graph (%d of %d markings expanded)"
                                 % (len(outgoing), len(states)))
     except mc.Decided:
-        mc.log("decided by a witness after %d expanded states, %.2f s" % (sem.expanded, time.monotonic() - t0))
+        mc.log("%s after %d expanded states, %.2f s" % (observer.why, sem.expanded, time.monotonic() - t0))
         return {exam: mc.witness_lines(exam, observer)}
     except (mc.StateCap, mc.TimeBudget) as e:
         mc.log("exploration stopped: %s" % e)
@@ -143,8 +144,8 @@ def solve(exams, model, scan, ub, cap, deadline):
     marks = [dict((pidx[p], n) for p, n in m.items()) for m in states]
     succ = [[(tidx[t], index[nm]) for t, nm in outgoing[m].items()] for m in states]
     del incoming, outgoing, states, index
-    g = mc.Graph([p.name for p in places], len(trans), marks, succ)
-    return dict((e, mc.answer_lines(e, g, ub)) for e in exams)
+    g = mc.Graph([p.name for p in places], [t.name for t in trans], marks, succ)
+    return dict((e, mc.answer_lines(e, g, props, deadline)) for e in exams)
 
 
 if __name__ == "__main__":

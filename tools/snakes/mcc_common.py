@@ -1,7 +1,9 @@
 """Library-independent part of the BenchKit wrappers (identical copy in tools/pm4py and tools/snakes).
 
 It does NOT explore anything: the reachability graph comes from the wrapped library. This module
-  - reads the BenchKit environment and the instance folder (model.pnml, UpperBounds.xml),
+  - reads the BenchKit environment and the instance folder (model.pnml, UpperBounds.xml, the
+    Reachability, CTL and LTL formula files, read and evaluated by mcc_formulas.py and
+    mcc_ltl.py),
   - scans model.pnml independently (net type, places, transitions, arcs, weights, initial marking) so
     that the wrapper can check that the library loaded exactly the same net,
   - derives the examination answers from a complete reachability graph handed over by the wrapper,
@@ -14,11 +16,15 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+import mcc_formulas as mf
+
 TECH = "TECHNIQUES EXPLICIT"
 GLOBAL_EXAMS = ("ReachabilityDeadlock", "OneSafe", "QuasiLiveness", "StableMarking", "Liveness")
-SUPPORTED = ("StateSpace", "UpperBounds") + GLOBAL_EXAMS
+SUPPORTED = ("StateSpace", "UpperBounds") + GLOBAL_EXAMS + mf.FORMULA_EXAMS
 # global properties that a single reachable marking (and its enabled transitions) can decide
 WITNESS_EXAMS = ("ReachabilityDeadlock", "OneSafe", "QuasiLiveness", "StableMarking")
+# examinations that only a complete graph answers (StateSpace: or the proof that it is infinite)
+COMPLETE_GRAPH_EXAMS = ("StateSpace", "Liveness")
 PTNET = "http://www.pnml.org/version-2009/grammar/ptnet"
 
 
@@ -264,19 +270,52 @@ def read_upper_bounds(path, place_ids):
 # --------------------------------------------------------------------------------------------
 class Observer(object):
     """Fed with every expanded state: its marking (place index -> count, non-zero entries only)
-    and the indices of the transitions enabled there (each of them fires on an edge)."""
+    and the indices of the transitions enabled there (each of them fires on an edge).
+    place_ids, transition_ids: the id of each index; props: what prepare() read.
 
-    def __init__(self, exam, nplaces, ntrans, m0):
+    It also notices an unbounded net: a reachable marking M >= M0 with M != M0 proves it (the
+    firings from M0 to M can be repeated from M, forever). Then an examination that only a
+    complete graph can answer stops at once: StateSpace answers +inf (the four values, as the
+    MCC writes them for unbounded nets), Liveness and the formulas a witness cannot decide get no
+    answer."""
+
+    def __init__(self, exam, place_ids, transition_ids, m0, props):
         self.exam = exam
-        self.active = exam in WITNESS_EXAMS
-        self.ntrans = ntrans
+        self.ntrans = len(transition_ids)
         self.m0 = dict(m0)
-        self.unvaried = set(range(nplaces))
+        self.unvaried = set(range(len(place_ids)))
         self.fired = set()
         self.answer = None
+        # formula examinations: EF p / AG p decided by a marking seen; the others need the
+        # complete graph, which an unbounded net does not have
+        self.formulas = None
+        if exam in mf.FORMULA_EXAMS and props and props.get(exam) is not None:
+            self.formulas = mf.Witnesses(props[exam], place_ids, transition_ids)
+        self.unbounded = False
+        self.active = (exam in WITNESS_EXAMS or exam in COMPLETE_GRAPH_EXAMS
+                       or self.formulas is not None)
+        self.why = None  # why observe() asked to stop
 
     def observe(self, items, enabled):
         e = self.exam
+        m = dict(items)
+        if not self.unbounded and m != self.m0 and all(
+                m.get(p, 0) >= c for p, c in self.m0.items()):
+            self.unbounded = True
+            log("unbounded: a reachable marking strictly covers the initial one")
+        if self.formulas is not None:
+            if self.formulas.observe(m, set(enabled)):
+                self.why = "every formula decided by a witness"
+                return True
+            # with the graph infinite, only the witnesses still to come can decide anything
+            if self.unbounded and self.formulas.goals_decided():
+                self.why = "unbounded net, and no formula left that a witness could decide"
+                return True
+            return False
+        if e in COMPLETE_GRAPH_EXAMS:
+            if self.unbounded:
+                self.why = "unbounded net"
+            return self.unbounded
         if e == "ReachabilityDeadlock":
             if not enabled:
                 self.answer = True
@@ -290,11 +329,12 @@ class Observer(object):
             if len(self.fired) == self.ntrans:
                 self.answer = True
         elif e == "StableMarking":
-            m = dict(items)
             m0 = self.m0
             self.unvaried = set(p for p in self.unvaried if m.get(p, 0) == m0.get(p, 0))
             if not self.unvaried:
                 self.answer = False
+        if self.answer is not None:
+            self.why = "decided by a witness"
         return self.answer is not None
 
 
@@ -303,14 +343,15 @@ class Observer(object):
 # --------------------------------------------------------------------------------------------
 class Graph(object):
     """Complete reachability graph handed over by a wrapper.
-    place_ids: the place id (PNML) of each place index.
+    place_ids, transition_ids: the PNML id of each place index, of each transition index.
     marks[i]: {place index: count > 0}; succ[i]: [(transition index, target state)], one entry per
     firing (two transitions between the same two markings are two entries). State 0 is initial."""
 
-    def __init__(self, place_ids, ntrans, marks, succ):
+    def __init__(self, place_ids, transition_ids, marks, succ):
         self.place_ids = list(place_ids)  # place id of each place index
         self.nplaces = len(self.place_ids)
-        self.ntrans = ntrans
+        self.transition_ids = list(transition_ids)
+        self.ntrans = len(self.transition_ids)
         self.marks = marks
         self.succ = succ
         assert len(marks) == len(succ)
@@ -382,7 +423,9 @@ def live(g):
     return True
 
 
-def answer_lines(exam, g, ub=None):
+def answer_lines(exam, g, props=None, deadline=None):
+    """The answer lines of an examination from the complete graph g. deadline: a
+    time.process_time() value after which formulas are left without answer."""
     tf = lambda b: "TRUE" if b else "FALSE"  # noqa: E731
     if exam == "StateSpace":
         states = len(g.marks)
@@ -427,7 +470,7 @@ def answer_lines(exam, g, ub=None):
     elif exam == "UpperBounds":
         lines = []
         pos = dict((pid, i) for i, pid in enumerate(g.place_ids))
-        for fid, refs in ub:
+        for fid, refs in props["UpperBounds"]:
             if refs is None:
                 continue
             places = [pos[r] for r in refs]
@@ -440,12 +483,21 @@ def answer_lines(exam, g, ub=None):
                     best = s
             lines.append("FORMULA %s %d %s" % (fid, best, TECH))
         return lines
+    elif exam in mf.FORMULA_EXAMS:
+        return mf.formula_lines(exam, props[exam], g.marks, g.succ, g.place_ids, g.transition_ids,
+                                TECH, deadline)
     else:
         raise CannotCompute("unsupported examination %s" % exam)
     return ["FORMULA %s %s %s" % (exam, tf(v), TECH)]
 
 
 def witness_lines(exam, observer):
+    """The answer lines that the markings seen so far prove (None: no answer)."""
+    if observer is not None and observer.formulas is not None:
+        return observer.formulas.lines(TECH) or None
+    if exam == "StateSpace" and observer is not None and observer.unbounded:
+        return ["STATE_SPACE %s +inf %s" % (k, TECH)
+                for k in ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
     if observer is None or observer.answer is None:
         return None
     return ["FORMULA %s %s %s" % (exam, "TRUE" if observer.answer else "FALSE", TECH)]
@@ -455,21 +507,36 @@ def witness_lines(exam, observer):
 # Driver
 # --------------------------------------------------------------------------------------------
 def prepare(exams, directory="."):
-    """Independent scan of model.pnml and, if needed, UpperBounds.xml of an instance folder."""
+    """Independent scan of model.pnml and of the property files the examinations need:
+    (model path, scan, {examination: properties}) with UpperBounds' [(id, [place ids] or None)]
+    and the formula examinations' [(id, formula or None)] (mcc_formulas.py)."""
     model = os.path.join(os.path.abspath(directory), "model.pnml")
     if not os.path.exists(model):
         raise CannotCompute("no model.pnml in %s" % directory)
     scan = scan_pnml(model)
-    ub = None
+    props = {}
     if "UpperBounds" in exams:
         ub = read_upper_bounds(os.path.join(directory, "UpperBounds.xml"), scan.place_order)
         if not any(p is not None for _, p in ub):
             raise CannotCompute("no UpperBounds formula can be handled")
-    return model, scan, ub
+        props["UpperBounds"] = ub
+    for exam in exams:
+        if exam not in mf.FORMULA_EXAMS:
+            continue
+        path = os.path.join(directory, exam + ".xml")
+        try:
+            fs = mf.read_formulas(path, scan.place_order, scan.transitions, log,
+                                  ltl=exam in mf.LTL_EXAMS)
+        except (OSError, ET.ParseError, ValueError) as e:
+            raise CannotCompute("cannot read %s: %s" % (path, e))
+        if not any(f is not None for _, f in fs):
+            raise CannotCompute("no formula of %s can be handled" % path)
+        props[exam] = fs
+    return model, scan, props
 
 
 def main(tool_name, solve):
-    """solve(exams, model_path, scan, ub, cap, deadline) -> {exam: answer lines}. With a single
+    """solve(exams, model_path, scan, props, cap, deadline) -> {exam: answer lines}. With a single
     examination that a witness can decide, solve may stop the exploration early.
     Answer lines go to the real stdout at the end; library chatter goes to stderr."""
     start = time.monotonic()
@@ -483,8 +550,8 @@ def main(tool_name, solve):
     lines = None
     sys.stdout = sys.stderr  # nothing but answers on stdout
     try:
-        model, scan, ub = prepare([exam])
-        lines = solve([exam], model, scan, ub, state_limit(), deadline(start)).get(exam)
+        model, scan, props = prepare([exam])
+        lines = solve([exam], model, scan, props, state_limit(), deadline(start)).get(exam)
     except CannotCompute as e:
         log("CANNOT_COMPUTE:", e)
         lines = None

@@ -17,7 +17,7 @@ def _weight(label, dot, Value, MultiArc):
     raise mc.CannotCompute("unexpected arc label %r" % (label,))
 
 
-def solve(exams, model, scan, ub, cap, deadline):
+def solve(exams, model, scan, props, cap, deadline):
     exam = exams[0] if len(exams) == 1 else None  # witnesses only for a single examination
     t0 = time.monotonic()
     import snakes.pnml
@@ -77,7 +77,7 @@ def solve(exams, model, scan, ub, cap, deadline):
     def items(marking):
         return [(pidx[name], len(ms)) for name, ms in marking.items() if name != aux]
 
-    observer = mc.Observer(exam, len(place_ids), len(trans_ids), [(pidx[p], n) for p, n in m0.items()])
+    observer = mc.Observer(exam, place_ids, trans_ids, [(pidx[p], n) for p, n in m0.items()], props)
     t0 = time.monotonic()
     g = StateGraph(net)
     stopped = None
@@ -90,7 +90,7 @@ def solve(exams, model, scan, ub, cap, deadline):
             break
         if observer.active and observer.observe(
                 items(g[s]), [tidx[trans.name] for (_, trans, _) in g.successors(s)]):
-            mc.log("decided by a witness after %d states, %.2f s" % (len(g), time.monotonic() - t0))
+            mc.log("%s after %d states, %.2f s" % (observer.why, len(g), time.monotonic() - t0))
             return {exam: mc.witness_lines(exam, observer)}
     if stopped is not None:
         mc.log("exploration stopped: %s" % stopped)
@@ -114,8 +114,8 @@ def solve(exams, model, scan, ub, cap, deadline):
         succ.append(edges)
     if marks[0] != dict((pidx[p], c) for p, c in m0.items()):
         raise mc.CannotCompute("state 0 is not the initial marking")
-    g = mc.Graph(place_ids, len(trans_ids), marks, succ)
-    return dict((e, mc.answer_lines(e, g, ub)) for e in exams)
+    g = mc.Graph(place_ids, trans_ids, marks, succ)
+    return dict((e, mc.answer_lines(e, g, props, deadline)) for e in exams)
 
 
 if __name__ == "__main__":

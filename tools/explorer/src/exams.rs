@@ -2,9 +2,10 @@
 
 use crate::ctl::{Deadlocks, Kripke};
 use crate::explore::{explore, Exploration, Limits, Observer, Options, Outcome};
-use crate::formula::{parse_properties, Formula, Property, Query};
+use crate::formula::{parse_property_file, Formula, Logic, Property, Query};
 use crate::karp_miller::{self, Bound};
 use crate::net::{Net, Tokens};
+use crate::runs::{FiniteRuns, Runs};
 use crate::scc::closed_bottom_sccs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,10 +27,12 @@ pub enum Examination {
     ReachabilityFireability,
     CTLCardinality,
     CTLFireability,
+    LTLCardinality,
+    LTLFireability,
 }
 
 impl Examination {
-    /// `None` for an examination the explorer does not compete in (LTL, unknown names).
+    /// `None` for an examination the explorer does not compete in (unknown names).
     pub fn from_name(name: &str) -> Option<Examination> {
         use Examination::*;
         Some(match name {
@@ -44,6 +47,8 @@ impl Examination {
             "ReachabilityFireability" => ReachabilityFireability,
             "CTLCardinality" => CTLCardinality,
             "CTLFireability" => CTLFireability,
+            "LTLCardinality" => LTLCardinality,
+            "LTLFireability" => LTLFireability,
             _ => return None,
         })
     }
@@ -62,6 +67,8 @@ impl Examination {
             ReachabilityFireability => "ReachabilityFireability",
             CTLCardinality => "CTLCardinality",
             CTLFireability => "CTLFireability",
+            LTLCardinality => "LTLCardinality",
+            LTLFireability => "LTLFireability",
         }
     }
 
@@ -73,8 +80,18 @@ impl Examination {
             | ReachabilityCardinality
             | ReachabilityFireability
             | CTLCardinality
-            | CTLFireability => Some(format!("{}.xml", self.name())),
+            | CTLFireability
+            | LTLCardinality
+            | LTLFireability => Some(format!("{}.xml", self.name())),
             _ => None,
+        }
+    }
+
+    /// How the examination's formula file is read.
+    pub fn logic(self) -> Logic {
+        match self {
+            Examination::LTLCardinality | Examination::LTLFireability => Logic::Ltl,
+            _ => Logic::Ctl,
         }
     }
 }
@@ -89,7 +106,10 @@ pub struct Budget {
     pub memory: usize,
     /// Optional cap on the number of states (EXPLORER_MAX_STATES).
     pub max_states: Option<usize>,
+    /// Deadlocks in CTL (EXPLORER_CTL_DEADLOCKS).
     pub deadlocks: Deadlocks,
+    /// Finite runs in LTL (EXPLORER_LTL_DEADLOCKS).
+    pub finite_runs: FiniteRuns,
 }
 
 impl Budget {
@@ -156,8 +176,8 @@ pub fn run(exam: Examination, net: &Net, dir: &Path, budget: &Budget) -> Result<
             let path = dir.join(&file);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let props =
-                parse_properties(&text, net).map_err(|e| format!("{}: {e}", path.display()))?;
+            let props = parse_property_file(&text, net, exam.logic())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             for p in &props {
                 if let Err(e) = &p.query {
                     eprintln!("explorer: formula {}: {e}", p.id);
@@ -224,6 +244,9 @@ pub fn run(exam: Examination, net: &Net, dir: &Path, budget: &Budget) -> Result<
         | Examination::ReachabilityFireability
         | Examination::CTLCardinality
         | Examination::CTLFireability => formulas(exam, net, &props, budget, started),
+        Examination::LTLCardinality | Examination::LTLFireability => {
+            ltl_formulas(exam, net, &props, budget, started)
+        }
     };
     Ok(Answer { lines })
 }
@@ -421,6 +444,72 @@ fn formulas(
         .collect()
 }
 
+/// LTL: the reachability graph (with edges), then for each formula the product of the graph
+/// with the automaton of its negation, searched for an accepting cycle (module [`crate::runs`]).
+fn ltl_formulas(
+    exam: Examination,
+    net: &Net,
+    props: &[Property],
+    budget: &Budget,
+    started: Instant,
+) -> Vec<String> {
+    let ex = explore(
+        net,
+        opts(true, false),
+        &budget.limits(0.3, 0.4),
+        &mut crate::explore::NoObserver,
+    );
+    report(exam, &ex, started);
+    let mut runs = Runs::new(net, &ex, budget.finite_runs);
+    let deadline = budget.deadline(0.85);
+    let graph_bytes = ex.store.heap_bytes() + ex.edges.len() * 8;
+    let product_bytes = ((budget.memory as f64 * 0.7) as usize).saturating_sub(graph_bytes);
+    // Each formula gets half of an equal share of the time left (what a quick one leaves goes to
+    // the next ones); the formulas stopped by their share then share what remains, in a second
+    // pass.
+    let mut values: Vec<Option<bool>> = vec![None; props.len()];
+    let mut retry: Vec<usize> = Vec::new();
+    for pass in 0..2 {
+        let todo: Vec<usize> = if pass == 0 {
+            (0..props.len()).collect()
+        } else {
+            std::mem::take(&mut retry)
+        };
+        for (k, &i) in todo.iter().enumerate() {
+            let Ok(Query::Ltl(f)) = &props[i].query else {
+                continue;
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let share = (deadline - now) / (todo.len() - k) as u32;
+            let share = if pass == 0 { share / 2 } else { share };
+            let (v, stopped) = runs.check(&props[i].id, f, now + share, product_bytes);
+            values[i] = v;
+            if stopped && pass == 0 {
+                retry.push(i);
+            }
+        }
+        if retry.is_empty() {
+            break;
+        }
+    }
+    let lines = props
+        .iter()
+        .zip(values)
+        .map(|(p, v)| match v {
+            Some(v) => format!("FORMULA {} {} {TECHNIQUES}", p.id, tf(v)),
+            None => format!("FORMULA {} CANNOT_COMPUTE", p.id),
+        })
+        .collect();
+    eprintln!(
+        "explorer: LTL done at {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
+    lines
+}
+
 struct DeadlockObserver {
     found: bool,
 }
@@ -533,6 +622,7 @@ mod tests {
             memory: 1 << 30,
             max_states: None,
             deadlocks: Deadlocks::NoSuccessor,
+            finite_runs: FiniteRuns::Stutter,
         }
     }
 

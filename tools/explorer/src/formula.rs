@@ -75,12 +75,38 @@ impl Formula {
     }
 }
 
+/// A path formula of the LTL examinations: the body of `<all-paths>`, interpreted on runs.
+/// Subformulas without temporal operator are kept whole as [`PathFormula::State`], evaluated on
+/// the current marking of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathFormula {
+    State(Formula),
+    Not(Box<PathFormula>),
+    And(Vec<PathFormula>),
+    Or(Vec<PathFormula>),
+    Next(Box<PathFormula>),
+    Finally(Box<PathFormula>),
+    Globally(Box<PathFormula>),
+    Until(Box<PathFormula>, Box<PathFormula>),
+}
+
 /// What a property asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     Formula(Formula),
     /// UpperBounds: the maximum over reachable markings of the sum of these places.
     Bound(Vec<u32>),
+    /// LTL: does every run from the initial marking satisfy this path formula (`A φ`)?
+    Ltl(PathFormula),
+}
+
+/// How the `<formula>` elements of a property file are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logic {
+    /// UpperBounds, Reachability and CTL files: `place-bound` or a CTL state formula.
+    Ctl,
+    /// LTLCardinality and LTLFireability files: `<all-paths>` over an LTL path formula.
+    Ltl,
 }
 
 /// One `<property>`: its id as written in the file, and its query (or why it cannot be read).
@@ -90,9 +116,15 @@ pub struct Property {
     pub query: Result<Query, String>,
 }
 
-/// Parses a property file. A malformed file is an error; a property whose formula
-/// uses something unsupported is returned with an `Err` query.
+/// Parses a property file of the UpperBounds, Reachability or CTL examinations. A malformed file
+/// is an error; a property whose formula uses something unsupported is returned with an `Err`
+/// query.
 pub fn parse_properties(text: &str, net: &Net) -> Result<Vec<Property>, String> {
+    parse_property_file(text, net, Logic::Ctl)
+}
+
+/// Parses a property file in the given logic (see [`parse_properties`]).
+pub fn parse_property_file(text: &str, net: &Net, logic: Logic) -> Result<Vec<Property>, String> {
     let doc = roxmltree::Document::parse(text).map_err(|e| format!("not well-formed XML: {e}"))?;
     let root = doc.root_element();
     if root.tag_name().name() != "property-set" {
@@ -115,12 +147,19 @@ pub fn parse_properties(text: &str, net: &Net) -> Result<Vec<Property>, String> 
             .ok_or_else(|| "a <property> has no <id>".to_string())?;
         let query = match elements(prop).find(|n| n.tag_name().name() == "formula") {
             None => Err("no <formula>".to_string()),
-            Some(f) => match single_child(f) {
-                Ok(body) if body.tag_name().name() == "place-bound" => {
+            Some(f) => match (logic, single_child(f)) {
+                (_, Err(e)) => Err(e),
+                (Logic::Ctl, Ok(body)) if body.tag_name().name() == "place-bound" => {
                     ctx.places_of(body).map(Query::Bound)
                 }
-                Ok(body) => ctx.formula(body).map(Query::Formula),
-                Err(e) => Err(e),
+                (Logic::Ctl, Ok(body)) => ctx.formula(body).map(Query::Formula),
+                (Logic::Ltl, Ok(body)) if body.tag_name().name() == "all-paths" => {
+                    single_child(body).and_then(|p| ctx.path(p)).map(Query::Ltl)
+                }
+                (Logic::Ltl, Ok(body)) => Err(format!(
+                    "an LTL formula is <all-paths> over a path formula, found <{}>",
+                    body.tag_name().name()
+                )),
             },
         };
         out.push(Property { id, query });
@@ -255,6 +294,61 @@ impl Ctx<'_> {
             other => return Err(format!("unsupported formula element <{other}>")),
         })
     }
+
+    /// An LTL path formula. Boolean combinations whose operands have no temporal operator are
+    /// folded into one [`PathFormula::State`].
+    fn path(&self, n: roxmltree::Node) -> Result<PathFormula, String> {
+        let one = |n: roxmltree::Node| -> Result<Box<PathFormula>, String> {
+            Ok(Box::new(self.path(single_child(n)?)?))
+        };
+        Ok(match n.tag_name().name() {
+            "negation" => match *one(n)? {
+                PathFormula::State(f) => PathFormula::State(Formula::Not(Box::new(f))),
+                p => PathFormula::Not(Box::new(p)),
+            },
+            op @ ("conjunction" | "disjunction") => {
+                let ps: Vec<PathFormula> = elements(n)
+                    .map(|c| self.path(c))
+                    .collect::<Result<_, _>>()?;
+                let conj = op == "conjunction";
+                if ps.iter().all(|p| matches!(p, PathFormula::State(_))) {
+                    let fs = ps
+                        .into_iter()
+                        .map(|p| match p {
+                            PathFormula::State(f) => f,
+                            _ => unreachable!("checked above"),
+                        })
+                        .collect();
+                    PathFormula::State(if conj {
+                        Formula::And(fs)
+                    } else {
+                        Formula::Or(fs)
+                    })
+                } else if conj {
+                    PathFormula::And(ps)
+                } else {
+                    PathFormula::Or(ps)
+                }
+            }
+            "next" => PathFormula::Next(one(n)?),
+            "finally" => PathFormula::Finally(one(n)?),
+            "globally" => PathFormula::Globally(one(n)?),
+            "until" => {
+                let before = elements(n).find(|c| c.tag_name().name() == "before");
+                let reach = elements(n).find(|c| c.tag_name().name() == "reach");
+                let (Some(b), Some(r)) = (before, reach) else {
+                    return Err("<until> needs <before> and <reach>".into());
+                };
+                PathFormula::Until(one(b)?, one(r)?)
+            }
+            q @ ("exists-path" | "all-paths") => {
+                return Err(format!(
+                    "path quantifier <{q}> inside an LTL path formula (CTL* is not supported)"
+                ))
+            }
+            _ => PathFormula::State(self.formula(n)?),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +407,54 @@ mod tests {
             props[4].query,
             Ok(Query::Formula(Formula::EX(Box::new(Formula::Bool(false)))))
         );
+    }
+
+    #[test]
+    fn parses_ltl_path_formulas_with_state_subformulas_kept_whole() {
+        let net = philosophers2();
+        // A (X (eat0 <= 0 and not fire(takeL0)) U G F fire(release0))
+        let xml = r#"<property-set xmlns="http://mcc.lip6.fr/">
+  <property><id>L-00</id><formula><all-paths><until>
+    <before><next><conjunction>
+      <integer-le><tokens-count><place>eat0</place></tokens-count><integer-constant>0</integer-constant></integer-le>
+      <negation><is-fireable><transition>takeL0</transition></is-fireable></negation>
+    </conjunction></next></before>
+    <reach><globally><finally><is-fireable><transition>release0</transition></is-fireable></finally></globally></reach>
+  </until></all-paths></formula></property>
+  <property><id>L-01</id><formula><all-paths><negation><disjunction>
+    <finally><true/></finally><integer-le><integer-constant>1</integer-constant><integer-constant>2</integer-constant></integer-le>
+  </disjunction></negation></all-paths></formula></property>
+  <property><id>L-02</id><formula><exists-path><finally><true/></finally></exists-path></formula></property>
+</property-set>"#;
+        let props = parse_property_file(xml, &net, Logic::Ltl).unwrap();
+        let eat0_le_0 = Formula::Le(IntExpr::Tokens(vec![4]), IntExpr::Const(0));
+        assert_eq!(
+            props[0].query,
+            Ok(Query::Ltl(PathFormula::Until(
+                Box::new(PathFormula::Next(Box::new(PathFormula::State(
+                    Formula::And(vec![
+                        eat0_le_0,
+                        Formula::Not(Box::new(Formula::Fireable(vec![0])))
+                    ])
+                )))),
+                Box::new(PathFormula::Globally(Box::new(PathFormula::Finally(
+                    Box::new(PathFormula::State(Formula::Fireable(vec![4])))
+                ))))
+            )))
+        );
+        assert_eq!(
+            props[1].query,
+            Ok(Query::Ltl(PathFormula::Not(Box::new(PathFormula::Or(
+                vec![
+                    PathFormula::Finally(Box::new(PathFormula::State(Formula::Bool(true)))),
+                    PathFormula::State(Formula::Le(IntExpr::Const(1), IntExpr::Const(2)))
+                ]
+            )))))
+        );
+        assert!(props[2].query.as_ref().unwrap_err().contains("<all-paths>"));
+        // the same file read as CTL: the LTL bodies are not CTL formulas
+        let ctl = parse_properties(xml, &net).unwrap();
+        assert!(ctl[0].query.is_err() && ctl[2].query.is_ok());
     }
 
     #[test]

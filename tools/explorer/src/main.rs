@@ -5,6 +5,7 @@
 use explorer::ctl::Deadlocks;
 use explorer::exams::{self, Budget, Examination};
 use explorer::pnml::{parse_pnml, ModelError};
+use explorer::runs::FiniteRuns;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,6 +110,10 @@ fn main() -> ExitCode {
         Ok("selfloop") => Deadlocks::SelfLoop,
         _ => Deadlocks::NoSuccessor,
     };
+    let finite_runs = match std::env::var("EXPLORER_LTL_DEADLOCKS").as_deref() {
+        Ok("drop") => FiniteRuns::Drop,
+        _ => FiniteRuns::Stutter,
+    };
     let budget = Budget {
         start,
         time: Duration::from_secs(env_number("BK_TIME_CONFINEMENT", 3600)),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
             .ok()
             .and_then(|v| v.trim().parse().ok()),
         deadlocks,
+        finite_runs,
     };
     let result = std::panic::catch_unwind(|| exams::run(exam, &net, &dir, &budget));
     match result {

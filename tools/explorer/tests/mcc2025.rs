@@ -25,15 +25,17 @@ const FIXTURE_STATE_CAP: usize = 300_000;
 /// INPUTS sample: instances whose consensus state count is at most this.
 const SAMPLE_MAX_STATES: u128 = 200_000;
 const SAMPLE_SIZE: usize = 100;
-const SAMPLE_EXAMS: [&str; 6] = [
+const SAMPLE_EXAMS: [&str; 8] = [
     "StateSpace",
     "ReachabilityDeadlock",
     "OneSafe",
     "UpperBounds",
     "ReachabilityCardinality",
     "CTLCardinality",
+    "LTLCardinality",
+    "LTLFireability",
 ];
-const ALL_EXAMS: [&str; 11] = [
+const ALL_EXAMS: [&str; 13] = [
     "StateSpace",
     "ReachabilityDeadlock",
     "OneSafe",
@@ -45,6 +47,8 @@ const ALL_EXAMS: [&str; 11] = [
     "ReachabilityFireability",
     "CTLCardinality",
     "CTLFireability",
+    "LTLCardinality",
+    "LTLFireability",
 ];
 
 fn abbrev(exam: &str) -> &'static str {
@@ -60,6 +64,8 @@ fn abbrev(exam: &str) -> &'static str {
         "ReachabilityFireability" => "RF",
         "CTLCardinality" => "CTLC",
         "CTLFireability" => "CTLF",
+        "LTLCardinality" => "LTLC",
+        "LTLFireability" => "LTLF",
         other => panic!("no abbreviation for {other}"),
     }
 }
@@ -162,6 +168,8 @@ fn reference(oracle_file: &Path, xml: Option<&Path>) -> Option<BTreeMap<String, 
 
 struct RunResult {
     answers: BTreeMap<String, String>,
+    /// Keys answered CANNOT_COMPUTE (`*` for the whole examination).
+    cannot: Vec<String>,
     problems: Vec<String>,
     seconds: f64,
 }
@@ -180,6 +188,7 @@ fn run_explorer(dir: &Path, exam: &str, cap: usize) -> RunResult {
     let seconds = started.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut answers = BTreeMap::new();
+    let mut cannot = Vec::new();
     let mut problems = Vec::new();
     if !out.status.success() {
         problems.push(format!(
@@ -191,18 +200,19 @@ fn run_explorer(dir: &Path, exam: &str, cap: usize) -> RunResult {
     for line in stdout.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
-            ["FORMULA", _, "CANNOT_COMPUTE"] => {}
+            ["FORMULA", key, "CANNOT_COMPUTE"] => cannot.push(key.to_string()),
             ["FORMULA" | "STATE_SPACE", key, value, "TECHNIQUES", "EXPLICIT"] => {
                 if answers.insert(key.to_string(), canon(value)).is_some() {
                     problems.push(format!("two answers for {key}"));
                 }
             }
-            ["CANNOT_COMPUTE"] => {}
+            ["CANNOT_COMPUTE"] => cannot.push("*".to_string()),
             _ => problems.push(format!("unexpected output line {line:?}")),
         }
     }
     RunResult {
         answers,
+        cannot,
         problems,
         seconds,
     }
@@ -215,7 +225,18 @@ struct Tally {
     unknown_in_oracle: usize,
     disagreements: Vec<String>,
     problems: Vec<String>,
-    per_exam: BTreeMap<String, (usize, usize, usize)>, // answered, agree, values in the oracle
+    per_exam: BTreeMap<String, PerExam>,
+}
+
+#[derive(Default)]
+struct PerExam {
+    /// answers whose consensus is known
+    answered: usize,
+    agree: usize,
+    /// known consensus values
+    known: usize,
+    /// known consensus values answered CANNOT_COMPUTE
+    cannot: usize,
 }
 
 impl Tally {
@@ -227,16 +248,24 @@ impl Tally {
         reference: &BTreeMap<String, String>,
     ) {
         let e = self.per_exam.entry(exam.to_string()).or_default();
-        e.2 += reference.len();
+        e.known += reference.len();
+        e.cannot += if run.cannot.iter().any(|k| k == "*") {
+            reference.len()
+        } else {
+            run.cannot
+                .iter()
+                .filter(|k| reference.contains_key(*k))
+                .count()
+        };
         for (k, v) in &run.answers {
             match reference.get(k) {
                 None => self.unknown_in_oracle += 1,
                 Some(want) => {
                     self.answered += 1;
-                    e.0 += 1;
+                    e.answered += 1;
                     if want == v {
                         self.agree += 1;
-                        e.1 += 1;
+                        e.agree += 1;
                     } else {
                         self.disagreements.push(format!(
                             "{instance} {exam} {k}: explorer {v}, consensus {want}"
@@ -255,8 +284,15 @@ impl Tally {
             "{what}: answered {} values present in the consensus, {} agree",
             self.answered, self.agree
         );
-        for (exam, (answered, agree, total)) in &self.per_exam {
-            println!("  {exam:<24} answered {answered:>5} / {total:>5}, agree {agree:>5}");
+        for (exam, e) in &self.per_exam {
+            println!(
+                "  {exam:<24} answered {:>5} / {:>5}, agree {:>5}, disagree {:>3}, CANNOT_COMPUTE {:>5}",
+                e.answered,
+                e.known,
+                e.agree,
+                e.answered - e.agree,
+                e.cannot
+            );
         }
         if self.unknown_in_oracle > 0 {
             println!(

@@ -17,17 +17,19 @@ def main():
     start = time.monotonic()
     real = sys.stdout
     sys.stdout = sys.stderr
-    exams = list(mc.SUPPORTED)
+    exams = []
+    skipped = {}
     try:
-        try:
-            model, scan, ub = mc.prepare(exams, inst)
-        except mc.CannotCompute as e:
-            if "UpperBounds" not in str(e):
-                raise
-            exams.remove("UpperBounds")
-            model, scan, ub = mc.prepare(exams, inst)
-        res = wrapper.solve(exams, model, scan, ub, mc.state_limit(), mc.deadline(start))
-        out = {"answers": res}
+        mc.prepare([], inst)  # a model the wrapper cannot read fails the whole instance
+        for e in mc.SUPPORTED:  # the examinations whose files this instance has and we can read
+            try:
+                mc.prepare([e], inst)
+                exams.append(e)
+            except mc.CannotCompute as err:
+                skipped[e] = str(err)
+        model, scan, props = mc.prepare(exams, inst)
+        res = wrapper.solve(exams, model, scan, props, mc.state_limit(), mc.deadline(start))
+        out = {"answers": res, "skipped": skipped}
     except mc.CannotCompute as e:
         out = {"error": "%s: %s" % (type(e).__name__, e)}
     except Exception as e:  # noqa: BLE001

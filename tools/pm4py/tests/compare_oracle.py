@@ -25,7 +25,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.dirname(HERE)
 DATA = os.path.normpath(os.path.join(TOOL, "..", "..", "..", "shared", "data", "mcc2025"))
 SUFFIX = {"StateSpace": "SS", "ReachabilityDeadlock": "RD", "OneSafe": "OS", "QuasiLiveness": "QL",
-          "StableMarking": "SM", "Liveness": "L", "UpperBounds": "UB"}
+          "StableMarking": "SM", "Liveness": "L", "UpperBounds": "UB",
+          "ReachabilityCardinality": "RC", "ReachabilityFireability": "RF",
+          "CTLCardinality": "CTLC", "CTLFireability": "CTLF",
+          "LTLCardinality": "LTLC", "LTLFireability": "LTLF"}
 MODULE = [f[:-3] for f in os.listdir(TOOL) if f.endswith("_mcc.py")][0]
 
 
@@ -36,6 +39,25 @@ def parse_answers(lines):
         if len(w) >= 3 and w[0] in ("STATE_SPACE", "FORMULA"):
             d[w[1]] = w[2]
     return d
+
+
+def rekey(orc, inst_dir, exam):
+    """The oracle files number a file's formulas -NN by the position of their id among the ids of
+    the XML file sorted as strings (files mixing -2023- and -2025- ids put the older ones first):
+    the same values keyed by the XML ids, as the tool prints them."""
+    path = os.path.join(inst_dir, exam + ".xml")
+    if exam in ("StateSpace", "UpperBounds") or not os.path.exists(path):
+        return orc
+    ids = sorted(t.split("</id>")[0].strip() for t in open(path).read().split("<id>")[1:])
+    out = {}
+    for key, val in orc.items():
+        try:
+            pos = int(key.rsplit("-", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        if pos < len(ids):
+            out[ids[pos]] = val
+    return out
 
 
 def oracle_from_dir(inst_dir, inst):
@@ -162,6 +184,7 @@ def main():
             d = os.path.join(tmp, inst)
         t0 = time.time()
         r = (analyse_head if a.head else analyse)(a.bin, d, a.time)
+        oracle[inst] = dict((e, rekey(o, d, e)) for e, o in oracle.get(inst, {}).items())
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         ans = r.get("answers") or {}
