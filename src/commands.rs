@@ -7,6 +7,7 @@ mod explain;
 mod export;
 mod import;
 mod plan;
+mod qualify;
 mod report;
 mod run;
 mod sandbox;
@@ -34,6 +35,12 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             jobs,
             json,
         } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Qualify {
+            manifest,
+            filter,
+            jobs,
+            json,
+        } => qualify::qualify(&manifest.manifest, &filter.filter(), jobs, json),
         Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,
