@@ -41,7 +41,10 @@ fn contest() -> TestContest {
     c.model(
         "Philosophers",
         "known",
-        &["models/Philosophers-PT-000002", "models/Philosophers-PT-000003"],
+        &[
+            "models/Philosophers-PT-000002",
+            "models/Philosophers-PT-000003",
+        ],
     );
     c.model("ProdCons", "surprise", &["models/ProdCons-PT-2"]);
     test_tool(&mut c, "good", EXAMS);
@@ -93,8 +96,15 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
         for p in problems {
             assert_eq!(p["instance"], "Philosophers-PT-000002", "{p}");
             let record = Path::new(p["record"].as_str().unwrap());
-            assert!(record.is_file(), "{fault}: no record at {}", record.display());
-            assert!(p["reproduce"].as_str().unwrap().contains(&format!("BK_TOOL={fault}")));
+            assert!(
+                record.is_file(),
+                "{fault}: no record at {}",
+                record.display()
+            );
+            assert!(p["reproduce"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("BK_TOOL={fault}")));
         }
         // Every run of a fault tool shows it (the fault is in every examination).
         let runs = verdict["runs"].as_u64().unwrap() as usize;
@@ -128,8 +138,18 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
         "{text}"
     );
     assert!(text.contains("  exit-status Philosophers-PT-000002 StateSpace: exited with status 3"));
-    let plan = json(&c.mccbuild(&["plan", "--json", "--tool", "good", "--model", "Philosophers"]));
-    assert_eq!(plan["cached"], 4, "qualification runs are ordinary runs: {plan}");
+    let plan = json(&c.mccbuild(&[
+        "plan",
+        "--json",
+        "--tool",
+        "good",
+        "--model",
+        "Philosophers",
+    ]));
+    assert_eq!(
+        plan["cached"], 4,
+        "qualification runs are ordinary runs: {plan}"
+    );
 }
 
 #[test]
@@ -157,7 +177,9 @@ fn the_reproduction_command_runs_the_tool_as_the_run_did() {
         })
         .collect();
     assert_eq!(answers.len(), 16, "{command}");
-    assert!(answers.keys().all(|id| id.starts_with("Philosophers-PT-000002-UpperBounds-")));
+    assert!(answers
+        .keys()
+        .all(|id| id.starts_with("Philosophers-PT-000002-UpperBounds-")));
 }
 
 /// The demo's three tools (tools/) qualify, in the repository's own store (shared with

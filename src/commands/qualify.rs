@@ -222,7 +222,10 @@ fn reproduce(session: &Session, i: usize) -> String {
     };
     let unpack = match &instance.source {
         InstanceSource::Archive(path) => {
-            format!("tar -xzf {} --strip-components=1", quote(&path.display().to_string()))
+            format!(
+                "tar -xzf {} --strip-components=1",
+                quote(&path.display().to_string())
+            )
         }
         other => format!("cp -r {}/. .", quote(&other.path().display().to_string())),
     };

@@ -9,7 +9,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::{Response, Termination};
-use crate::protocol::{parse_output, resolve, resolve_detailed, DiagnosticKind, Expected, LineValue};
+use crate::protocol::{
+    parse_output, resolve, resolve_detailed, DiagnosticKind, Expected, LineValue,
+};
 
 /// One of the qualification's protocol checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -149,7 +151,11 @@ pub fn check_run(run: RunOutput<'_>, expected: Expected<'_>) -> Vec<Finding> {
                 only_on_stderr.len(),
                 if only_on_stderr.len() == 1 { "" } else { "s" },
                 only_on_stderr[..only_on_stderr.len().min(3)].join(", "),
-                if only_on_stderr.len() > 3 { ", ..." } else { "" }
+                if only_on_stderr.len() > 3 {
+                    ", ..."
+                } else {
+                    ""
+                }
             ),
         );
     }
@@ -236,19 +242,35 @@ mod tests {
     fn each_fault_is_its_check() {
         let t = "TECHNIQUES X";
         assert_eq!(
-            checks(&format!("FORMULA F-99 TRUE {t}\nFORMULA F-00 TRUE {t}\n"), "", OK),
+            checks(
+                &format!("FORMULA F-99 TRUE {t}\nFORMULA F-00 TRUE {t}\n"),
+                "",
+                OK
+            ),
             [Check::UnknownId]
         );
         assert_eq!(
-            checks(&format!("FORMULA F-00 yes {t}\nFORMULA F-01 7 {t}\n"), "", OK),
-            [Check::IllFormedValue, Check::IllFormedValue, Check::NoResponse]
+            checks(
+                &format!("FORMULA F-00 yes {t}\nFORMULA F-01 7 {t}\n"),
+                "",
+                OK
+            ),
+            [
+                Check::IllFormedValue,
+                Check::IllFormedValue,
+                Check::NoResponse
+            ]
         );
         assert_eq!(
             checks(&format!("FORMULA F-00\nFORMULA F-01 TRUE {t}\n"), "", OK),
             [Check::Stdout]
         );
         assert_eq!(
-            checks(&format!("FORMULA F-00 TRUE {t}\nFORMULA F-00 FALSE {t}\n"), "", OK),
+            checks(
+                &format!("FORMULA F-00 TRUE {t}\nFORMULA F-00 FALSE {t}\n"),
+                "",
+                OK
+            ),
             [Check::Contradiction]
         );
         assert_eq!(
@@ -265,11 +287,19 @@ mod tests {
             [Check::AnswerOnStderr]
         );
         assert_eq!(
-            checks(&format!("FORMULA F-00 TRUE {t}\n"), "", Termination::Exit { code: 3 }),
+            checks(
+                &format!("FORMULA F-00 TRUE {t}\n"),
+                "",
+                Termination::Exit { code: 3 }
+            ),
             [Check::ExitStatus]
         );
         assert_eq!(
-            checks(&format!("FORMULA F-00 TRUE {t}\n"), "", Termination::Signal { signal: 11 }),
+            checks(
+                &format!("FORMULA F-00 TRUE {t}\n"),
+                "",
+                Termination::Signal { signal: 11 }
+            ),
             [Check::ExitStatus]
         );
         // A time-out is a limit, not also a missing response.

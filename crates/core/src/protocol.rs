@@ -337,13 +337,16 @@ pub fn resolve_detailed(
             }
             LineValue::Value(value) => {
                 if value.kind() != expected.kind {
-                    diagnostics.push(DiagnosticKind::WrongKind, format!(
-                        "line {}: `{}` is not a valid {} value for {}; ignored",
-                        answer.line,
-                        value,
-                        expected.kind.name(),
-                        expected.ids[index]
-                    ));
+                    diagnostics.push(
+                        DiagnosticKind::WrongKind,
+                        format!(
+                            "line {}: `{}` is not a valid {} value for {}; ignored",
+                            answer.line,
+                            value,
+                            expected.kind.name(),
+                            expected.ids[index]
+                        ),
+                    );
                     continue;
                 }
                 if let Some((previous, _, previous_line)) = chosen.get(&index) {
@@ -431,9 +434,10 @@ fn match_key(
         (AnswerForm::StateSpace, LineKey::StateSpace(what)) => {
             let found = position(what);
             if found.is_none() {
-                diagnostics.push(DiagnosticKind::UnknownId, format!(
-                    "line {line}: unknown STATE_SPACE value `{what}` ignored"
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!("line {line}: unknown STATE_SPACE value `{what}` ignored"),
+                );
             }
             found
         }
@@ -446,28 +450,37 @@ fn match_key(
             if bare == expected.examination && !expected.ids.is_empty() {
                 Some(0)
             } else {
-                diagnostics.push(DiagnosticKind::UnknownId, format!(
-                    "line {line}: answer for `{id}` ignored: a {} run answers `FORMULA {} ...`",
-                    expected.examination, expected.examination
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!(
+                        "line {line}: answer for `{id}` ignored: a {} run answers `FORMULA {} ...`",
+                        expected.examination, expected.examination
+                    ),
+                );
                 None
             }
         }
         (AnswerForm::Formulas, LineKey::Formula(id)) => {
             let found = position(id);
             if found.is_none() {
-                diagnostics.push(DiagnosticKind::UnknownId, format!(
-                    "line {line}: answer for unknown formula id `{id}` ignored (not in {}.xml)",
-                    expected.examination
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!(
+                        "line {line}: answer for unknown formula id `{id}` ignored (not in {}.xml)",
+                        expected.examination
+                    ),
+                );
             }
             found
         }
         (_, LineKey::StateSpace(what)) => {
-            diagnostics.push(DiagnosticKind::WrongForm, format!(
-                "line {line}: STATE_SPACE {what} ignored in a {} run",
-                expected.examination
-            ));
+            diagnostics.push(
+                DiagnosticKind::WrongForm,
+                format!(
+                    "line {line}: STATE_SPACE {what} ignored in a {} run",
+                    expected.examination
+                ),
+            );
             None
         }
         (AnswerForm::VerificationResult, LineKey::Formula(id)) => {
@@ -477,9 +490,10 @@ fn match_key(
             None
         }
         (AnswerForm::StateSpace, LineKey::Formula(id)) => {
-            diagnostics.push(DiagnosticKind::WrongForm, format!(
-                "line {line}: FORMULA {id} ignored in a StateSpace run"
-            ));
+            diagnostics.push(
+                DiagnosticKind::WrongForm,
+                format!("line {line}: FORMULA {id} ignored in a StateSpace run"),
+            );
             None
         }
     }
