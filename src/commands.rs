@@ -2,6 +2,7 @@
 
 mod check;
 mod confidence;
+mod diff;
 mod exec_run;
 mod explain;
 mod export;
@@ -35,6 +36,12 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             jobs,
             json,
         } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Diff {
+            manifest,
+            old,
+            new,
+            json,
+        } => diff::diff(&manifest.manifest, &old, &new, json),
         Command::Qualify {
             manifest,
             filter,
