@@ -797,4 +797,130 @@ mod tests {
         assert_eq!(value_of(&answers, "STATES").as_deref(), Some("9"));
         assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("4"));
     }
+
+    /// docs/protocol.md, "Answers mccbuild accepts": each statement there, checked here.
+    #[test]
+    fn the_documented_answer_syntax() {
+        let ss = ids(&SS);
+        let value =
+            |out: &str, id: &str| value_of(&resolve(&parse_output(out), state_space(&ss)), id);
+        // Line endings: \n and \r\n; the last line needs none. Words: spaces or tabs, any number.
+        assert_eq!(
+            value("STATE_SPACE STATES 5 TECHNIQUES X\r\n", "STATES").as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            value("STATE_SPACE\tSTATES\t\t5", "STATES").as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            value("  STATE_SPACE STATES 5  ", "STATES").as_deref(),
+            Some("5")
+        );
+        // A bare \r is not a line end: the line has two answers in it and is malformed.
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 5\rSTATE_SPACE TRANSITIONS 6\n"),
+            state_space(&ss),
+        );
+        assert!(answers.answers.is_empty());
+        assert_eq!(answers.diagnostics.len(), 1, "{:?}", answers.diagnostics);
+        // Keywords are upper case; a lower-case line is noise, without a diagnostic.
+        let answers = resolve(&parse_output("state_space STATES 5\n"), state_space(&ss));
+        assert!(answers.answers.is_empty() && answers.diagnostics.is_empty());
+        // Integers: digits, an optional +, leading zeros, any size; +inf's six spellings.
+        assert_eq!(
+            value("STATE_SPACE STATES +0042", "STATES").as_deref(),
+            Some("42")
+        );
+        for inf in ["+inf", "inf", "+INF", "INF", "+Inf", "Inf"] {
+            assert_eq!(
+                value(&format!("STATE_SPACE STATES {inf}"), "STATES").as_deref(),
+                Some("+inf"),
+                "{inf}"
+            );
+        }
+        // Not values: a diagnostic each, the line ignored.
+        for word in [
+            "true",
+            "1.5",
+            "7.1790E+0023",
+            "1e6",
+            "0x10",
+            "-inf",
+            "--1",
+            "∞",
+        ] {
+            let answers = resolve(
+                &parse_output(&format!("STATE_SPACE STATES {word}")),
+                state_space(&ss),
+            );
+            assert!(answers.answers.is_empty(), "{word}");
+            assert_eq!(
+                answers.diagnostics.len(),
+                1,
+                "{word}: {:?}",
+                answers.diagnostics
+            );
+        }
+        // A negative integer: not computed, no diagnostic; an earlier answer for the id stands.
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 5\nSTATE_SPACE STATES -1\n"),
+            state_space(&ss),
+        );
+        assert_eq!(value_of(&answers, "STATES").as_deref(), Some("5"));
+        assert_eq!(
+            answers.diagnostics.len(),
+            1,
+            "answered and not computed: {:?}",
+            answers.diagnostics
+        );
+        // DO_NOT_COMPETE before the answers wins too.
+        let answers = resolve(
+            &parse_output("DO_NOT_COMPETE\nSTATE_SPACE STATES 5\n"),
+            state_space(&ss),
+        );
+        assert_eq!(answers.response, Response::DoNotCompete);
+        assert!(answers.answers.is_empty());
+        // DO_NOT_COMPETE with other words on its line is noise.
+        let answers = resolve(
+            &parse_output("DO_NOT_COMPETE now\nSTATE_SPACE STATES 5\n"),
+            state_space(&ss),
+        );
+        assert_eq!(answers.response, Response::Answered);
+        // An answer inside a line longer than 64 KiB is not read.
+        let long = format!("STATE_SPACE STATES 5 TECHNIQUES {}\n", "X".repeat(MAX_LINE));
+        assert_eq!(value(&long, "STATES"), None);
+        // A per-id CANNOT_COMPUTE before an answer: the answer counts, with a diagnostic.
+        let answers = resolve(
+            &parse_output("FORMULA F-00 CANNOT_COMPUTE\nFORMULA F-00 TRUE TECHNIQUES X\n"),
+            Expected {
+                examination: "CTLCardinality",
+                instance: "F",
+                form: AnswerForm::Formulas,
+                kind: ValueKind::Boolean,
+                ids: &ids(&["F-00"]),
+            },
+        );
+        assert_eq!(value_of(&answers, "F-00").as_deref(), Some("TRUE"));
+        assert_eq!(answers.diagnostics.len(), 1);
+        // The four spellings of a global property's id.
+        let global = ids(&["OneSafe"]);
+        for id in ["OneSafe", "OneSafe-0", "D-PT-1-OneSafe", "D-PT-1-OneSafe-0"] {
+            let answers = resolve(
+                &parse_output(&format!("FORMULA {id} FALSE")),
+                Expected {
+                    examination: "OneSafe",
+                    instance: "D-PT-1",
+                    form: AnswerForm::Global,
+                    kind: ValueKind::Boolean,
+                    ids: &global,
+                },
+            );
+            assert_eq!(
+                value_of(&answers, "OneSafe").as_deref(),
+                Some("FALSE"),
+                "{id}"
+            );
+        }
+    }
 }
