@@ -116,6 +116,9 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also write the verdicts as an HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Explain a value (every answer, Confidence, the case of E-3.1 that decided it) or a tool's
     /// score in a category (points per model, instance and examination, penalties, weights).

@@ -47,7 +47,14 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             filter,
             jobs,
             json,
-        } => qualify::qualify(&manifest.manifest, &filter.filter(), jobs, json),
+            html,
+        } => qualify::qualify(
+            &manifest.manifest,
+            &filter.filter(),
+            jobs,
+            json,
+            html.as_deref(),
+        ),
         Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,

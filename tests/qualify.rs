@@ -129,7 +129,7 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
     assert!(detail("answer-on-stderr", "UpperBounds").contains("16 answers only on stderr"));
 
     // The text names the same, and a second qualify executes nothing (the runs are cached).
-    let text = c.mccbuild(&["qualify"]);
+    let text = c.mccbuild(&["qualify", "--html", "qualification.html"]);
     assert!(text.status.success(), "{}", stderr(&text));
     let text = stdout(&text);
     assert!(text.contains("good: qualified (4 runs"), "{text}");
@@ -138,6 +138,11 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
         "{text}"
     );
     assert!(text.contains("  exit-status Philosophers-PT-000002 StateSpace: exited with status 3"));
+    // The page says the same.
+    let page = fs::read_to_string(c.path().join("qualification.html")).unwrap();
+    assert!(page.contains("not qualified: 4 problems"), "{page}");
+    assert!(page.contains("exited with status 3"), "{page}");
+    assert!(page.contains(">qualified<"), "{page}");
     let plan = json(&c.mccbuild(&[
         "plan",
         "--json",

@@ -71,6 +71,7 @@ pub fn qualify(
     filter: &Filter,
     jobs: Option<usize>,
     json: bool,
+    html: Option<&Path>,
 ) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
     session.warn_instance_problems();
@@ -88,6 +89,14 @@ pub fn qualify(
         return Err(Error::Interrupted);
     }
     let report = check_runs(&session, &selection);
+    if let Some(path) = html {
+        mccbuild_core::fsio::write_atomically(path, report_page(&report).as_bytes()).map_err(
+            |source| Error::Output {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
+    }
     if json {
         super::print_json(&report)?;
     } else {
@@ -288,4 +297,58 @@ fn report_text(report: &QualifyReport) -> String {
         out.push_str("no qualification run: no tool takes part in an examination of a known model's first instance\n");
     }
     out
+}
+
+/// The report as one standalone HTML page (no script, no external resource).
+fn report_page(report: &QualifyReport) -> String {
+    use maud::{html, DOCTYPE};
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "Qualification" }
+                style { "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.ok{color:#070}.bad{color:#b00}.mono{font-family:monospace;font-size:12px;word-break:break-all}" }
+            }
+            body {
+                h1 { "Qualification" }
+                p { "Each tool on every examination it takes part in, on the first instance of each known model; every run checked against the protocol (docs/cli.md, \"mccbuild qualify\")." }
+                table {
+                    tr { th { "tool" } th { "verdict" } th { "runs" } th { "answered" } th { "CANNOT_COMPUTE" } th { "DO_NOT_COMPETE" } th { "CPU time (s)" } th { "max memory (MB)" } }
+                    @for (name, v) in &report.tools {
+                        tr {
+                            td { a href=(format!("#{name}")) { (name) } }
+                            @if v.qualified { td.ok { "qualified" } } @else { td.bad { "not qualified: " (v.problems.len()) " problems" } }
+                            td { (v.runs) } td { (v.answered) } td { (v.cannot_compute) } td { (v.do_not_compete) }
+                            td { (format!("{:.2}", v.cpu_time_s)) } td { (format!("{:.1}", v.max_peak_memory_mb)) }
+                        }
+                    }
+                }
+                @for (name, v) in &report.tools {
+                    h2 id=(name) { (name) }
+                    @if !v.problems.is_empty() {
+                        table {
+                            tr { th { "check" } th { "instance" } th { "examination" } th { "problem" } th { "the run" } }
+                            @for p in &v.problems {
+                                tr {
+                                    td.bad { (p.check.name()) } td { (p.instance) } td { (p.examination) } td { (p.detail) }
+                                    td.mono { "record: " (p.record) br; "reproduce: " (p.reproduce) }
+                                }
+                            }
+                        }
+                    }
+                    table {
+                        tr { th { "instance" } th { "examination" } th { "outcome" } th { "ended" } th { "CPU (s)" } th { "wall (s)" } th { "memory (MB)" } }
+                        @for r in &v.run_list {
+                            tr {
+                                td { (r.instance) } td { (r.examination) } td { (r.outcome) } td { (r.exit) }
+                                td { (format!("{:.2}", r.cpu_time_s)) } td { (format!("{:.2}", r.wall_time_s)) } td { (format!("{:.1}", r.peak_memory_mb)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
 }
