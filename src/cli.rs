@@ -86,6 +86,40 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare two versions of a tool (two tool entries) value by value against the trusted
+    /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory
+    /// ratios; scores per category. Executes nothing.
+    Diff {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        /// The old version's tool entry.
+        #[arg(long, value_name = "TOOL")]
+        old: String,
+        /// The new version's tool entry.
+        #[arg(long, value_name = "TOOL")]
+        new: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The MCC's qualification phase: each tool on every examination it takes part in, on the
+    /// first instance of each known model (runs cached like any other), every run checked
+    /// against the protocol; per tool: qualified, or each problem with the run to reproduce it.
+    Qualify {
+        #[command(flatten)]
+        manifest: ManifestArg,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Runs at a time (default: [executor] jobs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write the verdicts as an HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
     /// Explain a value (every answer, Confidence, the case of E-3.1 that decided it) or a tool's
     /// score in a category (points per model, instance and examination, penalties, weights).
     Explain {

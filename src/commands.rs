@@ -2,11 +2,13 @@
 
 mod check;
 mod confidence;
+mod diff;
 mod exec_run;
 mod explain;
 mod export;
 mod import;
 mod plan;
+mod qualify;
 mod report;
 mod run;
 mod sandbox;
@@ -34,6 +36,25 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             jobs,
             json,
         } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+        Command::Diff {
+            manifest,
+            old,
+            new,
+            json,
+        } => diff::diff(&manifest.manifest, &old, &new, json),
+        Command::Qualify {
+            manifest,
+            filter,
+            jobs,
+            json,
+            html,
+        } => qualify::qualify(
+            &manifest.manifest,
+            &filter.filter(),
+            jobs,
+            json,
+            html.as_deref(),
+        ),
         Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,

@@ -16,7 +16,7 @@ use mccbuild_exec::RunExecutor;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
 use mccbuild_plan::manifest::{Contest, ExecutorKind};
-use mccbuild_plan::Plan;
+use mccbuild_plan::{Plan, RunOrigin};
 use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::inputs::build_scoring;
 use mccbuild_scoring::scores::{scores_report, ScoresReport};
@@ -226,6 +226,22 @@ impl Session {
         // A cache that cannot be written only costs time next time.
         let _ = crate::results_cache::save(&self.store, &key, &report);
         report
+    }
+
+    /// The answer parser's diagnostics of the given planned runs that are in the store and were
+    /// executed (imported runs have none), by run index; runs without diagnostics are left out.
+    /// Reads each record: for the runs a command is about, not a whole edition's store.
+    pub fn diagnostics_of(
+        &self,
+        runs: impl IntoIterator<Item = usize>,
+    ) -> BTreeMap<usize, Vec<String>> {
+        runs.into_iter()
+            .filter(|&i| self.stored[i] && self.plan.runs[i].origin == RunOrigin::Executed)
+            .filter_map(|i| {
+                let record = self.store.get(&self.plan.runs[i].key).ok()??;
+                (!record.diagnostics.is_empty()).then_some((i, record.diagnostics))
+            })
+            .collect()
     }
 
     /// Builds the scoring database from the records of the plan's runs.

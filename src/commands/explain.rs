@@ -1,5 +1,6 @@
 //! `mccbuild explain`: why a value has its trusted value, or why a tool has its score.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use mccbuild_output::terminal::{tool_text, value_text};
@@ -23,10 +24,24 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
         } => {
             let x = explain_value(plan, &db, &handles, &i, &e, &v)
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let diagnostics = value_diagnostics(&session, &i, &e, &v);
             if json {
+                let mut x = serde_json::to_value(&x).unwrap_or_default();
+                if let Some(object) = x.as_object_mut() {
+                    object.insert("diagnostics".into(), serde_json::json!(diagnostics));
+                }
                 super::print_json(&x)
             } else {
-                super::print_out(&value_text(&x))
+                let mut text = value_text(&x);
+                if !diagnostics.is_empty() {
+                    text.push_str("answer-parser diagnostics of its runs:\n");
+                    for (tool, messages) in &diagnostics {
+                        for m in messages {
+                            text.push_str(&format!("  {tool}: {m}\n"));
+                        }
+                    }
+                }
+                super::print_out(&text)
             }
         }
         ExplainWhat {
@@ -46,4 +61,35 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
         }
         _ => Err(Error::Usage("explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C".into())),
     }
+}
+
+/// The answer parser's diagnostics about one value, by tool: those of the runs of its
+/// examination instance that name the value's id, and those that name no id of the examination
+/// (about the run as a whole: a malformed line, DO_NOT_COMPETE with answers).
+fn value_diagnostics(
+    session: &Session,
+    instance: &str,
+    examination: &str,
+    id: &str,
+) -> BTreeMap<String, Vec<String>> {
+    let plan = &session.plan;
+    let Some(e) = plan.exam_instances.iter().position(|ei| {
+        plan.instances[ei.instance].name == instance
+            && plan.contest.edition.examinations[ei.exam].name == examination
+    }) else {
+        return BTreeMap::new();
+    };
+    let ids = &plan.exam_instances[e].ids;
+    let runs = (0..plan.runs.len()).filter(|&i| plan.runs[i].exam_instance == e);
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (i, diagnostics) in session.diagnostics_of(runs) {
+        let about: Vec<String> = diagnostics
+            .into_iter()
+            .filter(|d| d.contains(id) || !ids.iter().any(|other| d.contains(&**other)))
+            .collect();
+        if !about.is_empty() {
+            out.insert(plan.contest.tools[plan.runs[i].tool].name.clone(), about);
+        }
+    }
+    out
 }

@@ -17,6 +17,7 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
     };
     let (db, handles) = session.scoring();
     let mut data = ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
+    data.diagnostics = session.diagnostics_of(0..session.plan.runs.len());
     if exports {
         let stored = StoredRuns {
             plan: &session.plan,

@@ -1,6 +1,8 @@
 //! `mccbuild run`: executes the runs that are not in the store, records them, prints the
 //! podiums.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -18,6 +20,11 @@ pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) ->
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
     let cancel = crate::signals::cancel_on_interrupt()
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
+    let missing: Vec<usize> = selection
+        .iter()
+        .copied()
+        .filter(|&i| !session.is_stored(i))
+        .collect();
     let outcome = session.execute(&selection, jobs, &mut CliProgress::new(), &cancel);
     if cancel.load(Ordering::SeqCst) {
         eprintln!(
@@ -26,6 +33,7 @@ pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) ->
         );
         return Err(Error::Interrupted);
     }
+    eprint!("{}", diagnostics_summary(&session, &missing));
     if json {
         super::print_json(&outcome)?;
     } else {
@@ -44,4 +52,54 @@ pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) ->
         0 => Ok(()),
         n => Err(Error::RunsFailed(n)),
     }
+}
+
+/// Per tool, the answer parser's diagnostics of the runs just executed (`executed`: the runs that
+/// were not in the store before): how many runs have some, and the first few, each with its run.
+fn diagnostics_summary(session: &Session, executed: &[usize]) -> String {
+    const SHOWN: usize = 3;
+    let plan = &session.plan;
+    let found = session.diagnostics_of(executed.iter().copied());
+    let mut by_tool: BTreeMap<usize, Vec<(usize, &Vec<String>)>> = BTreeMap::new();
+    for (&i, diagnostics) in &found {
+        by_tool
+            .entry(plan.runs[i].tool)
+            .or_default()
+            .push((i, diagnostics));
+    }
+    let mut out = String::new();
+    for (tool, runs) in by_tool {
+        let total: usize = runs.iter().map(|(_, d)| d.len()).sum();
+        let _ = writeln!(
+            out,
+            "{}: {total} answer-parser diagnostic{} in {} of the runs just executed:",
+            plan.contest.tools[tool].name,
+            if total == 1 { "" } else { "s" },
+            runs.len()
+        );
+        let mut shown = 0;
+        'runs: for (i, diagnostics) in &runs {
+            let run = &plan.runs[*i];
+            for d in diagnostics.iter() {
+                if shown == SHOWN {
+                    break 'runs;
+                }
+                let _ = writeln!(
+                    out,
+                    "  {} {}: {d}",
+                    plan.instance_of(run).name,
+                    plan.exam_name(run)
+                );
+                shown += 1;
+            }
+        }
+        if total > shown {
+            let _ = writeln!(
+                out,
+                "  ... and {} more (`mccbuild explain --instance I --examination E --id ID` shows a value's, the report's tool page lists them all)",
+                total - shown
+            );
+        }
+    }
+    out
 }

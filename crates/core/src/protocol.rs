@@ -60,6 +60,8 @@ pub struct ParsedOutput {
     pub verification_results: Vec<(usize, String)>,
     /// Lines that start like an answer but are malformed (`FORMULA x` with no value, ...).
     pub malformed: Vec<(usize, String)>,
+    /// Answer lines whose value word is no value at all (`yes`, `1.5e3`, `-x`).
+    pub invalid_values: Vec<(usize, String)>,
 }
 
 /// Incremental line parser fed with the raw bytes of stdout as they arrive.
@@ -159,7 +161,7 @@ fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
                     Ok(value) => LineValue::Value(value),
                     Err(ValueError::Negative(_)) => LineValue::NotComputed,
                     Err(ValueError::Invalid(_)) => {
-                        out.malformed.push((line_no, truncate(line)));
+                        out.invalid_values.push((line_no, truncate(line)));
                         return;
                     }
                 }
@@ -245,6 +247,29 @@ pub struct RunAnswers {
     pub diagnostics: Vec<String>,
 }
 
+/// What kind of problem a diagnostic of [`resolve_detailed`] is: commands that judge a tool's
+/// output (`mccbuild qualify`) branch on this, never on the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagnosticKind {
+    /// A line starting with `FORMULA` or `STATE_SPACE` that is not an answer line.
+    Malformed,
+    /// An answer line whose value word is not a value (`yes`, `1.5e3`).
+    InvalidValue,
+    /// A value of the wrong kind for the examination (an integer where a boolean is expected).
+    WrongKind,
+    /// An answer for an id the instance's examination does not have.
+    UnknownId,
+    /// An answer line of another examination's form (`STATE_SPACE` in a formula run).
+    WrongForm,
+    /// Two different answers for one id (or two different verification results).
+    Contradiction,
+    /// An id answered and declared CANNOT_COMPUTE.
+    AnswerAndCannotCompute,
+    /// DO_NOT_COMPETE printed after (or with) answers.
+    DoNotCompeteWithAnswers,
+}
+
 /// Matches parsed lines to the expected value ids (E-1.8; protocol notes).
 ///
 /// - an answer for an unknown id, a value of the wrong kind (an integer for a boolean examination),
@@ -253,11 +278,34 @@ pub struct RunAnswers {
 ///   diagnostic;
 /// - `DO_NOT_COMPETE` wins over everything (with a diagnostic if answers were printed too).
 pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
-    let mut diagnostics = Vec::new();
-    for (line, text) in &parsed.malformed {
-        diagnostics.push(format!(
-            "line {line}: malformed answer line `{text}` ignored"
-        ));
+    let (answers, _) = resolve_detailed(parsed, expected);
+    answers
+}
+
+/// [`resolve`], with the kind of each diagnostic (in the order of `RunAnswers::diagnostics`).
+pub fn resolve_detailed(
+    parsed: &ParsedOutput,
+    expected: Expected<'_>,
+) -> (RunAnswers, Vec<DiagnosticKind>) {
+    let mut diagnostics = Diagnostics::default();
+    let mut lines: Vec<(usize, DiagnosticKind, &String)> = parsed
+        .malformed
+        .iter()
+        .map(|(line, text)| (*line, DiagnosticKind::Malformed, text))
+        .chain(
+            parsed
+                .invalid_values
+                .iter()
+                .map(|(line, text)| (*line, DiagnosticKind::InvalidValue, text)),
+        )
+        .collect();
+    lines.sort_by_key(|(line, _, _)| *line);
+    for (line, kind, text) in lines {
+        let what = match kind {
+            DiagnosticKind::InvalidValue => "answer line with no valid value",
+            _ => "malformed answer line",
+        };
+        diagnostics.push(kind, format!("line {line}: {what} `{text}` ignored"));
     }
     let mut chosen: BTreeMap<usize, (Value, Vec<String>, usize)> = BTreeMap::new();
     let mut not_computed: BTreeMap<usize, usize> = BTreeMap::new();
@@ -266,7 +314,7 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
         for (line, word) in &parsed.verification_results {
             if let Some((previous_line, previous)) = last {
                 if previous != word {
-                    diagnostics.push(format!("lines {previous_line} and {line}: two different verification results ({previous} then {word}); the last one counts"));
+                    diagnostics.push(DiagnosticKind::Contradiction, format!("lines {previous_line} and {line}: two different verification results ({previous} then {word}); the last one counts"));
                 }
             }
             last = Some((*line, word));
@@ -289,18 +337,21 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
             }
             LineValue::Value(value) => {
                 if value.kind() != expected.kind {
-                    diagnostics.push(format!(
-                        "line {}: `{}` is not a valid {} value for {}; ignored",
-                        answer.line,
-                        value,
-                        expected.kind.name(),
-                        expected.ids[index]
-                    ));
+                    diagnostics.push(
+                        DiagnosticKind::WrongKind,
+                        format!(
+                            "line {}: `{}` is not a valid {} value for {}; ignored",
+                            answer.line,
+                            value,
+                            expected.kind.name(),
+                            expected.ids[index]
+                        ),
+                    );
                     continue;
                 }
                 if let Some((previous, _, previous_line)) = chosen.get(&index) {
                     if previous != value {
-                        diagnostics.push(format!(
+                        diagnostics.push(DiagnosticKind::Contradiction, format!(
                             "lines {previous_line} and {}: two different answers for {} ({previous} then {value}); the last one counts",
                             answer.line, expected.ids[index]
                         ));
@@ -315,7 +366,7 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     }
     for (index, line) in not_computed {
         if let Some((value, _, value_line)) = chosen.get(&index) {
-            diagnostics.push(format!(
+            diagnostics.push(DiagnosticKind::AnswerAndCannotCompute, format!(
                 "lines {value_line} and {line}: {} answered {value} and CANNOT_COMPUTE; the answer counts",
                 expected.ids[index]
             ));
@@ -333,6 +384,7 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     let response = if parsed.do_not_compete {
         if !answers.is_empty() {
             diagnostics.push(
+                DiagnosticKind::DoNotCompeteWithAnswers,
                 "the tool printed DO_NOT_COMPETE and answers; DO_NOT_COMPETE wins".to_string(),
             );
         }
@@ -347,10 +399,27 @@ pub fn resolve(parsed: &ParsedOutput, expected: Expected<'_>) -> RunAnswers {
     } else {
         answers
     };
-    RunAnswers {
-        response,
-        answers,
-        diagnostics,
+    (
+        RunAnswers {
+            response,
+            answers,
+            diagnostics: diagnostics.messages,
+        },
+        diagnostics.kinds,
+    )
+}
+
+/// Diagnostics with their kinds, kept side by side.
+#[derive(Default)]
+struct Diagnostics {
+    messages: Vec<String>,
+    kinds: Vec<DiagnosticKind>,
+}
+
+impl Diagnostics {
+    fn push(&mut self, kind: DiagnosticKind, message: String) {
+        self.kinds.push(kind);
+        self.messages.push(message);
     }
 }
 
@@ -358,16 +427,17 @@ fn match_key(
     key: &LineKey,
     expected: Expected<'_>,
     line: usize,
-    diagnostics: &mut Vec<String>,
+    diagnostics: &mut Diagnostics,
 ) -> Option<usize> {
     let position = |id: &str| expected.ids.iter().position(|known| &**known == id);
     match (expected.form, key) {
         (AnswerForm::StateSpace, LineKey::StateSpace(what)) => {
             let found = position(what);
             if found.is_none() {
-                diagnostics.push(format!(
-                    "line {line}: unknown STATE_SPACE value `{what}` ignored"
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!("line {line}: unknown STATE_SPACE value `{what}` ignored"),
+                );
             }
             found
         }
@@ -380,40 +450,50 @@ fn match_key(
             if bare == expected.examination && !expected.ids.is_empty() {
                 Some(0)
             } else {
-                diagnostics.push(format!(
-                    "line {line}: answer for `{id}` ignored: a {} run answers `FORMULA {} ...`",
-                    expected.examination, expected.examination
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!(
+                        "line {line}: answer for `{id}` ignored: a {} run answers `FORMULA {} ...`",
+                        expected.examination, expected.examination
+                    ),
+                );
                 None
             }
         }
         (AnswerForm::Formulas, LineKey::Formula(id)) => {
             let found = position(id);
             if found.is_none() {
-                diagnostics.push(format!(
-                    "line {line}: answer for unknown formula id `{id}` ignored (not in {}.xml)",
-                    expected.examination
-                ));
+                diagnostics.push(
+                    DiagnosticKind::UnknownId,
+                    format!(
+                        "line {line}: answer for unknown formula id `{id}` ignored (not in {}.xml)",
+                        expected.examination
+                    ),
+                );
             }
             found
         }
         (_, LineKey::StateSpace(what)) => {
-            diagnostics.push(format!(
-                "line {line}: STATE_SPACE {what} ignored in a {} run",
-                expected.examination
-            ));
+            diagnostics.push(
+                DiagnosticKind::WrongForm,
+                format!(
+                    "line {line}: STATE_SPACE {what} ignored in a {} run",
+                    expected.examination
+                ),
+            );
             None
         }
         (AnswerForm::VerificationResult, LineKey::Formula(id)) => {
-            diagnostics.push(format!(
+            diagnostics.push(DiagnosticKind::WrongForm, format!(
                 "line {line}: FORMULA {id} ignored: a verification run answers SAFE, UNSAFE or UNKNOWN"
             ));
             None
         }
         (AnswerForm::StateSpace, LineKey::Formula(id)) => {
-            diagnostics.push(format!(
-                "line {line}: FORMULA {id} ignored in a StateSpace run"
-            ));
+            diagnostics.push(
+                DiagnosticKind::WrongForm,
+                format!("line {line}: FORMULA {id} ignored in a StateSpace run"),
+            );
             None
         }
     }
@@ -716,5 +796,131 @@ mod tests {
         let answers = resolve(&parsed, state_space(&ids));
         assert_eq!(value_of(&answers, "STATES").as_deref(), Some("9"));
         assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("4"));
+    }
+
+    /// docs/protocol.md, "Answers mccbuild accepts": each statement there, checked here.
+    #[test]
+    fn the_documented_answer_syntax() {
+        let ss = ids(&SS);
+        let value =
+            |out: &str, id: &str| value_of(&resolve(&parse_output(out), state_space(&ss)), id);
+        // Line endings: \n and \r\n; the last line needs none. Words: spaces or tabs, any number.
+        assert_eq!(
+            value("STATE_SPACE STATES 5 TECHNIQUES X\r\n", "STATES").as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            value("STATE_SPACE\tSTATES\t\t5", "STATES").as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            value("  STATE_SPACE STATES 5  ", "STATES").as_deref(),
+            Some("5")
+        );
+        // A bare \r is not a line end: the line has two answers in it and is malformed.
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 5\rSTATE_SPACE TRANSITIONS 6\n"),
+            state_space(&ss),
+        );
+        assert!(answers.answers.is_empty());
+        assert_eq!(answers.diagnostics.len(), 1, "{:?}", answers.diagnostics);
+        // Keywords are upper case; a lower-case line is noise, without a diagnostic.
+        let answers = resolve(&parse_output("state_space STATES 5\n"), state_space(&ss));
+        assert!(answers.answers.is_empty() && answers.diagnostics.is_empty());
+        // Integers: digits, an optional +, leading zeros, any size; +inf's six spellings.
+        assert_eq!(
+            value("STATE_SPACE STATES +0042", "STATES").as_deref(),
+            Some("42")
+        );
+        for inf in ["+inf", "inf", "+INF", "INF", "+Inf", "Inf"] {
+            assert_eq!(
+                value(&format!("STATE_SPACE STATES {inf}"), "STATES").as_deref(),
+                Some("+inf"),
+                "{inf}"
+            );
+        }
+        // Not values: a diagnostic each, the line ignored.
+        for word in [
+            "true",
+            "1.5",
+            "7.1790E+0023",
+            "1e6",
+            "0x10",
+            "-inf",
+            "--1",
+            "∞",
+        ] {
+            let answers = resolve(
+                &parse_output(&format!("STATE_SPACE STATES {word}")),
+                state_space(&ss),
+            );
+            assert!(answers.answers.is_empty(), "{word}");
+            assert_eq!(
+                answers.diagnostics.len(),
+                1,
+                "{word}: {:?}",
+                answers.diagnostics
+            );
+        }
+        // A negative integer: not computed, no diagnostic; an earlier answer for the id stands.
+        let answers = resolve(
+            &parse_output("STATE_SPACE STATES 5\nSTATE_SPACE STATES -1\n"),
+            state_space(&ss),
+        );
+        assert_eq!(value_of(&answers, "STATES").as_deref(), Some("5"));
+        assert_eq!(
+            answers.diagnostics.len(),
+            1,
+            "answered and not computed: {:?}",
+            answers.diagnostics
+        );
+        // DO_NOT_COMPETE before the answers wins too.
+        let answers = resolve(
+            &parse_output("DO_NOT_COMPETE\nSTATE_SPACE STATES 5\n"),
+            state_space(&ss),
+        );
+        assert_eq!(answers.response, Response::DoNotCompete);
+        assert!(answers.answers.is_empty());
+        // DO_NOT_COMPETE with other words on its line is noise.
+        let answers = resolve(
+            &parse_output("DO_NOT_COMPETE now\nSTATE_SPACE STATES 5\n"),
+            state_space(&ss),
+        );
+        assert_eq!(answers.response, Response::Answered);
+        // An answer inside a line longer than 64 KiB is not read.
+        let long = format!("STATE_SPACE STATES 5 TECHNIQUES {}\n", "X".repeat(MAX_LINE));
+        assert_eq!(value(&long, "STATES"), None);
+        // A per-id CANNOT_COMPUTE before an answer: the answer counts, with a diagnostic.
+        let answers = resolve(
+            &parse_output("FORMULA F-00 CANNOT_COMPUTE\nFORMULA F-00 TRUE TECHNIQUES X\n"),
+            Expected {
+                examination: "CTLCardinality",
+                instance: "F",
+                form: AnswerForm::Formulas,
+                kind: ValueKind::Boolean,
+                ids: &ids(&["F-00"]),
+            },
+        );
+        assert_eq!(value_of(&answers, "F-00").as_deref(), Some("TRUE"));
+        assert_eq!(answers.diagnostics.len(), 1);
+        // The four spellings of a global property's id.
+        let global = ids(&["OneSafe"]);
+        for id in ["OneSafe", "OneSafe-0", "D-PT-1-OneSafe", "D-PT-1-OneSafe-0"] {
+            let answers = resolve(
+                &parse_output(&format!("FORMULA {id} FALSE")),
+                Expected {
+                    examination: "OneSafe",
+                    instance: "D-PT-1",
+                    form: AnswerForm::Global,
+                    kind: ValueKind::Boolean,
+                    ids: &global,
+                },
+            );
+            assert_eq!(
+                value_of(&answers, "OneSafe").as_deref(),
+                Some("FALSE"),
+                "{id}"
+            );
+        }
     }
 }

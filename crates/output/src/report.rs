@@ -8,6 +8,7 @@
 mod html;
 pub mod svg;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -74,6 +75,9 @@ pub struct ReportData<'a> {
     pub decisions: Vec<Arc<[Decision]>>,
     /// The exports were written beside the site, in `exports/` (the index links them).
     pub exports: bool,
+    /// The answer parser's diagnostics by run (index into the plan's runs), for the runs that
+    /// have some; the tool pages list them. Filled by the caller, which reads the records.
+    pub diagnostics: BTreeMap<usize, Vec<String>>,
 }
 
 impl<'a> ReportData<'a> {
@@ -120,6 +124,7 @@ impl<'a> ReportData<'a> {
             runs_of,
             decisions,
             exports: false,
+            diagnostics: BTreeMap::new(),
         }
     }
 }

@@ -328,6 +328,25 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
                 }
             }
         }
+        @let diagnosed: Vec<(usize, &Vec<String>)> = data.diagnostics.iter()
+            .filter(|(i, _)| plan.runs[**i].tool == t).map(|(i, d)| (*i, d)).collect();
+        h2 id="diagnostics" { "Answer-parser diagnostics (" (diagnosed.len()) " runs)" }
+        @if !diagnosed.is_empty() {
+            p { "What the parser noticed in the tool's output: the lines it ignored and why, answers it chose between (docs/protocol.md)." }
+            table {
+                tr { th { "instance" } th { "examination" } th { "diagnostic" } }
+                @for (i, messages) in &diagnosed {
+                    @let run = &plan.runs[*i];
+                    @for m in messages.iter() {
+                        tr {
+                            td { (plan.instance_of(run).name) }
+                            td { (plan.exam_name(run)) }
+                            td.mono { (m) }
+                        }
+                    }
+                }
+            }
+        }
     };
     layout(data, &tool.name, body)
 }

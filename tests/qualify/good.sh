@@ -1,0 +1,5 @@
+#!/bin/sh
+# A conforming tool.
+. "$(dirname "$0")/lib.sh"
+echo "# a banner: noise is allowed"
+answers
