@@ -93,6 +93,7 @@ pub enum Command {
         manifest: ManifestArg,
         #[command(flatten)]
         what: ExplainWhat,
+        /// Print JSON (the same explanation as data).
         #[arg(long)]
         json: bool,
     },
@@ -101,6 +102,7 @@ pub enum Command {
     Confidence {
         #[command(flatten)]
         manifest: ManifestArg,
+        /// Print JSON (one object per tool).
         #[arg(long)]
         json: bool,
     },
@@ -194,6 +196,7 @@ pub struct ExplainWhat {
     /// The value's instance (with --examination and --id).
     #[arg(long)]
     pub instance: Option<String>,
+    /// The value's examination (with --instance and --id).
     #[arg(long)]
     pub examination: Option<String>,
     /// A formula id; the examination's name for a global property; STATES, TRANSITIONS,
@@ -203,6 +206,8 @@ pub struct ExplainWhat {
     /// The tool (with --category).
     #[arg(long)]
     pub tool: Option<String>,
+    /// The category whose score is explained (with --tool): StateSpace, GlobalProperties,
+    /// UpperBounds, Reachability, CTL or LTL.
     #[arg(long)]
     pub category: Option<String>,
 }
