@@ -79,8 +79,8 @@ pub enum Command {
         manifest: ManifestArg,
         #[command(flatten)]
         filter: FilterArgs,
-        /// Runs at a time (default: [executor] jobs).
-        #[arg(long)]
+        /// Runs at a time, at least 1 (default: [executor] jobs).
+        #[arg(long, value_parser = at_least_one)]
         jobs: Option<usize>,
         /// Print JSON counts at the end instead of the podiums.
         #[arg(long)]
@@ -173,7 +173,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         keys_file: Option<PathBuf>,
         /// Runs at a time (default 1).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         jobs: usize,
     },
     /// Run one command in the sandbox runs get (cgroups, namespaces, pinned cores) and print
@@ -253,4 +253,13 @@ pub struct SandboxArgs {
     /// The command and its arguments.
     #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// A count of runs at a time, validated as `[executor] jobs` is: at least 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (as `[executor] jobs`)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -7,6 +7,11 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// `1 run`, `2 runs`: a count with the noun it takes.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Progress reporting (the CLI draws it with indicatif).
 pub trait Progress {
     fn setup_started(&mut self, _tool: &str) {}

@@ -96,3 +96,105 @@ fn the_pages_the_code_points_to_exist() {
     let manifest = fs::read_to_string(format!("{REPO}/docs/manifest.md")).unwrap();
     assert!(manifest.contains("# results = "), "docs/manifest.md documents `results`");
 }
+
+/// One instance, one scripted tool `a` (with `extra` in its [[tool]]).
+fn one_tool(extra: &str, limits: &str) -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", extra);
+    c.write(limits);
+    c
+}
+
+/// mccbuild with this process's affinity narrowed to one core (`taskset -c 0`): the machine
+/// gives mccbuild 1 core whatever it has.
+fn on_one_core(c: &TestContest, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_mccbuild")])
+        .args(args)
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("taskset runs mccbuild")
+}
+
+#[test]
+fn check_refuses_a_tool_needing_more_cores_than_the_machine_gives() {
+    let c = one_tool("cores = 4\nexaminations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    let check = on_one_core(&c, &["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    let err = stderr(&check);
+    assert!(
+        err.contains("contest.toml:") && err.contains("tool `a`: cores = 4 but this machine gives mccbuild 1"),
+        "{err}"
+    );
+    // The line of `cores = 4`.
+    let text = fs::read_to_string(c.path().join("contest.toml")).unwrap();
+    let line = text.lines().position(|l| l.starts_with("cores = 4")).unwrap() + 1;
+    assert!(err.contains(&format!("contest.toml:{line}:1:")), "{err}");
+    // `run` says so before its runs fail.
+    let run = on_one_core(&c, &["run", "--json"]);
+    assert!(stderr(&run).contains("warning:") && stderr(&run).contains("cores = 4"), "{}", stderr(&run));
+    assert_eq!(run.status.code(), Some(1));
+}
+
+#[test]
+fn check_refuses_a_memory_limit_no_tool_can_start_in() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 1");
+    let check = c.mccbuild(&["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(stderr(&check).contains("memory_mb = 1: no tool can start"), "{}", stderr(&check));
+    assert_eq!(c.mccbuild(&["run"]).status.code(), Some(2));
+}
+
+#[test]
+fn an_empty_examination_list_is_a_warning_of_check_and_run() {
+    let c = one_tool("examinations = []", "time_s = 10\nmemory_mb = 512");
+    let check = c.mccbuild(&["check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("warning: tool `a` enters no examination (`examinations = []`"),
+        "{}",
+        stderr(&check)
+    );
+    assert!(stdout(&check).contains("0 runs"), "{}", stdout(&check));
+    let plan = c.mccbuild(&["plan", "--json"]);
+    assert!(stderr(&plan).contains("enters no examination"), "{}", stderr(&plan));
+}
+
+#[test]
+fn jobs_0_on_the_command_line_is_refused_as_in_the_manifest() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 512");
+    let run = c.mccbuild(&["run", "--jobs", "0"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(stderr(&run).contains("must be at least 1"), "{}", stderr(&run));
+    assert!(c.records().is_empty());
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap().replace("jobs = 2", "jobs = 0");
+    fs::write(&manifest, text).unwrap();
+    let check = c.mccbuild(&["check"]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(stderr(&check).contains("jobs must be at least 1"), "{}", stderr(&check));
+}
+
+#[test]
+fn explain_names_an_unknown_instance() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&["explain", "--instance", "Nope", "--examination", "StateSpace", "--id", "STATES"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no instance `Nope`"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_missing_index_is_rebuilt_with_a_warning() {
+    let c = one_tool("examinations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    c.answer("a", "Philosophers-PT-000002", "StateSpace", "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\n");
+    assert!(c.mccbuild(&["run"]).status.success());
+    let first = c.mccbuild(&["plan", "--json"]);
+    assert!(!stderr(&first).contains("index"), "{}", stderr(&first));
+    fs::remove_file(c.path().join("cache/index.bin")).unwrap();
+    let out = c.mccbuild(&["plan", "--json"]);
+    assert!(stderr(&out).contains("index.bin is missing: rebuilt from the 1 record of the store"), "{}", stderr(&out));
+    assert_eq!(json(&out)["cached"], 1);
+}

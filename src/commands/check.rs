@@ -11,9 +11,11 @@ use crate::session::Session;
 
 /// Checks a contest: its manifest, rules, tools and instances.
 pub fn contest(manifest: &Path) -> Result<(), Error> {
-    let session = Session::open(manifest)?;
-    if !session.plan.problems.is_empty() {
-        return Err(Error::Input(session.plan.problems));
+    let session = Session::open_and_warn(manifest)?;
+    let mut problems = session.plan.problems.clone();
+    problems.extend(session.machine_problems());
+    if !problems.is_empty() {
+        return Err(Error::Input(problems));
     }
     let plan = &session.plan;
     println!(

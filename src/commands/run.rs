@@ -13,6 +13,9 @@ use crate::session::{Filter, Session};
 pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
     session.warn_instance_problems();
+    for p in &session.machine_problems().0 {
+        eprintln!("warning: {p}");
+    }
     let selection = session.select(filter)?;
     session.store.check_writable()?;
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
