@@ -82,9 +82,13 @@ pub enum Command {
         /// Runs at a time, at least 1 (default: [executor] jobs).
         #[arg(long, value_parser = at_least_one)]
         jobs: Option<usize>,
-        /// Print JSON counts at the end instead of the podiums.
+        /// Print JSON counts at the end instead of the podiums (also when interrupted).
         #[arg(long)]
         json: bool,
+        /// How progress is shown on stderr: auto (a bar on a terminal, plain lines every few
+        /// seconds otherwise), plain, or json (one object per event, for dashboards).
+        #[arg(long, value_enum, value_name = "FORMAT", default_value = "auto")]
+        progress: crate::progress::ProgressFormat,
     },
     /// Explain a value (every answer, Confidence, the case of E-3.1 that decided it) or a tool's
     /// score in a category (points per model, instance and examination, penalties, weights).

@@ -33,7 +33,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             filter,
             jobs,
             json,
-        } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+            progress,
+        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, progress),
         Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,

@@ -551,7 +551,11 @@ impl Reading<'_> {
                 ));
             }
         }
-        if let Some(mb) = file.limits.memory_mb.filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB) {
+        if let Some(mb) = file
+            .limits
+            .memory_mb
+            .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
+        {
             problems.push(
                 Problem::new(
                     source.path,
