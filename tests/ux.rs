@@ -533,3 +533,37 @@ fn run_json_prints_its_summary_when_interrupted_by_sigint() {
 fn run_json_prints_its_summary_when_interrupted_by_sigterm() {
     interrupted_run_prints_its_json_summary(libc::SIGTERM);
 }
+
+#[test]
+fn watch_updates_1_returns_on_an_idle_store() {
+    let c = one_tool("examinations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new("timeout")
+        .args(["20", env!("CARGO_BIN_EXE_mccbuild"), "watch", "--updates", "1", "--json"])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let updates = json_lines(&stdout(&out));
+    assert_eq!(updates.len(), 1, "{}", stdout(&out));
+    assert_eq!((updates[0]["update"].as_u64(), updates[0]["cause"].as_str()), (Some(0), Some("start")));
+}
+
+#[test]
+fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
+    let c = one_tool("examinations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    // A non-interactive shell starts background commands with SIGINT ignored.
+    let script = format!(
+        "'{}' watch --json > watch.out 2> watch.err & pid=$!\nsleep 2\nkill -INT $pid\nwait $pid\necho \"exit $?\"",
+        env!("CARGO_BIN_EXE_mccbuild")
+    );
+    let out = std::process::Command::new("timeout")
+        .args(["30", "sh", "-c", &script])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "the script timed out: watch ignored SIGINT");
+    assert_eq!(stdout(&out).trim(), "exit 130", "{}", fs::read_to_string(c.path().join("watch.err")).unwrap_or_default());
+    assert!(fs::read_to_string(c.path().join("watch.out")).unwrap().contains("\"cause\":\"start\""));
+}
