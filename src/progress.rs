@@ -215,22 +215,44 @@ impl Tally {
             max: all.iter().map(|e| e.max).fold(0.0, f64::max),
             samples: 0,
         };
+        // Runs running longer than their group's estimate say the estimate is low: their
+        // group's pending runs take at least that long.
+        let mut overdue: HashMap<&str, f64> = HashMap::new();
+        for (label, started) in &self.running {
+            if let Some(group) = self.pending.get(label) {
+                let ran = started.elapsed().as_secs_f64();
+                let mean = self.estimates.get(group).unwrap_or(&fallback).mean;
+                if ran > mean {
+                    let o = overdue.entry(group.as_str()).or_insert(0.0);
+                    *o = o.max(ran);
+                }
+            }
+        }
         let (mut mid, mut low, mut high) = (0.0, 0.0, 0.0);
         for (label, group) in &self.pending {
             let e = self.estimates.get(group).unwrap_or(&fallback);
-            let ran = self
-                .running
-                .get(label)
-                .map_or(0.0, |t| t.elapsed().as_secs_f64());
             // Few samples: the range is what the group (or all runs) took at most.
             let (lo, hi) = if e.samples >= 3 {
                 (e.min, e.max)
             } else {
                 (e.min.min(fallback.min), e.max.max(fallback.max) * 1.5)
             };
-            mid += (e.mean - ran).max(0.0);
-            low += (lo - ran).max(0.0);
-            high += (hi - ran).max(0.0);
+            let late = overdue.get(group.as_str()).copied().unwrap_or(0.0);
+            let (mean, hi) = (e.mean.max(late), hi.max(2.0 * late));
+            match self.running.get(label) {
+                // Running: what is left of it; past its estimate, about as long again.
+                Some(t) => {
+                    let ran = t.elapsed().as_secs_f64();
+                    mid += if ran < mean { mean - ran } else { ran };
+                    low += (lo - ran).max(0.0);
+                    high += (hi - ran).max(ran);
+                }
+                None => {
+                    mid += mean;
+                    low += lo;
+                    high += hi;
+                }
+            }
         }
         let width = self.width.max(1) as f64;
         Some(Eta {
@@ -240,9 +262,13 @@ impl Tally {
         })
     }
 
-    /// The ETA now: the last one computed, counted down since.
+    /// The ETA now: computed afresh (the runs running have run longer since), or, for very
+    /// large executions, the last one computed at a run's end, counted down since.
     pub fn eta_now(&self) -> Option<Eta> {
         let (eta, at) = self.eta?;
+        if self.pending.len() <= 20_000 {
+            return self.compute_eta();
+        }
         let since = at.elapsed().as_secs_f64();
         Some(Eta {
             seconds: (eta.seconds - since).max(0.0),
@@ -685,5 +711,25 @@ mod tests {
             "{eta:?}"
         );
         assert!(eta.text().contains('–'), "{}", eta.text());
+    }
+
+    #[test]
+    fn a_run_past_its_estimate_raises_the_eta_of_its_group() {
+        let runs: Vec<RunInfo> = (0..3)
+            .map(|i| RunInfo {
+                label: format!("r{i}"),
+                group: "t E".into(),
+                history: vec![0.01, 0.01, 0.01],
+            })
+            .collect();
+        let mut t = Tally::default();
+        t.planned(&runs);
+        t.run_started("r0");
+        std::thread::sleep(Duration::from_millis(300));
+        t.eta = t.compute_eta().map(|e| (e, Instant::now()));
+        let eta = t.eta_now().unwrap();
+        // r0 has run 0.3 s against an estimate of 0.01 s: about 0.3 s more, and r1, r2 as long.
+        assert!(eta.seconds >= 0.85, "{eta:?}");
+        assert!(eta.high >= eta.seconds, "{eta:?}");
     }
 }

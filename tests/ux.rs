@@ -203,7 +203,7 @@ fn an_empty_examination_list_is_a_warning_of_check_and_run() {
         "{}",
         stderr(&check)
     );
-    assert!(stdout(&check).contains("0 runs"), "{}", stdout(&check));
+    assert!(stdout(&check).contains(": 1 model, 1 instance, 1 tool, 0 runs"), "{}", stdout(&check));
     let plan = c.mccbuild(&["plan", "--json"]);
     assert!(
         stderr(&plan).contains("enters no examination"),
@@ -425,7 +425,11 @@ fn a_failed_setup_says_so_with_the_end_of_its_log() {
     let mut c = TestContest::new();
     c.copy_demo_instance("Philosophers-PT-000002");
     c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
-    c.script_tool("t", SLOW, "setup = \"echo cc: no such compiler; exit 3\"");
+    c.script_tool(
+        "t",
+        SLOW,
+        "examinations = [\"StateSpace\"]\nsetup = \"echo cc: no such compiler; exit 3\"",
+    );
     c.write("time_s = 10\nmemory_mb = 512");
     let out = c.mccbuild(&["run", "--progress", "json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -442,6 +446,11 @@ fn a_failed_setup_says_so_with_the_end_of_its_log() {
     let plain = c.mccbuild(&["run"]);
     assert!(
         stderr(&plain).contains("setup of tool t failed after 0s: cc: no such compiler (log: "),
+        "{}",
+        stderr(&plain)
+    );
+    assert!(
+        stderr(&plain).contains("1 run could not be carried out"),
         "{}",
         stderr(&plain)
     );

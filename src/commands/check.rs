@@ -7,6 +7,7 @@ use mccbuild_core::diag::Problems;
 use mccbuild_rules::edition::Edition;
 
 use crate::error::Error;
+use crate::progress::count;
 use crate::session::Session;
 
 /// Checks a contest: its manifest, rules, tools and instances.
@@ -19,13 +20,13 @@ pub fn contest(manifest: &Path) -> Result<(), Error> {
     }
     let plan = &session.plan;
     println!(
-        "ok: {} ({}): {} models, {} instances, {} tools, {} runs",
+        "ok: {} ({}): {}, {}, {}, {}",
         plan.contest.name,
         plan.contest.edition.info.name,
-        plan.models.len(),
-        plan.instances.len(),
-        plan.contest.tools.len(),
-        plan.runs.len()
+        count(plan.models.len(), "model", "models"),
+        count(plan.instances.len(), "instance", "instances"),
+        count(plan.contest.tools.len(), "tool", "tools"),
+        count(plan.runs.len(), "run", "runs")
     );
     Ok(())
 }

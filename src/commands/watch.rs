@@ -289,10 +289,10 @@ impl Publisher {
             println!("{}", serde_json::to_string(&update).unwrap_or_default());
         } else {
             println!(
-                "update {}: {} ({} records, {:.1} ms{})",
+                "update {}: {} ({}, {:.1} ms{})",
                 update.update,
                 update.cause,
-                update.records,
+                crate::progress::count(update.records, "record", "records"),
                 update.compute_ms,
                 update
                     .latency_ms
@@ -536,7 +536,10 @@ fn spawn_run(manifest: &Path, missing: usize) -> Option<std::process::Child> {
     if missing == 0 {
         return None;
     }
-    eprintln!("running {missing} runs (their records are applied as they arrive)");
+    eprintln!(
+        "running {} (their records are applied as they arrive)",
+        crate::progress::count(missing, "run", "runs")
+    );
     let exe = std::env::current_exe().ok()?;
     std::process::Command::new(exe)
         .args(["run", "--json", "--manifest"])
