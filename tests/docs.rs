@@ -22,7 +22,8 @@ const SKIPPED: &[(&str, &str)] = &[
 ];
 
 /// Placeholders of synopsis lines, and what the demo puts there.
-const PLACEHOLDERS: &[(&str, &str)] = &[("T", "explorer"), ("C", "StateSpace"), ("CMD", "/bin/true")];
+const PLACEHOLDERS: &[(&str, &str)] =
+    &[("T", "explorer"), ("C", "StateSpace"), ("CMD", "/bin/true")];
 
 /// The commands of the code blocks of a Markdown file, with their line.
 fn commands(file: &Path) -> Vec<(usize, String)> {
@@ -115,11 +116,23 @@ fn every_command_of_the_readme_and_the_docs_runs_on_the_demo() {
                 continue;
             }
             let args = mccbuild_args(&command, tmp.path());
-            let out = mccbuild_in(tmp.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+            let out = mccbuild_in(
+                tmp.path(),
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
             ran += 1;
-            eprintln!("ran {name}:{line}: mccbuild {}: {:?}", args.join(" "), out.status.code());
+            eprintln!(
+                "ran {name}:{line}: mccbuild {}: {:?}",
+                args.join(" "),
+                out.status.code()
+            );
             if !out.status.success() {
-                failures.push(format!("{name}:{line}: `{command}` (mccbuild {}): {:?}\n{}", args.join(" "), out.status.code(), stderr(&out)));
+                failures.push(format!(
+                    "{name}:{line}: `{command}` (mccbuild {}): {:?}\n{}",
+                    args.join(" "),
+                    out.status.code(),
+                    stderr(&out)
+                ));
             }
         }
     }
@@ -131,12 +144,18 @@ fn every_command_of_the_readme_and_the_docs_runs_on_the_demo() {
 fn synopsis_lines_run_in_their_shortest_form() {
     let tmp = Path::new("/tmp");
     assert_eq!(
-        mccbuild_args("mccbuild run [--jobs N] [--tool T] [--model M] [--examination E] [--json]", tmp)[0..1],
+        mccbuild_args(
+            "mccbuild run [--jobs N] [--tool T] [--model M] [--examination E] [--json]",
+            tmp
+        )[0..1],
         ["run".to_string()]
     );
     assert_eq!(
         mccbuild_args("mccbuild explain --tool T --category C", tmp)[3..],
         ["--tool", "explorer", "--category", "StateSpace"].map(String::from)
     );
-    assert_eq!(mccbuild_args("mccbuild sandbox -- CMD", tmp), ["sandbox", "--", "/bin/true"].map(String::from));
+    assert_eq!(
+        mccbuild_args("mccbuild sandbox -- CMD", tmp),
+        ["sandbox", "--", "/bin/true"].map(String::from)
+    );
 }

@@ -203,7 +203,11 @@ fn an_empty_examination_list_is_a_warning_of_check_and_run() {
         "{}",
         stderr(&check)
     );
-    assert!(stdout(&check).contains(": 1 model, 1 instance, 1 tool, 0 runs"), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains(": 1 model, 1 instance, 1 tool, 0 runs"),
+        "{}",
+        stdout(&check)
+    );
     let plan = c.mccbuild(&["plan", "--json"]);
     assert!(
         stderr(&plan).contains("enters no examination"),
@@ -545,10 +549,20 @@ fn run_json_prints_its_summary_when_interrupted_by_sigterm() {
 
 #[test]
 fn watch_updates_1_returns_on_an_idle_store() {
-    let c = one_tool("examinations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    let c = one_tool(
+        "examinations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
     let started = std::time::Instant::now();
     let out = std::process::Command::new("timeout")
-        .args(["20", env!("CARGO_BIN_EXE_mccbuild"), "watch", "--updates", "1", "--json"])
+        .args([
+            "20",
+            env!("CARGO_BIN_EXE_mccbuild"),
+            "watch",
+            "--updates",
+            "1",
+            "--json",
+        ])
         .current_dir(c.path())
         .output()
         .unwrap();
@@ -556,12 +570,18 @@ fn watch_updates_1_returns_on_an_idle_store() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let updates = json_lines(&stdout(&out));
     assert_eq!(updates.len(), 1, "{}", stdout(&out));
-    assert_eq!((updates[0]["update"].as_u64(), updates[0]["cause"].as_str()), (Some(0), Some("start")));
+    assert_eq!(
+        (updates[0]["update"].as_u64(), updates[0]["cause"].as_str()),
+        (Some(0), Some("start"))
+    );
 }
 
 #[test]
 fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
-    let c = one_tool("examinations = [\"StateSpace\"]", "time_s = 10\nmemory_mb = 512");
+    let c = one_tool(
+        "examinations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
     // A non-interactive shell starts background commands with SIGINT ignored.
     let script = format!(
         "'{}' watch --json > watch.out 2> watch.err & pid=$!\nsleep 2\nkill -INT $pid\nwait $pid\necho \"exit $?\"",
@@ -572,7 +592,18 @@ fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
         .current_dir(c.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "the script timed out: watch ignored SIGINT");
-    assert_eq!(stdout(&out).trim(), "exit 130", "{}", fs::read_to_string(c.path().join("watch.err")).unwrap_or_default());
-    assert!(fs::read_to_string(c.path().join("watch.out")).unwrap().contains("\"cause\":\"start\""));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the script timed out: watch ignored SIGINT"
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        "exit 130",
+        "{}",
+        fs::read_to_string(c.path().join("watch.err")).unwrap_or_default()
+    );
+    assert!(fs::read_to_string(c.path().join("watch.out"))
+        .unwrap()
+        .contains("\"cause\":\"start\""));
 }
