@@ -79,12 +79,16 @@ pub enum Command {
         manifest: ManifestArg,
         #[command(flatten)]
         filter: FilterArgs,
-        /// Runs at a time (default: [executor] jobs).
-        #[arg(long)]
+        /// Runs at a time, at least 1 (default: [executor] jobs).
+        #[arg(long, value_parser = at_least_one)]
         jobs: Option<usize>,
-        /// Print JSON counts at the end instead of the podiums.
+        /// Print JSON counts at the end instead of the podiums (also when interrupted).
         #[arg(long)]
         json: bool,
+        /// How progress is shown on stderr: auto (a bar on a terminal, plain lines every few
+        /// seconds otherwise), plain, or json (one object per event, for dashboards).
+        #[arg(long, value_enum, value_name = "FORMAT", default_value = "auto")]
+        progress: crate::progress::ProgressFormat,
     },
     /// Compare two versions of a tool (two tool entries) value by value against the trusted
     /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory
@@ -127,6 +131,7 @@ pub enum Command {
         manifest: ManifestArg,
         #[command(flatten)]
         what: ExplainWhat,
+        /// Print JSON (the same explanation as data).
         #[arg(long)]
         json: bool,
     },
@@ -135,6 +140,7 @@ pub enum Command {
     Confidence {
         #[command(flatten)]
         manifest: ManifestArg,
+        /// Print JSON (one object per tool).
         #[arg(long)]
         json: bool,
     },
@@ -205,7 +211,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         keys_file: Option<PathBuf>,
         /// Runs at a time (default 1).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         jobs: usize,
     },
     /// Run one command in the sandbox runs get (cgroups, namespaces, pinned cores) and print
@@ -228,6 +234,7 @@ pub struct ExplainWhat {
     /// The value's instance (with --examination and --id).
     #[arg(long)]
     pub instance: Option<String>,
+    /// The value's examination (with --instance and --id).
     #[arg(long)]
     pub examination: Option<String>,
     /// A formula id; the examination's name for a global property; STATES, TRANSITIONS,
@@ -237,6 +244,8 @@ pub struct ExplainWhat {
     /// The tool (with --category).
     #[arg(long)]
     pub tool: Option<String>,
+    /// The category whose score is explained (with --tool): StateSpace, GlobalProperties,
+    /// UpperBounds, Reachability, CTL or LTL.
     #[arg(long)]
     pub category: Option<String>,
 }
@@ -282,4 +291,13 @@ pub struct SandboxArgs {
     /// The command and its arguments.
     #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// A count of runs at a time, validated as `[executor] jobs` is: at least 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (as `[executor] jobs`)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -35,7 +35,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             filter,
             jobs,
             json,
-        } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+            progress,
+        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, progress),
         Command::Diff {
             manifest,
             old,

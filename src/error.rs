@@ -43,7 +43,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Some runs could not be carried out (what happened to each was said as it happened).
-    #[error("{0} runs could not be carried out (not recorded; `mccbuild run` tries them again)")]
+    #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", crate::progress::count(*.0, "run", "runs"))]
     RunsFailed(usize),
     /// A command given to `mccbuild sandbox` could not be started.
     #[error("{0}")]

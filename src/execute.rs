@@ -301,6 +301,37 @@ impl Session {
         (outcome, todo)
     }
 
+    /// What progress knows of the runs to execute: their labels, and the wall-clock times of
+    /// the runs of the same tool and examination already in the store (the ETA's history).
+    fn run_infos(&self, runs: &[usize]) -> Vec<crate::progress::RunInfo> {
+        let group = |run: &Run| (run.tool, self.plan.exam_instances[run.exam_instance].exam);
+        let mut history: BTreeMap<_, Vec<f64>> = BTreeMap::new();
+        for &i in runs {
+            history.entry(group(&self.plan.runs[i])).or_default();
+        }
+        for (i, run) in self.plan.runs.iter().enumerate() {
+            if let (true, Some(times)) = (self.stored[i], history.get_mut(&group(run))) {
+                if let Some(summary) = self.index.get(&run.key) {
+                    times.push(summary.measurement.wall_time_s);
+                }
+            }
+        }
+        runs.iter()
+            .map(|&i| {
+                let run = &self.plan.runs[i];
+                crate::progress::RunInfo {
+                    label: label(&self.plan, run),
+                    group: format!(
+                        "{} {}",
+                        self.plan.contest.tools[run.tool].name,
+                        self.plan.exam_name(run)
+                    ),
+                    history: history[&group(run)].clone(),
+                }
+            })
+            .collect()
+    }
+
     /// Runs the setups of the tools of `runs`, once per identity; a tool whose setup failed is
     /// not in the map (its runs fail).
     fn set_up_tools(
@@ -314,9 +345,19 @@ impl Session {
         tools.dedup();
         for t in tools {
             let tool = &self.plan.contest.tools[t];
+            let log = self
+                .store
+                .tools_dir()
+                .join(hex(&self.plan.tools[t].setup_digest()))
+                .join("setup.log");
+            let mut ran = false;
             let setup = ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| {
-                progress.setup_started(name)
+                ran = true;
+                progress.setup_started(name, &log)
             });
+            if ran {
+                progress.setup_finished(&tool.name, setup.is_ok());
+            }
             match setup {
                 Ok(path) => {
                     bin_paths.insert(t, path);
@@ -344,6 +385,7 @@ impl Session {
             .iter()
             .map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool]))
             .collect();
+        progress.planned(&self.run_infos(runnable));
         progress.started(specs.len());
         let executor = &*self.executor;
         let mut recorder = Recorder {
@@ -390,6 +432,7 @@ impl Session {
             }
         };
         let jobs_of_models = self.model_jobs(runnable, jobs);
+        progress.planned(&self.run_infos(runnable));
         progress.started(runnable.len());
         let settings = FollowSettings {
             attempts: self.plan.contest.executor.slurm.attempts,

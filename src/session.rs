@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mccbuild_core::diag::Problem;
+use mccbuild_core::diag::{Location, Problem, Problems};
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
 use mccbuild_exec::local::{LocalExecutor, LocalSettings};
@@ -94,9 +94,28 @@ impl Session {
             warnings.push(format!("could not save the digest cache: {e}"));
         }
         let t = phase("index load");
+        let had_index = store.index_path().exists();
         let (index, loaded) = Index::load(&store);
         drop(t);
         warnings.extend(loaded.index_problem.iter().cloned());
+        if !had_index && !index.is_empty() {
+            // docs/cache.md: a missing index is rebuilt from the records, with a warning.
+            warnings.push(format!(
+                "{} is missing: rebuilt from the {} of the store",
+                store.index_path().display(),
+                crate::progress::count(index.len(), "record", "records")
+            ));
+        }
+        for tool in &plan.contest.tools {
+            if tool.dir.is_some() && tool.examinations.is_empty() {
+                warnings.push(format!(
+                    "tool `{}` enters no examination (`examinations = []` in {}): it has no runs; \
+                     name examinations, categories or \"all\"",
+                    tool.name,
+                    plan.contest.manifest_path.display()
+                ));
+            }
+        }
         warnings.extend(loaded.corrupt.iter().map(|c| {
             format!(
                 "damaged run record {}: {}; its run will be done again",
@@ -133,6 +152,34 @@ impl Session {
         for p in &self.plan.problems.0 {
             eprintln!("warning: {p}");
         }
+    }
+
+    /// What `run` would fail on with this machine, though the manifest is valid: a tool needing
+    /// more cores than this machine gives mccbuild (each of its runs would be an infrastructure
+    /// failure). Errors for `check`, warnings for `run`. Not for Slurm (the nodes count).
+    pub fn machine_problems(&self) -> Problems {
+        let mut problems = Problems::default();
+        let contest = &self.plan.contest;
+        if contest.executor.kind == ExecutorKind::Slurm {
+            return problems;
+        }
+        let cores = mccbuild_exec::pool::available_cores().len();
+        for tool in &contest.tools {
+            if tool.dir.is_some() && tool.cores as usize > cores {
+                problems.push(
+                    Problem::new(
+                        &contest.manifest_path,
+                        format!(
+                            "tool `{}`: cores = {} but this machine gives mccbuild {cores} (rules E-5.3/E-5.4): each of its runs would fail",
+                            tool.name, tool.cores
+                        ),
+                    )
+                    .at(line_of_tool_key(&contest.manifest_path, &tool.name, "cores"))
+                    .help("run on a machine with enough cores, or with the Slurm executor (docs/execution.md)"),
+                );
+            }
+        }
+        problems
     }
 
     /// Whether planned run `i` is in the store.
@@ -274,4 +321,27 @@ fn executor_for(contest: &Contest, cache: &mut DigestCache) -> Result<Box<dyn Ru
             )
         })?),
     })
+}
+
+/// Where `key` of the `[[tool]]` named `tool` is in the manifest (for diagnostics made after
+/// the manifest was read): the first line starting with `key` after the tool's `name` line.
+fn line_of_tool_key(manifest: &Path, tool: &str, key: &str) -> Option<Location> {
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let mut in_tool = false;
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            in_tool = false;
+        }
+        if t.starts_with("name") && t.contains(&format!("\"{tool}\"")) {
+            in_tool = true;
+        }
+        if in_tool && t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') {
+            return Some(Location {
+                line: n + 1,
+                column: line.len() - t.len() + 1,
+            });
+        }
+    }
+    None
 }

@@ -7,23 +7,26 @@ use mccbuild_core::diag::Problems;
 use mccbuild_rules::edition::Edition;
 
 use crate::error::Error;
+use crate::progress::count;
 use crate::session::Session;
 
 /// Checks a contest: its manifest, rules, tools and instances.
 pub fn contest(manifest: &Path) -> Result<(), Error> {
-    let session = Session::open(manifest)?;
-    if !session.plan.problems.is_empty() {
-        return Err(Error::Input(session.plan.problems));
+    let session = Session::open_and_warn(manifest)?;
+    let mut problems = session.plan.problems.clone();
+    problems.extend(session.machine_problems());
+    if !problems.is_empty() {
+        return Err(Error::Input(problems));
     }
     let plan = &session.plan;
     println!(
-        "ok: {} ({}): {} models, {} instances, {} tools, {} runs",
+        "ok: {} ({}): {}, {}, {}, {}",
         plan.contest.name,
         plan.contest.edition.info.name,
-        plan.models.len(),
-        plan.instances.len(),
-        plan.contest.tools.len(),
-        plan.runs.len()
+        count(plan.models.len(), "model", "models"),
+        count(plan.instances.len(), "instance", "instances"),
+        count(plan.contest.tools.len(), "tool", "tools"),
+        count(plan.runs.len(), "run", "runs")
     );
     Ok(())
 }

@@ -22,6 +22,12 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
             tool: None,
             category: None,
         } => {
+            if !plan.instances.iter().any(|x| x.name == i) {
+                return Err(Error::Usage(format!(
+                    "no instance `{i}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)",
+                    plan.contest.manifest_path.display()
+                )));
+            }
             let x = explain_value(plan, &db, &handles, &i, &e, &v)
                 .map_err(|e| Error::Usage(e.to_string()))?;
             let diagnostics = value_diagnostics(&session, &i, &e, &v);

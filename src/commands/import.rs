@@ -29,9 +29,9 @@ pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
         return super::print_json(&summary);
     }
     super::print_out(&format!(
-        "{}: {} runs, {} imported, {} already in the store\n",
+        "{}: {}, {} imported, {} already in the store\n",
         file.display(),
-        summary.runs,
+        crate::progress::count(summary.runs, "run", "runs"),
         summary.imported,
         summary.cached
     ))

@@ -14,8 +14,10 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
         return super::print_json(&summary);
     }
     let mut text = format!(
-        "{} runs: {} in the store, {} to run\n",
-        summary.runs, summary.cached, summary.to_run
+        "{}: {} in the store, {} to run\n",
+        crate::progress::count(summary.runs, "run", "runs"),
+        summary.cached,
+        summary.to_run
     );
     for (tool, c) in &summary.by_tool {
         text += &format!(

@@ -9,12 +9,21 @@ use std::sync::atomic::Ordering;
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
 use crate::error::Error;
-use crate::progress::CliProgress;
+use crate::progress::{count, CliProgress, ProgressFormat};
 use crate::session::{Filter, Session};
 
-pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) -> Result<(), Error> {
+pub fn run(
+    manifest: &Path,
+    filter: &Filter,
+    jobs: Option<usize>,
+    json: bool,
+    progress: ProgressFormat,
+) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
     session.warn_instance_problems();
+    for p in &session.machine_problems().0 {
+        eprintln!("warning: {p}");
+    }
     let selection = session.select(filter)?;
     session.store.check_writable()?;
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
@@ -25,12 +34,19 @@ pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) ->
         .copied()
         .filter(|&i| !session.is_stored(i))
         .collect();
-    let outcome = session.execute(&selection, jobs, &mut CliProgress::new(), &cancel);
+    let mut shown = CliProgress::with_format(progress);
+    let outcome = session.execute(&selection, jobs, &mut shown, &cancel);
     if cancel.load(Ordering::SeqCst) {
         eprintln!(
-            "interrupted: {} runs recorded; runs in flight were stopped and not recorded",
-            outcome.executed
+            "interrupted: {} recorded; runs in flight were stopped and not recorded",
+            count(outcome.executed, "run", "runs")
         );
+        if json {
+            // Scripts get the counts whatever happened.
+            let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
+            summary["interrupted"] = true.into();
+            super::print_json(&summary)?;
+        }
         return Err(Error::Interrupted);
     }
     eprint!("{}", diagnostics_summary(&session, &missing));

@@ -289,10 +289,10 @@ impl Publisher {
             println!("{}", serde_json::to_string(&update).unwrap_or_default());
         } else {
             println!(
-                "update {}: {} ({} records, {:.1} ms{})",
+                "update {}: {} ({}, {:.1} ms{})",
                 update.update,
                 update.cause,
-                update.records,
+                crate::progress::count(update.records, "record", "records"),
                 update.compute_ms,
                 update
                     .latency_ms
@@ -439,12 +439,25 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
         child: None,
         wanted: options.run,
     };
+    // Installed, not inherited: a watch started in the background of a script inherits SIGINT
+    // ignored, and must still stop on Ctrl-C or `kill -INT`.
+    let cancel = crate::signals::cancel_on_interrupt()
+        .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let mut pending_corrupt: HashMap<PathBuf, Instant> = HashMap::new();
     let mut number = 0u64;
     let _ = state.db.take_executed();
     publisher.publish(&state, Update::start(&state.scores));
     runner.poll(|| state.missing_runs());
-    while options.updates.is_none_or(|n| number < n) {
+    // The start is update 0: `--updates N` stops after it and N - 1 more.
+    while options.updates.is_none_or(|n| number + 1 < n) {
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            if let Some(mut c) = runner.child.take() {
+                // SAFETY: a signal to our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+                let _ = c.wait();
+            }
+            return Err(Error::Interrupted);
+        }
         let (events, timed_out, inputs_changed) = watching.next();
         if events.is_empty() && !timed_out {
             continue;
@@ -523,7 +536,10 @@ fn spawn_run(manifest: &Path, missing: usize) -> Option<std::process::Child> {
     if missing == 0 {
         return None;
     }
-    eprintln!("running {missing} runs (their records are applied as they arrive)");
+    eprintln!(
+        "running {} (their records are applied as they arrive)",
+        crate::progress::count(missing, "run", "runs")
+    );
     let exe = std::env::current_exe().ok()?;
     std::process::Command::new(exe)
         .args(["run", "--json", "--manifest"])

@@ -151,9 +151,9 @@ impl Outcome {
         match Outcome::of(response, termination) {
             Outcome::DoNotCompete => "DNC".into(),
             Outcome::Answered if termination.is_limit() => {
-                format!("{answers} answers, then {}", termination.label())
+                format!("{}, then {}", answers_text(answers), termination.label())
             }
-            Outcome::Answered => format!("{answers} answers"),
+            Outcome::Answered => answers_text(answers),
             Outcome::CannotCompute => "CC".into(),
             Outcome::Failed
                 if matches!(
@@ -166,6 +166,11 @@ impl Outcome {
             Outcome::TimeOut | Outcome::MemoryOut | Outcome::Failed => termination.label(),
         }
     }
+}
+
+/// `1 answer`, `16 answers`.
+fn answers_text(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "answer" } else { "answers" })
 }
 
 #[cfg(test)]
@@ -204,6 +209,7 @@ mod tests {
         let d = Outcome::describe;
         assert_eq!(d(DoNotCompete, Termination::CpuLimit, 0), "DNC");
         assert_eq!(d(Answered, Termination::Exit { code: 0 }, 16), "16 answers");
+        assert_eq!(d(Answered, Termination::Exit { code: 0 }, 1), "1 answer");
         assert_eq!(
             d(Answered, Termination::CpuLimit, 3),
             "3 answers, then TIMEOUT"

@@ -203,6 +203,10 @@ fn all() -> Spanned<Vec<String>> {
     Spanned::new(0..0, vec!["all".to_string()])
 }
 
+/// The least `[limits] memory_mb` accepted: below it no tool can start, every run would end as
+/// a memory-out.
+pub const MIN_MEMORY_MB: u64 = 64;
+
 /// Rule T-2: competing tools can win medals; reference tools are shown for comparison.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -546,6 +550,19 @@ impl Reading<'_> {
                     format!("[limits] {name} must be positive"),
                 ));
             }
+        }
+        if let Some(mb) = file
+            .limits
+            .memory_mb
+            .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
+        {
+            problems.push(
+                Problem::new(
+                    source.path,
+                    format!("[limits] memory_mb = {mb}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out"),
+                )
+                .help("the edition's limit is 16384 MB (E-5.3/E-5.4); the demo uses 2048"),
+            );
         }
         let cpu_model = file
             .limits

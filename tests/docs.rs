@@ -1,0 +1,161 @@
+//! Every command shown in a code block of README.md and docs/*.md, run on the demo contest (its
+//! store, `cache/`, as tests/demo.rs and the README use it): none may fail. Commands that need
+//! long runs, other contests or hardware are skipped, each with its reason (listed below and
+//! printed); synopsis lines (`mccbuild run [--jobs N] [--tool T]`) run in their shortest form with
+//! the placeholders of [`PLACEHOLDERS`].
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Commands not run, by their start, with why.
+const SKIPPED: &[(&str, &str)] = &[
+    ("scripts/test", "the test command itself"),
+    ("scripts/bench-", "a benchmark: minutes, under /work/heavy.lock, figures in docs/BENCHMARKS.md"),
+    ("scripts/guest-", "builds QEMU guests (minutes; tests/qemu.rs uses them)"),
+    ("scripts/mcc-replay-analysis", "the replay analysis of ../shared/data (a suite of scripts/test)"),
+    ("scripts/mcc-score-oracle", "the replay's oracle (its --self-test is a suite of scripts/test)"),
+    ("mccbuild import", "the demo has no results file; tests/import.rs runs import on the contest of docs/import.md"),
+    ("mccbuild scores --json > scores.json", "docs/replay.md: on the 2024 replay (examples/mcc2024-replay), not the demo"),
+];
+
+/// Placeholders of synopsis lines, and what the demo puts there.
+const PLACEHOLDERS: &[(&str, &str)] =
+    &[("T", "explorer"), ("C", "StateSpace"), ("CMD", "/bin/true")];
+
+/// The commands of the code blocks of a Markdown file, with their line.
+fn commands(file: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut in_block = false;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        let t = line.trim();
+        let t = t.strip_prefix("$ ").unwrap_or(t);
+        if in_block
+            && ["mccbuild ", "cargo run --release -- ", "scripts/"]
+                .iter()
+                .any(|p| t.starts_with(p))
+        {
+            let command = t.split(" #").next().unwrap().trim().to_string();
+            out.push((n + 1, command));
+        }
+    }
+    out
+}
+
+/// The argument list mccbuild gets for a documented command, in the temp folder `tmp`.
+fn mccbuild_args(command: &str, tmp: &Path) -> Vec<String> {
+    let rest = command
+        .strip_prefix("cargo run --release -- ")
+        .or_else(|| command.strip_prefix("mccbuild "))
+        .unwrap();
+    // Optional parts of a synopsis are left out.
+    let mut words = Vec::new();
+    let mut depth = 0;
+    for w in rest.split_whitespace() {
+        let opens = w.starts_with('[');
+        if opens {
+            depth += w.matches('[').count();
+        }
+        if depth == 0 {
+            let w = PLACEHOLDERS
+                .iter()
+                .find(|(p, _)| *p == w)
+                .map_or(w, |(_, v)| v);
+            words.push(w.to_string());
+        }
+        depth -= w.matches(']').count().min(depth);
+    }
+    let manifest = format!("{REPO}/contest.toml");
+    let sub = words[0].clone();
+    if sub == "sandbox" {
+        return words;
+    }
+    let mut args = vec![sub.clone(), "--manifest".into(), manifest];
+    args.extend(words[1..].iter().cloned());
+    match sub.as_str() {
+        // Long-lived: the start update only.
+        "watch" => args.extend(["--updates".into(), "1".into()]),
+        // Written beside the manifest by default: here, into the temp folder.
+        "report" if !args.iter().any(|a| a == "--out") => {
+            args.extend(["--out".into(), tmp.join("report").display().to_string()])
+        }
+        _ => {}
+    }
+    args
+}
+
+#[test]
+fn every_command_of_the_readme_and_the_docs_runs_on_the_demo() {
+    let repo = Path::new(REPO);
+    // The demo's runs, as the README's first command makes them (a no-op once done).
+    let run = mccbuild_in(repo, &["run", "--json"]);
+    assert!(run.status.success(), "the demo: {}", stderr(&run));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = vec![repo.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(repo.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let (mut ran, mut failures) = (0, Vec::new());
+    for file in &files {
+        let name = file.strip_prefix(repo).unwrap().display().to_string();
+        for (line, command) in commands(file) {
+            if let Some((_, why)) = SKIPPED.iter().find(|(p, _)| command.starts_with(p)) {
+                eprintln!("skipped {name}:{line}: `{command}`: {why}");
+                continue;
+            }
+            let args = mccbuild_args(&command, tmp.path());
+            let out = mccbuild_in(
+                tmp.path(),
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            ran += 1;
+            eprintln!(
+                "ran {name}:{line}: mccbuild {}: {:?}",
+                args.join(" "),
+                out.status.code()
+            );
+            if !out.status.success() {
+                failures.push(format!(
+                    "{name}:{line}: `{command}` (mccbuild {}): {:?}\n{}",
+                    args.join(" "),
+                    out.status.code(),
+                    stderr(&out)
+                ));
+            }
+        }
+    }
+    assert!(ran >= 12, "only {ran} commands found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn synopsis_lines_run_in_their_shortest_form() {
+    let tmp = Path::new("/tmp");
+    assert_eq!(
+        mccbuild_args(
+            "mccbuild run [--jobs N] [--tool T] [--model M] [--examination E] [--json]",
+            tmp
+        )[0..1],
+        ["run".to_string()]
+    );
+    assert_eq!(
+        mccbuild_args("mccbuild explain --tool T --category C", tmp)[3..],
+        ["--tool", "explorer", "--category", "StateSpace"].map(String::from)
+    );
+    assert_eq!(
+        mccbuild_args("mccbuild sandbox -- CMD", tmp),
+        ["sandbox", "--", "/bin/true"].map(String::from)
+    );
+}
