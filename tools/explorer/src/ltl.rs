@@ -251,6 +251,16 @@ struct Pending {
 /// infinite words that satisfy it. Fails when the automaton would exceed `max_nodes` nodes or
 /// 64 acceptance sets.
 pub fn translate(arena: &Arena, f: u32, max_nodes: usize) -> Result<Gba, String> {
+    let (olds, incoming) = expand(arena, f, max_nodes)?;
+    Ok(reduce(&gba_of_nodes(arena, &olds, &incoming)?))
+}
+
+/// GPVW's completed nodes: the Old set of each, and the nodes it is a successor of.
+type Nodes = (Vec<BTreeSet<u32>>, Vec<BTreeSet<u32>>);
+
+/// GPVW's node expansion of `f`: the Old set and the incoming nodes (`INIT` for the initial
+/// predecessor) of every completed node. Fails beyond `max_nodes` nodes.
+fn expand(arena: &Arena, f: u32, max_nodes: usize) -> Result<Nodes, String> {
     // completed nodes: (old, next) -> index, with their incoming sets
     let mut keys: HashMap<(BTreeSet<u32>, BTreeSet<u32>), u32> = HashMap::new();
     let mut olds: Vec<BTreeSet<u32>> = Vec::new();
@@ -338,10 +348,20 @@ pub fn translate(arena: &Arena, f: u32, max_nodes: usize) -> Result<Gba, String>
             }
         }
     }
+    Ok((olds, incoming))
+}
 
+/// The automaton of GPVW's completed nodes: a node's literals label it, its incoming nodes are
+/// its predecessors, and one acceptance set per until subformula `a U b` (the nodes without it or
+/// with `b`). Fails beyond 64 acceptance sets.
+fn gba_of_nodes(
+    arena: &Arena,
+    olds: &[BTreeSet<u32>],
+    incoming: &[BTreeSet<u32>],
+) -> Result<Gba, String> {
     // acceptance: one set per until subformula `a U b` occurring in a node
     let mut untils: BTreeSet<u32> = BTreeSet::new();
-    for old in &olds {
+    for old in olds {
         untils.extend(
             old.iter()
                 .copied()
@@ -394,13 +414,13 @@ pub fn translate(arena: &Arena, f: u32, max_nodes: usize) -> Result<Gba, String>
             m
         })
         .collect();
-    Ok(reduce(&Gba {
+    Ok(Gba {
         labels,
         succ,
         init,
         acc,
         all_acc,
-    }))
+    })
 }
 
 /// Two language-preserving reductions of GPVW's output, which has many redundant nodes (the
