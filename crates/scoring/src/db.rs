@@ -22,6 +22,7 @@ use std::sync::Arc;
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
+use mccbuild_rules::exact::{zero, Exact};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -223,8 +224,8 @@ pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> Confi
 
 /// Rule E-2.2: one tool's Confidence (a query of its own, so that a change to one tool's
 /// Confidence re-decides only the values that tool took part in).
-#[salsa::tracked(returns(copy))]
-pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
+#[salsa::tracked(returns(ref))]
+pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> Exact {
     let contest = tool.contest(db);
     confidence_rule(
         confidence_tally(db, contest),
@@ -322,7 +323,7 @@ pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'d
     let confidence = |t: ToolIdx| {
         tools
             .get(t as usize)
-            .map_or(0.0, |tool| tool_confidence(db, *tool))
+            .map_or_else(zero, |tool| tool_confidence(db, *tool).clone())
     };
     contested_winner(shape.classes(db), confidence, &contest.edition(db).trusted).map(|i| i as u32)
 }
@@ -402,7 +403,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
         edition.model_kinds.len(),
         shape(),
     );
-    let multipliers: Vec<Vec<f64>> = attainable
+    let multipliers: Vec<Vec<Exact>> = attainable
         .iter()
         .map(|a| kind_multipliers(&edition.model_kinds, a))
         .collect();
@@ -417,7 +418,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
                     let category = edition.examinations[ei.exam as usize].category;
                     Weight {
                         instance: weight_of(model),
-                        kind: multipliers[category][kind],
+                        kind: multipliers[category][kind].clone(),
                         category,
                     }
                 })
@@ -427,15 +428,15 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
 }
 
 /// What one examination of one instance adds to one tool's total in its category (E-4.6).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CategoryEntry {
     /// Index into the contest's model examinations, and of the examination instance there.
     pub examination: usize,
     pub exam_instance: usize,
     pub category: CategoryId,
     pub tool: ToolIdx,
-    /// Its points, weighted (E-4.4).
-    pub weighted: f64,
+    /// Its points, weighted (E-4.4), exactly.
+    pub weighted: Exact,
     /// E-4.3: its measurement, when the examination is complete.
     pub reported: Option<Measurement>,
 }
@@ -463,7 +464,7 @@ pub fn category_entries(
                         exam_instance: j,
                         category: w.category,
                         tool: s.tool,
-                        weighted: weighted_points(s.score.points, w),
+                        weighted: weighted_points(&s.score.points, w),
                         reported: s.reported,
                     })
                 })
@@ -474,8 +475,8 @@ pub fn category_entries(
 /// examinations it completed (E-4.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryScores {
-    /// `[category][tool]`
-    pub scores: Vec<Vec<f64>>,
+    /// `[category][tool]`, exact.
+    pub scores: Vec<Vec<Exact>>,
     /// `[category][tool]`: the tool took part in some examination of the category.
     pub participating: Vec<Vec<bool>>,
     /// `[category][tool]`
@@ -487,7 +488,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let edition = contest.edition(db);
     let tools = contest.tools(db).len();
     let categories = edition.categories.len();
-    let mut weighted: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
     let mut performance = vec![vec![Performance::default(); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     for entry in category_entries(db, contest) {
@@ -535,9 +536,9 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                     competing: t.competing,
                 })
                 .collect();
-            let success_cpu: Vec<f64> = totals.performance[category]
+            let success_cpu: Vec<Exact> = totals.performance[category]
                 .iter()
-                .map(|p| p.cpu_s)
+                .map(|p| p.cpu_s.clone())
                 .collect();
             let tie_break =
                 (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
