@@ -177,6 +177,13 @@ pub struct ScoringRules {
         with = "crate::exact::serde_exact"
     )]
     pub max_model_ratio: Exact,
+    /// E-4.4: a factor on every instance's weight (a global scale: it changes no rank, only the
+    /// figures). `"one"` (the default: a one-instance model's instance weighs 1), `"half-mean-known"`
+    /// (a one-instance known model's instance weighs n_known / (2 m_known), half the mean number
+    /// of instances of a known model, as the published MCC 2024 figures show:
+    /// docs/replay-analysis.md), or a number (`"839/132"`).
+    #[serde(default)]
+    pub weight_scale: WeightScale,
     /// A score table instead of ScoreValue/PenaltyValue: the points of each answer, right and
     /// wrong (SV-COMP 2012: SAFE +2 / -4, UNSAFE +1 / -2; UNKNOWN, no answer, 0).
     #[serde(default)]
@@ -193,6 +200,7 @@ impl ScoringRules {
             wrong_value: WrongValue::Penalty,
             model_weight: ModelWeight::Linear,
             max_model_ratio: crate::exact::int(2),
+            weight_scale: WeightScale::One,
             table: Vec::new(),
         }
     }
@@ -237,6 +245,54 @@ pub enum ModelWeight {
     Linear,
     /// No normalisation: every instance weighs 1.
     None,
+}
+
+/// E-4.4's global scale of instance weights (`weight_scale`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum WeightScale {
+    /// Every weight as the model weight gives it: a one-instance model's instance weighs 1.
+    #[default]
+    One,
+    /// A one-instance known model's instance weighs n_known / (2 m_known): n_known instances of
+    /// known models (the edition's first model kind), m_known known models.
+    HalfMeanKnown,
+    /// A fixed factor.
+    Fixed(Exact),
+}
+
+impl Serialize for WeightScale {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WeightScale::One => s.serialize_str("one"),
+            WeightScale::HalfMeanKnown => s.serialize_str("half-mean-known"),
+            WeightScale::Fixed(x) => crate::exact::serde_exact::serialize(x, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WeightScale {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WeightScale, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(#[serde(with = "crate::exact::serde_exact")] Exact),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) if t == "one" => Ok(WeightScale::One),
+            Raw::Text(t) if t == "half-mean-known" => Ok(WeightScale::HalfMeanKnown),
+            Raw::Text(t) => crate::exact::parse(&t)
+                .filter(|x| *x > crate::exact::zero())
+                .map(WeightScale::Fixed)
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "weight_scale `{t}`: expected \"one\", \"half-mean-known\" or a positive number such as \"839/132\""
+                    ))
+                }),
+            Raw::Number(x) if x > crate::exact::zero() => Ok(WeightScale::Fixed(x)),
+            Raw::Number(_) => Err(serde::de::Error::custom("weight_scale must be positive")),
+        }
+    }
 }
 
 /// `[ranking]`: how tools with equal scores are ordered.

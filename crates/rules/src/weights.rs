@@ -1,6 +1,8 @@
 //! Rule E-4.4: how much each instance weighs (normalisation by model size, model kinds).
 
-use crate::edition::{CategoryId, Edition, KindWeight, ModelKind, ModelWeight, ScoringRules};
+use crate::edition::{
+    CategoryId, Edition, KindWeight, ModelKind, ModelWeight, ScoringRules, WeightScale,
+};
 use crate::exact::{count, one, zero, Exact};
 
 /// Rule E-4.4's factors of one examination of one instance (exact fractions).
@@ -73,6 +75,20 @@ pub fn instance_weight(rules: &ScoringRules, instances: usize, largest: usize) -
     }
 }
 
+/// Rule E-4.4, the global scale of instance weights (`weight_scale`): what every instance weight
+/// is multiplied by. It changes no rank (every score is multiplied by it), only the figures: the
+/// published MCC 2024 scores are matched when a one-instance known model's instance weighs
+/// n_known / (2 m_known) (1678 / (2 x 132) = 839/132 for 2024), `known_instances` instances in
+/// `known_models` known models.
+pub fn weight_scale(rules: &ScoringRules, known_models: usize, known_instances: usize) -> Exact {
+    match &rules.weight_scale {
+        WeightScale::One => one(),
+        WeightScale::HalfMeanKnown if known_models == 0 => one(),
+        WeightScale::HalfMeanKnown => count(known_instances) / count(2 * known_models),
+        WeightScale::Fixed(x) => x.clone(),
+    }
+}
+
 /// Rule E-4.4, model kinds: the multiplier of each kind in one category, given the points each
 /// kind could attain there (`attainable[k]`: the sum of the normalised maximum points of its
 /// instances). A fixed multiplier is used as is (2023: surprise x10; 2015: x1, x2, x3). A share
@@ -126,6 +142,23 @@ mod tests {
             ..rules()
         };
         assert_eq!(instance_weight(&none, 6, 11), int(1));
+    }
+
+    #[test]
+    fn weight_scale_golden() {
+        // MCC 2024: 1678 instances of 132 known models: 1678 / 264 = 839/132.
+        let half = ScoringRules {
+            weight_scale: WeightScale::HalfMeanKnown,
+            ..rules()
+        };
+        assert_eq!(weight_scale(&half, 132, 1678), ratio(839, 132));
+        assert_eq!(weight_scale(&half, 0, 0), int(1));
+        assert_eq!(weight_scale(&rules(), 132, 1678), int(1));
+        let fixed = ScoringRules {
+            weight_scale: WeightScale::Fixed(ratio(839, 132)),
+            ..rules()
+        };
+        assert_eq!(weight_scale(&fixed, 1, 1), ratio(839, 132));
     }
 
     #[test]

@@ -30,7 +30,9 @@ use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore}
 use mccbuild_rules::trusted::{
     contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
 };
-use mccbuild_rules::weights::{attainable_points, instance_weight, kind_multipliers, Weight};
+use mccbuild_rules::weights::{
+    attainable_points, instance_weight, kind_multipliers, weight_scale, Weight,
+};
 
 pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
@@ -385,8 +387,17 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
     let models = contest.models(db);
     let examinations = contest.examinations(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
-    let weight_of =
-        |model: u32| instance_weight(&edition.scoring, models[model as usize].instances, largest);
+    let known = models.iter().filter(|m| m.kind == edition.default_model_kind);
+    let scale = weight_scale(
+        &edition.scoring,
+        known.clone().count(),
+        known.map(|m| m.instances).sum(),
+    );
+    let model_weights: Vec<Exact> = models
+        .iter()
+        .map(|m| instance_weight(&edition.scoring, m.instances, largest) * &scale)
+        .collect();
+    let weight_of = |model: u32| model_weights[model as usize].clone();
     // The category, model kind and instance weight of every examination instance, in order.
     let shape = || {
         examinations.iter().flat_map(|m| {
@@ -441,8 +452,8 @@ pub struct CategoryEntry {
     pub reported: Option<Measurement>,
 }
 
-/// Every tool's entries of every category, in the one order category totals are summed in
-/// ([`category_scores`], and explanations: the same numbers).
+/// Every tool's entries of every category (explanations): their exact sum is the total of
+/// [`category_scores`].
 pub fn category_entries(
     db: &dyn salsa::Database,
     contest: ContestData,
@@ -491,12 +502,33 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
     let mut performance = vec![vec![Performance::default(); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
-    for entry in category_entries(db, contest) {
-        let (c, t) = (entry.category, entry.tool as usize);
-        participating[c][t] = true;
-        weighted[c][t].push(entry.weighted);
-        if let Some(m) = entry.reported {
-            performance[c][t].add(m.cpu_time_s, m.peak_memory_mb());
+    // Every examination instance of a model examination has the same weight (one model, one
+    // category): each tool's points there are summed first, then weighted once. The same total
+    // as weighting each entry (the weighting is linear and the arithmetic exact), with one
+    // multiplication by a large fraction per model examination instead of one per entry.
+    let mut points: Vec<Option<Exact>> = vec![None; tools];
+    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
+        let Some(weight) = w.first() else {
+            continue;
+        };
+        let c = weight.category;
+        for scores in exam_scores(db, *m) {
+            for s in scores {
+                let t = s.tool as usize;
+                participating[c][t] = true;
+                match &mut points[t] {
+                    Some(sum) => *sum += &s.score.points,
+                    none => *none = Some(s.score.points.clone()),
+                }
+                if let Some(r) = s.reported {
+                    performance[c][t].add(r.cpu_time_s, r.peak_memory_mb());
+                }
+            }
+        }
+        for (t, sum) in points.iter_mut().enumerate() {
+            if let Some(sum) = sum.take() {
+                weighted[c][t].push(weighted_points(&sum, weight));
+            }
         }
     }
     CategoryScores {
