@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::edition::{ScoringRules, WrongValue};
 use crate::exact::{count, serde_exact, zero, Exact};
+use num_traits::Zero;
 
 /// Rule E-4.1: ScoreValue, the points of one right value of an examination with `values` values
 /// ("the total number of points a tool can receive from an examination being 16").
@@ -60,7 +61,11 @@ pub fn examination_score<'a>(
     scored: usize,
     rules: &ScoringRules,
 ) -> ExamScore {
-    let value_points = score_value(rules, scored);
+    let value_points = if rules.table.is_empty() {
+        score_value(rules, scored)
+    } else {
+        zero()
+    };
     let mut score = ExamScore::default();
     let (mut scored_right, mut scored_wrong) = (0u32, 0u32);
     let (mut table_earned, mut table_lost) = (zero(), zero());
@@ -91,8 +96,13 @@ pub fn examination_score<'a>(
     (score.earned, score.penalty) = if !rules.table.is_empty() {
         (table_earned, table_lost)
     } else {
-        let earned = count(scored_right as usize) * &value_points;
+        let earned = if scored_right == 0 {
+            zero()
+        } else {
+            count(scored_right as usize) * &value_points
+        };
         match rules.wrong_value {
+            WrongValue::Penalty if scored_wrong == 0 => (earned, zero()),
             WrongValue::Penalty => (
                 earned,
                 count(scored_wrong as usize) * penalty_value(rules, &value_points),
@@ -101,7 +111,11 @@ pub fn examination_score<'a>(
             WrongValue::LoseExamination => (earned, zero()),
         }
     };
-    score.points = &score.earned - &score.penalty;
+    score.points = if score.penalty.is_zero() {
+        score.earned.clone()
+    } else {
+        &score.earned - &score.penalty
+    };
     let known = trusted.iter().filter(|t| t.is_some()).count() as u32;
     score.complete = known > 0 && score.right == known;
     score

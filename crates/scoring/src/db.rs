@@ -23,6 +23,7 @@ use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
 use mccbuild_rules::exact::{zero, Exact};
+use num_traits::Zero;
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -503,31 +504,39 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut performance = vec![vec![Performance::default(); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
-    // category): each tool's points there are summed first, then weighted once. The same total
-    // as weighting each entry (the weighting is linear and the arithmetic exact), with one
-    // multiplication by a large fraction per model examination instead of one per entry.
-    let mut points: Vec<Option<Exact>> = vec![None; tools];
+    // category), and many models share a weight (same number of instances, same kind): each
+    // tool's points are summed per weight first, then weighted once. The same total as
+    // weighting each entry (the weighting is linear and the arithmetic exact), with a few
+    // multiplications by large fractions per category instead of one per entry.
+    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Exact>)>> =
+        vec![std::collections::HashMap::new(); categories];
     for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
         let Some(weight) = w.first() else {
             continue;
         };
         let c = weight.category;
+        let (_, sums) = by_weight[c]
+            .entry(weight.factor())
+            .or_insert_with(|| (weight, vec![zero(); tools]));
         for scores in exam_scores(db, *m) {
             for s in scores {
                 let t = s.tool as usize;
                 participating[c][t] = true;
-                match &mut points[t] {
-                    Some(sum) => *sum += &s.score.points,
-                    none => *none = Some(s.score.points.clone()),
+                if !s.score.points.is_zero() {
+                    sums[t] += &s.score.points;
                 }
                 if let Some(r) = s.reported {
                     performance[c][t].add(r.cpu_time_s, r.peak_memory_mb());
                 }
             }
         }
-        for (t, sum) in points.iter_mut().enumerate() {
-            if let Some(sum) = sum.take() {
-                weighted[c][t].push(weighted_points(&sum, weight));
+    }
+    for (c, groups) in by_weight.iter().enumerate() {
+        for (weight, sums) in groups.values() {
+            for (t, sum) in sums.iter().enumerate() {
+                if !sum.is_zero() {
+                    weighted[c][t].push(weighted_points(sum, weight));
+                }
             }
         }
     }
