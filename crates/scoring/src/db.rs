@@ -23,7 +23,6 @@ use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
 use mccbuild_rules::exact::{zero, Exact};
-use num_traits::Zero;
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -34,6 +33,7 @@ use mccbuild_rules::trusted::{
 use mccbuild_rules::weights::{
     attainable_points, instance_weight, kind_multipliers, weight_scale, Weight,
 };
+use num_traits::Zero;
 
 pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
@@ -388,7 +388,9 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
     let models = contest.models(db);
     let examinations = contest.examinations(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
-    let known = models.iter().filter(|m| m.kind == edition.default_model_kind);
+    let known = models
+        .iter()
+        .filter(|m| m.kind == edition.default_model_kind);
     let scale = weight_scale(
         &edition.scoring,
         known.clone().count(),
