@@ -1922,3 +1922,247 @@ fn edition_switch_reuses_runs_and_rescores() {
     assert_eq!(again["scores"], s2026["scores"]);
     assert_eq!(again["confidence"], s2026["confidence"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Exact arithmetic: the issue's two float cases and ties at every level.
+
+/// The `scores_exact` fraction of a tool in a category.
+#[track_caller]
+fn exact_score(s: &Json, category: &str, tool: &str) -> String {
+    s["scores_exact"][category][tool]
+        .as_str()
+        .unwrap_or_else(|| {
+            panic!(
+                "no exact score for {tool} in {category}: {}",
+                s["scores_exact"]
+            )
+        })
+        .to_string()
+}
+
+/// Ties decided by fractions, not floats: at the examination level (two tools' points on one
+/// examination instance), the category level (two totals of 32 made differently) and on the
+/// podium (shared rank and medal, the next rank skipped). In floats the first total is
+/// 31.999999999999996 and the two tools were ranked gold and silver, both printed 32.00.
+#[test]
+fn exact_ties_at_examination_category_and_podium() {
+    let mut c = TestContest::new();
+    // Big: 6 instances, the largest model (N = 6): it weighs 1 + (2 - 1)(6 - 1)/(6 - 1) = 2,
+    // 2/6 = 1/3 per instance. Solo1, Solo2: one instance each, weight 1.
+    let big: Vec<String> = (1..=6).map(|i| format!("Big-PT-{i}")).collect();
+    let big: Vec<&str> = big.iter().map(String::as_str).collect();
+    for i in &big {
+        instance(&c, i, &[]);
+    }
+    model(&mut c, "Big", "known", &big);
+    solo(&mut c, "Solo1-PT-1", &[]);
+    solo(&mut c, "Solo2-PT-1", &[]);
+    solo(&mut c, "Solo3-PT-1", &[]);
+    // Upper: one instance (weight 1) with 6 bounds: ScoreValue 16/6 = 8/3, PenaltyValue 16/3.
+    solo(&mut c, "Upper-PT-1", &[("UpperBounds", 6)]);
+    let exams = ["ReachabilityDeadlock", "UpperBounds"];
+    for t in ["r1", "r2"] {
+        tool(&mut c, t, &exams, "kind = \"reference\"");
+    }
+    for t in ["a", "b", "c"] {
+        tool(&mut c, t, &exams, "");
+    }
+    let yes = global("ReachabilityDeadlock", "TRUE");
+    for i in big
+        .iter()
+        .chain(&["Solo1-PT-1", "Solo2-PT-1", "Solo3-PT-1"])
+    {
+        for t in ["r1", "r2"] {
+            c.answer(t, i, "ReachabilityDeadlock", &yes);
+        }
+    }
+    // a: the 6 Big instances; b: Solo1 and Solo2; c: Solo3 only.
+    for i in &big {
+        c.answer("a", i, "ReachabilityDeadlock", &yes);
+    }
+    c.answer("b", "Solo1-PT-1", "ReachabilityDeadlock", &yes);
+    c.answer("b", "Solo2-PT-1", "ReachabilityDeadlock", &yes);
+    c.answer("c", "Solo3-PT-1", "ReachabilityDeadlock", &yes);
+    // UpperBounds: the reference tools give bound i for formula i (all trusted). a gives 3 right
+    // bounds; b 5 right and one wrong (formula 5: 99); c 2 right.
+    let upper = "Upper-PT-1";
+    for t in ["r1", "r2"] {
+        c.answer(
+            t,
+            upper,
+            "UpperBounds",
+            &formulas(upper, "UpperBounds", (0..6).map(|i| (i, i))),
+        );
+    }
+    c.answer(
+        "a",
+        upper,
+        "UpperBounds",
+        &formulas(upper, "UpperBounds", (0..3).map(|i| (i, i))),
+    );
+    let b_bounds = (0..5).map(|i| (i, i)).chain([(5, 99)]);
+    c.answer(
+        "b",
+        upper,
+        "UpperBounds",
+        &formulas(upper, "UpperBounds", b_bounds),
+    );
+    c.answer(
+        "c",
+        upper,
+        "UpperBounds",
+        &formulas(upper, "UpperBounds", (0..2).map(|i| (i, i))),
+    );
+    write_manifest(&c, "2026", LIMITS);
+    let s = run_and_score(&c);
+
+    // Category: a = 6 x 16 x 1/3 = 32; b = 16 x 1 + 16 x 1 = 32; c = 16.
+    assert_eq!(exact_score(&s, "GlobalProperties", "a"), "32");
+    assert_eq!(exact_score(&s, "GlobalProperties", "b"), "32");
+    assert_eq!(exact_score(&s, "GlobalProperties", "c"), "16");
+    assert_eq!(standing(&s, "GlobalProperties", "a")["score_exact"], "32");
+    // Podium: a and b share rank 1 and gold (by name within the tie); c is third, bronze.
+    assert_eq!(
+        standings(&s, "GlobalProperties")
+            .into_iter()
+            .filter(|r| r.1.is_some())
+            .collect::<Vec<_>>(),
+        vec![
+            row("a", Some(1), Some("gold")),
+            row("b", Some(1), Some("gold")),
+            row("c", Some(3), Some("bronze")),
+        ]
+    );
+
+    // Examination: a = 3 x 8/3 = 8; b = 5 x 8/3 - 1 x 16/3 = 40/3 - 16/3 = 24/3 = 8 (floats:
+    // 7.999999999999999); c = 2 x 8/3 = 16/3. The instance weighs 1, so the category totals
+    // are the same numbers, and a and b share gold again.
+    let export = json(&c.mccbuild(&["export", "--json", "-"]));
+    let points = |tool: &str| {
+        export["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["tool"] == tool && r["instance"] == upper && r["examination"] == "UpperBounds"
+            })
+            .unwrap_or_else(|| panic!("no run of {tool}"))["points_exact"]
+            .clone()
+    };
+    assert_eq!(points("a"), "8");
+    assert_eq!(points("b"), "8");
+    assert_eq!(points("c"), "16/3");
+    assert_eq!(exact_score(&s, "UpperBounds", "a"), "8");
+    assert_eq!(exact_score(&s, "UpperBounds", "b"), "8");
+    assert_eq!(exact_score(&s, "UpperBounds", "c"), "16/3");
+    assert_eq!(
+        standings(&s, "UpperBounds")
+            .into_iter()
+            .filter(|r| r.1.is_some())
+            .collect::<Vec<_>>(),
+        vec![
+            row("a", Some(1), Some("gold")),
+            row("b", Some(1), Some("gold")),
+            row("c", Some(3), Some("bronze")),
+        ]
+    );
+    // The terminal shows both as 32.00, each with its gold medal.
+    let table = stdout(&c.mccbuild(&["scores"]));
+    let golds = table
+        .lines()
+        .filter(|l| l.contains("gold") && l.trim_end().ends_with("32.00"))
+        .count();
+    assert_eq!(golds, 2, "{table}");
+}
+
+/// A contested value whose two sides weigh exactly the same: Confidences 1/6 and 1 say TRUE,
+/// 1/2 and 2/3 say FALSE; 1/6 + 1 = 7/6 = 1/2 + 2/3, so neither side weighs more than half of
+/// 14/6 (E-3.1, weighted majority): unknown, and nobody scores on it. In floats 1/6 + 1 =
+/// 1.1666666666666667 beat 1/2 + 2/3 = 1.1666666666666665: TRUE was trusted, p and q earned 16,
+/// r and s lost 32.
+#[test]
+fn exact_contested_value_with_equal_weights_is_unknown() {
+    let mut c = TestContest::new();
+    // Calibration: 6 bounds, the three helpers h1..h3 give bound i for formula i (each value of
+    // the set V of E-2.2: at least 3 agree, a strict majority).
+    let cal = "Cal-PT-1";
+    solo(&mut c, cal, &[("UpperBounds", 6)]);
+    solo(&mut c, "Vote-PT-1", &[]);
+    let exams = ["UpperBounds", "ReachabilityDeadlock"];
+    for t in ["h1", "h2", "h3"] {
+        tool(&mut c, t, &exams, "kind = \"reference\"");
+        c.answer(
+            t,
+            cal,
+            "UpperBounds",
+            &formulas(cal, "UpperBounds", (0..6).map(|i| (i, i))),
+        );
+    }
+    for t in ["p", "q", "r", "s"] {
+        tool(&mut c, t, &exams, "");
+    }
+    // Confidence = right / answered values of V:
+    //   p: formulas 0..6, right on 0 only          -> 1/6
+    //   q: formula 0, right                         -> 1/1 = 1
+    //   r: formulas 0, 1; right on 0                -> 1/2
+    //   s: formulas 0, 1, 2; right on 0 and 1       -> 2/3
+    let answers = |right: usize, wrong: usize| {
+        formulas(
+            cal,
+            "UpperBounds",
+            (0..right)
+                .map(|i| (i, i))
+                .chain((right..right + wrong).map(|i| (i, i + 100))),
+        )
+    };
+    c.answer("p", cal, "UpperBounds", &answers(1, 5));
+    c.answer("q", cal, "UpperBounds", &answers(1, 0));
+    c.answer("r", cal, "UpperBounds", &answers(1, 1));
+    c.answer("s", cal, "UpperBounds", &answers(2, 1));
+    // The contested value: p and q TRUE, r and s FALSE (2 against 2: not in V).
+    for (t, v) in [("p", "TRUE"), ("q", "TRUE"), ("r", "FALSE"), ("s", "FALSE")] {
+        c.answer(
+            t,
+            "Vote-PT-1",
+            "ReachabilityDeadlock",
+            &global("ReachabilityDeadlock", v),
+        );
+    }
+    write_manifest(&c, "2026", LIMITS);
+    let s = run_and_score(&c);
+    for (t, expected) in [("p", "1/6"), ("q", "1"), ("r", "1/2"), ("s", "2/3")] {
+        assert_eq!(s["confidence_exact"][t], expected, "Confidence of {t}");
+    }
+    // 7/6 against 7/6: no weighted majority, unknown.
+    assert_trusted(
+        &s,
+        "Vote-PT-1",
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+        None,
+        "weighted-majority",
+    );
+    for t in ["p", "q", "r", "s"] {
+        assert_eq!(exact_score(&s, "GlobalProperties", t), "0", "{t}");
+    }
+    // explain shows the two equal weights as fractions.
+    let out = c.mccbuild(&[
+        "explain",
+        "--instance",
+        "Vote-PT-1",
+        "--examination",
+        "ReachabilityDeadlock",
+        "--id",
+        "ReachabilityDeadlock",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let x = json(&out);
+    let weights: Vec<&str> = x["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["weight_exact"].as_str().unwrap())
+        .collect();
+    assert_eq!(weights, vec!["7/6", "7/6"]);
+}

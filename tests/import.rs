@@ -126,7 +126,7 @@ fn scores_explain_and_confidence_of_imported_runs() {
     assert_eq!(explained["confidence_set"], "TRUE");
     assert_eq!(
         explained["weights"][0],
-        serde_json::json!({"value": "TRUE", "weight": 3.0, "tools": 3})
+        serde_json::json!({"value": "TRUE", "weight": 3.0, "weight_exact": "3", "tools": 3})
     );
     let text = stdout(&c.mccbuild(&[
         "explain",

@@ -10,6 +10,7 @@
 //! [`collect`] reads everything once (the scoring database, the store's index, the records for
 //! the techniques); [`Export`] writes each format; [`write_all`] puts the three under a folder.
 
+use mccbuild_rules::exact::{decimal, fraction, Exact};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -126,8 +127,10 @@ pub struct RunEntry {
     /// One character per value id: `T` right, `X` wrong, `?` no trusted value, `-` no answer.
     pub mask: String,
     /// The run's points on its examination (E-4.2, before the weights of E-4.4); null when the
-    /// tool did not take part (DO_NOT_COMPETE).
+    /// tool did not take part (DO_NOT_COMPETE). Rounded to 6 decimals from the exact value.
     pub points: Option<f64>,
+    /// The same points, exactly: a fraction `n/d` (or `n`).
+    pub points_exact: Option<String>,
     /// The CSV's `results` field.
     #[serde(skip)]
     results: String,
@@ -266,7 +269,7 @@ struct ExamInstanceResults {
     trusted: Vec<Option<Value>>,
     estimated: Estimated,
     /// Per tool taking part, its points (E-4.2).
-    points: BTreeMap<u32, f64>,
+    points: BTreeMap<u32, Exact>,
     /// Per value: the case of E-3.1, how many tools gave the trusted value, how many computed it.
     decided: Vec<(TrustCase, usize, usize)>,
 }
@@ -314,7 +317,7 @@ impl ExamInstanceResults {
         let points = handles
             .exam_scores(db, e)
             .iter()
-            .map(|s| (s.tool, round(s.score.points)))
+            .map(|s| (s.tool, s.score.points.clone()))
             .collect();
         ExamInstanceResults {
             trusted,
@@ -418,7 +421,8 @@ fn run_entry(
             .filter_map(|(id, v)| v.map(|v| (id.to_string(), v.to_string())))
             .collect(),
         mask: mask(&by_position, &trusted),
-        points: result.points.get(&(run.tool as u32)).copied(),
+        points: result.points.get(&(run.tool as u32)).map(round),
+        points_exact: result.points.get(&(run.tool as u32)).map(fraction),
         results: row_results(summary.outcome(), exam.value, &by_position),
         exam_instance: run.exam_instance,
     })
@@ -645,9 +649,9 @@ fn trim_decimals(text: String) -> String {
     }
 }
 
-/// Scores are sums of fractions; as in `mccbuild scores`, six decimals.
-fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+/// Scores are exact fractions; as in `mccbuild scores`, six decimals, rounded once.
+fn round(x: &Exact) -> f64 {
+    decimal(x, 6).parse().unwrap_or(f64::NAN)
 }
 
 /// The `category` and `reference` of a value's verdict. StateSpace values are `STATE_SPACE

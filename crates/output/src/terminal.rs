@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use mccbuild_plan::Plan;
+use mccbuild_rules::exact::{decimal, parse, Exact};
 use mccbuild_scoring::explain::{ConfidenceRow, ToolExplanation, ValueExplanation};
 use mccbuild_scoring::scores::ScoresReport;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -109,7 +110,7 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
             .max(4);
         let score_width = rows
             .iter()
-            .map(|r| format!("{:.2}", r.score).len())
+            .map(|r| shown_score(r).len())
             .max()
             .unwrap_or(4)
             .max(6);
@@ -133,9 +134,9 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
             };
             let _ = writeln!(
                 out,
-                "  {place} {}  {:>score_width$.2}",
+                "  {place} {}  {:>score_width$}",
                 pad(&fit(&row.tool, width), width),
-                row.score
+                shown_score(row)
             );
         }
         if let Some(a) = report.awards.get(&category.name) {
@@ -175,12 +176,14 @@ pub fn value_text(x: &ValueExplanation) -> String {
         .max()
         .unwrap_or(4);
     for a in &x.answers {
-        match a.confidence {
+        match &a.confidence {
             Some(c) => {
                 let _ = writeln!(
                     out,
-                    "  {:<width$}  {:<8}  Confidence {c:.6}",
-                    a.tool, a.value
+                    "  {:<width$}  {:<8}  Confidence {}",
+                    a.tool,
+                    a.value,
+                    decimal(c, 6)
                 );
             }
             None => {
@@ -197,9 +200,10 @@ pub fn value_text(x: &ValueExplanation) -> String {
             .iter()
             .map(|w| {
                 format!(
-                    "{} weighs {:.6} ({} tool{})",
+                    "{} weighs {} = {} ({} tool{})",
                     w.value,
-                    w.weight,
+                    decimal(&w.weight, 6),
+                    w.weight_exact,
                     w.tools,
                     if w.tools == 1 { "" } else { "s" }
                 )
@@ -230,27 +234,44 @@ pub fn value_text(x: &ValueExplanation) -> String {
 /// `mccbuild explain --tool T --category C`, in words: every entry, then the total.
 pub fn tool_text(x: &ToolExplanation) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} in {}: {:.6} points", x.tool, x.category, x.score);
+    let d = |x: &Exact, places: usize| decimal(x, places);
+    let _ = writeln!(
+        out,
+        "{} in {}: {} points (exactly {})",
+        x.tool,
+        x.category,
+        d(&x.score, 6),
+        x.score_exact
+    );
     for m in &x.models {
         let _ = writeln!(
             out,
-            "  model {} ({}, {} instance{}): {:.6}",
+            "  model {} ({}, {} instance{}): {}",
             m.model,
             m.kind,
             m.instances,
             if m.instances == 1 { "" } else { "s" },
-            m.weighted
+            d(&m.weighted, 6)
         );
         for e in &m.entries {
             let _ = writeln!(
                 out,
-                "    {} {}: {} right x {:.4} = {:.4}, {} wrong: -{:.4}, points {:.4} x instance weight {:.4} x {} multiplier {:.4} = {:.6}",
-                e.instance, e.examination, e.right, e.score_value, e.earned, e.wrong, e.penalty, e.points, e.instance_weight, m.kind, e.kind_multiplier, e.weighted
+                "    {} {}: {} right x {} = {}, {} wrong: -{}, points {} x instance weight {} x {} multiplier {} = {}",
+                e.instance, e.examination, e.right, d(&e.score_value, 4), d(&e.earned, 4), e.wrong, d(&e.penalty, 4), d(&e.points, 4), d(&e.instance_weight, 4), m.kind, d(&e.kind_multiplier, 4), d(&e.weighted, 6)
             );
         }
     }
-    let _ = writeln!(out, "  total: {:.6}", x.score);
+    let _ = writeln!(out, "  total: {}", d(&x.score, 6));
     out
+}
+
+/// A podium row's score with two decimals, rounded once from the exact fraction (two tools tied
+/// at 32 both show 32.00).
+fn shown_score(row: &mccbuild_scoring::scores::StandingRow) -> String {
+    match parse(&row.score_exact) {
+        Some(exact) => decimal(&exact, 2),
+        None => format!("{:.2}", row.score),
+    }
 }
 
 /// The reliability table of `mccbuild confidence`.
@@ -265,9 +286,9 @@ pub fn confidence_text(rows: &[ConfidenceRow], agreed_values: u64) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<width$}  {:>8.2}%  {:>10}  {:>10}  {:>12}",
+            "{:<width$}  {:>8}%  {:>10}  {:>10}  {:>12}",
             r.tool,
-            r.rate * 100.0,
+            decimal(&(&r.rate * Exact::from_integer(100.into())), 2),
             r.correct,
             r.selected,
             r.examinations

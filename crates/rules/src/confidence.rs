@@ -1,6 +1,7 @@
 //! Rule E-2: the Confidence of tools.
 
 use crate::edition::{ConfidenceDenominator, ConfidenceRules};
+use crate::exact::{zero, Exact};
 use mccbuild_core::value::Value;
 
 /// Index of a tool in the contest (position in the manifest's tool list).
@@ -126,22 +127,24 @@ impl ConfidenceTally {
 /// Rule E-2.2: C_tool = |V_tool| / |V|, with the denominator the rules file chose (see
 /// [`ConfidenceDenominator`]). A tool with no value in the denominator has Confidence 0: nothing
 /// vouches for it, so its lonely answers are never trusted and it weighs nothing in a vote.
-pub fn tool_confidence(tally: &ConfidenceTally, tool: ToolIdx, rules: &ConfidenceRules) -> f64 {
+/// The fraction is exact (E-2.2's quotient, never rounded).
+pub fn tool_confidence(tally: &ConfidenceTally, tool: ToolIdx, rules: &ConfidenceRules) -> Exact {
     let t = tally.tool(tool);
     let denominator = match rules.denominator {
         ConfidenceDenominator::Answered => t.selected,
         ConfidenceDenominator::All => tally.agreed_values,
     };
     if denominator == 0 {
-        0.0
+        zero()
     } else {
-        t.correct as f64 / denominator as f64
+        Exact::new(t.correct.into(), denominator.into())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::{int, ratio};
 
     fn rules(denominator: ConfidenceDenominator) -> ConfidenceRules {
         ConfidenceRules {
@@ -230,13 +233,13 @@ mod tests {
                 correct: 1
             }
         );
-        assert_eq!(tool_confidence(&tally, 0, &answered), 2.0 / 3.0);
-        assert_eq!(tool_confidence(&tally, 1, &answered), 1.0);
-        assert_eq!(tool_confidence(&tally, 3, &answered), 0.5);
+        assert_eq!(tool_confidence(&tally, 0, &answered), ratio(2, 3));
+        assert_eq!(tool_confidence(&tally, 1, &answered), int(1));
+        assert_eq!(tool_confidence(&tally, 3, &answered), ratio(1, 2));
         let all = rules(ConfidenceDenominator::All);
-        assert_eq!(tool_confidence(&tally, 3, &all), 1.0 / 3.0);
+        assert_eq!(tool_confidence(&tally, 3, &all), ratio(1, 3));
         // A tool that never answered a value of V.
-        assert_eq!(tool_confidence(&tally, 7, &answered), 0.0);
+        assert_eq!(tool_confidence(&tally, 7, &answered), int(0));
     }
 
     #[test]

@@ -19,6 +19,8 @@ use mccbuild_core::protocol::AnswerForm;
 use mccbuild_core::toml_file::read_toml;
 use mccbuild_core::value::ValueKind;
 
+use crate::exact::Exact;
+
 /// Index of an examination in [`Edition::examinations`].
 pub type ExamId = usize;
 /// Index of a category in [`Edition::categories`].
@@ -134,7 +136,8 @@ pub enum ConfidenceDenominator {
 pub struct TrustedRules {
     /// "Only one tool provides a value. Then, if C_tool >= threshold ..." (0.997 in 2026,
     /// 0.993 in 2023; the 2015 report discards lonely answers of tools under 0.9).
-    pub single_tool_threshold: f64,
+    #[serde(with = "crate::exact::serde_exact")]
+    pub single_tool_threshold: Exact,
     /// How "a weighted majority of tools agree on one value" is read when there are three or
     /// more answers.
     #[serde(default)]
@@ -157,9 +160,11 @@ pub enum WeightedMajority {
 pub struct ScoringRules {
     /// E-4.1: "the total number of points a tool can receive from an examination being 16";
     /// ScoreValue is this divided by the number of values of the examination.
-    pub points_per_examination: f64,
+    #[serde(with = "crate::exact::serde_exact")]
+    pub points_per_examination: Exact,
     /// E-4.1: PenaltyValue = penalty_factor x ScoreValue ("twice the points").
-    pub penalty_factor: f64,
+    #[serde(with = "crate::exact::serde_exact")]
+    pub penalty_factor: Exact,
     /// What a wrong value costs.
     #[serde(default)]
     pub wrong_value: WrongValue,
@@ -167,8 +172,18 @@ pub struct ScoringRules {
     #[serde(default)]
     pub model_weight: ModelWeight,
     /// E-4.4: the largest model weighs at most this many times a one-instance model.
-    #[serde(default = "default_max_model_ratio")]
-    pub max_model_ratio: f64,
+    #[serde(
+        default = "default_max_model_ratio",
+        with = "crate::exact::serde_exact"
+    )]
+    pub max_model_ratio: Exact,
+    /// E-4.4: a factor on every instance's weight (a global scale: it changes no rank, only the
+    /// figures). `"one"` (the default: a one-instance model's instance weighs 1), `"half-mean-known"`
+    /// (a one-instance known model's instance weighs n_known / (2 m_known), half the mean number
+    /// of instances of a known model, as the published MCC 2024 figures show:
+    /// docs/replay-analysis.md), or a number (`"839/132"`).
+    #[serde(default)]
+    pub weight_scale: WeightScale,
     /// A score table instead of ScoreValue/PenaltyValue: the points of each answer, right and
     /// wrong (SV-COMP 2012: SAFE +2 / -4, UNSAFE +1 / -2; UNKNOWN, no answer, 0).
     #[serde(default)]
@@ -180,11 +195,12 @@ impl ScoringRules {
     /// The MCC 2026 settings (`rules/mcc-2026.toml`), for the rules' unit tests.
     pub(crate) fn mcc_2026() -> ScoringRules {
         ScoringRules {
-            points_per_examination: 16.0,
-            penalty_factor: 2.0,
+            points_per_examination: crate::exact::int(16),
+            penalty_factor: crate::exact::int(2),
             wrong_value: WrongValue::Penalty,
             model_weight: ModelWeight::Linear,
-            max_model_ratio: 2.0,
+            max_model_ratio: crate::exact::int(2),
+            weight_scale: WeightScale::One,
             table: Vec::new(),
         }
     }
@@ -195,12 +211,14 @@ impl ScoringRules {
 pub struct ScoreRow {
     /// The answer, as tools write it (`TRUE` = SAFE, `FALSE` = UNSAFE for verdicts).
     pub answer: mccbuild_core::value::Value,
-    pub correct: f64,
-    pub wrong: f64,
+    #[serde(with = "crate::exact::serde_exact")]
+    pub correct: Exact,
+    #[serde(with = "crate::exact::serde_exact")]
+    pub wrong: Exact,
 }
 
-fn default_max_model_ratio() -> f64 {
-    2.0
+fn default_max_model_ratio() -> Exact {
+    crate::exact::int(2)
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -227,6 +245,54 @@ pub enum ModelWeight {
     Linear,
     /// No normalisation: every instance weighs 1.
     None,
+}
+
+/// E-4.4's global scale of instance weights (`weight_scale`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum WeightScale {
+    /// Every weight as the model weight gives it: a one-instance model's instance weighs 1.
+    #[default]
+    One,
+    /// A one-instance known model's instance weighs n_known / (2 m_known): n_known instances of
+    /// known models (the edition's first model kind), m_known known models.
+    HalfMeanKnown,
+    /// A fixed factor.
+    Fixed(Exact),
+}
+
+impl Serialize for WeightScale {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WeightScale::One => s.serialize_str("one"),
+            WeightScale::HalfMeanKnown => s.serialize_str("half-mean-known"),
+            WeightScale::Fixed(x) => crate::exact::serde_exact::serialize(x, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WeightScale {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WeightScale, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(#[serde(with = "crate::exact::serde_exact")] Exact),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) if t == "one" => Ok(WeightScale::One),
+            Raw::Text(t) if t == "half-mean-known" => Ok(WeightScale::HalfMeanKnown),
+            Raw::Text(t) => crate::exact::parse(&t)
+                .filter(|x| *x > crate::exact::zero())
+                .map(WeightScale::Fixed)
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "weight_scale `{t}`: expected \"one\", \"half-mean-known\" or a positive number such as \"839/132\""
+                    ))
+                }),
+            Raw::Number(x) if x > crate::exact::zero() => Ok(WeightScale::Fixed(x)),
+            Raw::Number(_) => Err(serde::de::Error::custom("weight_scale must be positive")),
+        }
+    }
 }
 
 /// `[ranking]`: how tools with equal scores are ordered.
@@ -325,8 +391,8 @@ impl Default for VerdictFileRules {
 #[derive(Clone, Debug, Deserialize)]
 struct ModelKindFile {
     name: String,
-    #[serde(default)]
-    multiplier: Option<f64>,
+    #[serde(default, with = "crate::exact::serde_exact::option")]
+    multiplier: Option<Exact>,
     #[serde(default)]
     share_of: Option<ShareOf>,
     /// The kind of new models: those whose instances carry the `NewModel` marker (2026's
@@ -338,7 +404,8 @@ struct ModelKindFile {
 #[derive(Clone, Debug, Deserialize)]
 struct ShareOf {
     kind: String,
-    share: f64,
+    #[serde(with = "crate::exact::serde_exact")]
+    share: Exact,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -381,11 +448,15 @@ fn yes() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum KindWeight {
     /// A fixed multiplier (2023: surprise x10; 2015: known x1, scrambled x2, surprise x3).
-    Multiplier(f64),
+    Multiplier(#[serde(with = "crate::exact::serde_exact")] Exact),
     /// 2026: "the total score for all instances of such models weight half the score for all the
     /// instances of known models": the multiplier is chosen, per category, so that the maximum
     /// attainable points of this kind are `share` times those of kind `of`.
-    ShareOf { of: usize, share: f64 },
+    ShareOf {
+        of: usize,
+        #[serde(with = "crate::exact::serde_exact")]
+        share: Exact,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -566,10 +637,6 @@ impl Edition {
 }
 
 /// The settings that are single numbers: limits, Confidence, threshold, points.
-#[expect(
-    clippy::neg_cmp_op_on_partial_ord,
-    reason = "`!(x > 0.0)` also rejects NaN, which `x <= 0.0` would let through"
-)]
 fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
     if file.limits.time_s == 0 || file.limits.memory_mb == 0 {
         problems.push(
@@ -581,7 +648,8 @@ fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
             Problem::new(path, "[confidence] min_agreeing must be at least 1").help(RULES_HELP),
         );
     }
-    if !(0.0..=1.0).contains(&file.trusted.single_tool_threshold) {
+    let (zero, one) = (crate::exact::zero(), crate::exact::one());
+    if !(zero..=one.clone()).contains(&file.trusted.single_tool_threshold) {
         problems.push(
             Problem::new(
                 path,
@@ -591,9 +659,9 @@ fn check_settings(file: &EditionFile, path: &Path, problems: &mut Problems) {
         );
     }
     let scoring = &file.scoring;
-    if !(scoring.points_per_examination > 0.0)
-        || !(scoring.penalty_factor >= 0.0)
-        || !(scoring.max_model_ratio >= 1.0)
+    if scoring.points_per_examination <= crate::exact::zero()
+        || scoring.penalty_factor < crate::exact::zero()
+        || scoring.max_model_ratio < one
     {
         problems.push(
             Problem::new(path, "[scoring] needs points_per_examination > 0, penalty_factor >= 0 and max_model_ratio >= 1")
@@ -812,7 +880,7 @@ fn model_kinds(
     problems: &mut Problems,
 ) -> (Vec<ModelKind>, Option<usize>) {
     let mut model_kinds: Vec<ModelKind> = Vec::new();
-    let mut shares: Vec<(usize, String, f64, std::ops::Range<usize>)> = Vec::new();
+    let mut shares: Vec<(usize, String, Exact, std::ops::Range<usize>)> = Vec::new();
     for spanned in &file.model_kinds {
         let k = spanned.get_ref();
         if model_kinds.iter().any(|known| known.name == k.name) {
@@ -823,15 +891,15 @@ fn model_kinds(
             continue;
         }
         let weight = match (&k.multiplier, &k.share_of) {
-            (Some(m), None) if *m >= 0.0 => KindWeight::Multiplier(*m),
-            (None, Some(share)) if share.share >= 0.0 => {
+            (Some(m), None) if *m >= crate::exact::zero() => KindWeight::Multiplier(m.clone()),
+            (None, Some(share)) if share.share >= crate::exact::zero() => {
                 shares.push((
                     model_kinds.len(),
                     share.kind.clone(),
-                    share.share,
+                    share.share.clone(),
                     spanned.span(),
                 ));
-                KindWeight::Multiplier(1.0) // resolved below
+                KindWeight::Multiplier(crate::exact::one()) // resolved below
             }
             _ => {
                 problems.push(source.problem_at(
@@ -860,7 +928,7 @@ fn model_kinds(
     if model_kinds.is_empty() {
         model_kinds.push(ModelKind {
             name: "known".into(),
-            weight: KindWeight::Multiplier(1.0),
+            weight: KindWeight::Multiplier(crate::exact::one()),
         });
     }
     let new: Vec<usize> = file
@@ -951,14 +1019,17 @@ mod tests {
         let rd = edition.examination("ReachabilityDeadlock").unwrap();
         assert_eq!(edition.examinations[rd].time_s, 1800);
         assert_eq!(edition.examinations[ss].time_s, 3600);
-        assert_eq!(edition.trusted.single_tool_threshold, 0.997);
+        assert_eq!(
+            edition.trusted.single_tool_threshold,
+            crate::exact::ratio(997, 1000)
+        );
         let surprise = edition.model_kind("surprise").unwrap();
         let known = edition.model_kind("known").unwrap();
         assert_eq!(
             edition.model_kinds[surprise].weight,
             KindWeight::ShareOf {
                 of: known,
-                share: 0.5
+                share: crate::exact::ratio(1, 2)
             }
         );
         // M-9

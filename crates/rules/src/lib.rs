@@ -11,11 +11,13 @@
 //! | E-4.1 to E-4.3: points, examination scores, completeness | [`points`] |
 //! | E-4.4: instance weights, model kinds | [`weights`] |
 //! | E-4.5, E-4.6: category totals, podiums, awards | [`podium`] |
+//! | exact numbers (fractions of big integers), rounded only for display | [`exact`] |
 //! | E-5.1: one machine per model | [`execution`] |
 //! | M-9: files a run does not see | [`hidden_files`] |
 
 pub mod confidence;
 pub mod edition;
+pub mod exact;
 pub mod execution;
 pub mod hidden_files;
 pub mod participation;

@@ -5,22 +5,23 @@ use serde::Serialize;
 
 use crate::confidence::ToolIdx;
 use crate::edition::AwardAggregate;
+use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact};
 use crate::weights::Weight;
 
 /// Rule E-4.6: what one examination of one instance adds to a tool's total in its category:
 /// its points (E-4.2) weighted as E-4.4 says.
-pub fn weighted_points(points: f64, weight: &Weight) -> f64 {
+pub fn weighted_points(points: &Exact, weight: &Weight) -> Exact {
     points * weight.factor()
 }
 
 /// Rule E-4.6: "For each category, and for each tool, a total score is computed as the sum of
 /// all the examination scores of the tool in the examinations enclosed in this category": the
-/// weighted points, summed in the order given (the scoring database's order, so that every
-/// total of a tool, on a podium or in an explanation, is the same number).
-pub fn category_total(weighted: impl IntoIterator<Item = f64>) -> f64 {
+/// weighted points, summed exactly (so that every total of a tool, on a podium or in an
+/// explanation, is the same number, whatever the order, and equal totals are equal).
+pub fn category_total(weighted: impl IntoIterator<Item = Exact>) -> Exact {
     weighted
         .into_iter()
-        .fold(0.0, |total, points| total + points)
+        .fold(zero(), |total, points| total + points)
 }
 
 /// What the podium needs to know of a tool.
@@ -37,7 +38,8 @@ pub struct Entrant<'a> {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Standing {
     pub tool: ToolIdx,
-    pub score: f64,
+    #[serde(with = "serde_exact")]
+    pub score: Exact,
     /// 1-based rank among the ranked entries (equal scores share a rank); `None` for entries
     /// shown for information only (reference tools, other variants of a family).
     pub rank: Option<u32>,
@@ -53,34 +55,30 @@ pub struct Standing {
 /// others are displayed for information; reference tools are displayed but never ranked. Medals go
 /// to the first three ranks, to tools with a positive score (a tool that earned nothing is not
 /// a medallist). Ties share a rank and its medal, unless `tie_break` (lower is better: SV-COMP's
-/// success CPU time) orders them.
+/// success CPU time) orders them. Scores and tie-breaks are exact: equal means equal.
 pub fn podium(
     entrants: &[Entrant<'_>],
-    scores: &[f64],
-    tie_break: Option<&[f64]>,
+    scores: &[Exact],
+    tie_break: Option<&[Exact]>,
 ) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
-    let score = |i: usize| {
-        scores
-            .get(entrants[i].tool as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let nothing = zero();
+    let score = |i: usize| scores.get(entrants[i].tool as usize).unwrap_or(&nothing);
     let secondary = |i: usize| {
         tie_break
-            .and_then(|t| t.get(entrants[i].tool as usize).copied())
-            .unwrap_or(0.0)
+            .and_then(|t| t.get(entrants[i].tool as usize))
+            .unwrap_or(&nothing)
     };
     order.sort_by(|&a, &b| {
         score(b)
-            .total_cmp(&score(a))
-            .then_with(|| secondary(a).total_cmp(&secondary(b)))
+            .cmp(score(a))
+            .then_with(|| secondary(a).cmp(secondary(b)))
             .then_with(|| entrants[a].name.cmp(entrants[b].name))
     });
     let mut seen_families: Vec<&str> = Vec::new();
     let mut standings = Vec::with_capacity(order.len());
     let mut ranked = 0u32;
-    let mut last: Option<((f64, f64), u32)> = None;
+    let mut last: Option<((&Exact, &Exact), u32)> = None;
     for i in order {
         let e = &entrants[i];
         let best_of_family = e.competing && !seen_families.contains(&e.family);
@@ -99,10 +97,10 @@ pub fn podium(
                 }
             }
         });
-        let medal = rank.filter(|&r| r <= 3 && s > 0.0).map(|r| r as u8);
+        let medal = rank.filter(|&r| r <= 3 && *s > nothing).map(|r| r as u8);
         standings.push(Standing {
             tool: e.tool,
-            score: s,
+            score: s.clone(),
             rank,
             medal,
             competing: e.competing,
@@ -112,33 +110,36 @@ pub fn podium(
     standings
 }
 
-/// A tool's time and memory over the examinations it completed (rule E-4.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+/// A tool's time and memory over the examinations it completed (rule E-4.3): exact sums of the
+/// measured floats (each float's exact value), so that the order of addition changes nothing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Performance {
     pub completed: u32,
-    pub cpu_s: f64,
-    pub peak_memory_mb: f64,
+    #[serde(with = "serde_exact")]
+    pub cpu_s: Exact,
+    #[serde(with = "serde_exact")]
+    pub peak_memory_mb: Exact,
 }
 
 impl Performance {
     pub fn add(&mut self, cpu_s: f64, peak_memory_mb: f64) {
         self.completed += 1;
-        self.cpu_s += cpu_s;
-        self.peak_memory_mb += peak_memory_mb;
+        self.cpu_s += from_f64_exact(cpu_s);
+        self.peak_memory_mb += from_f64_exact(peak_memory_mb);
     }
 
     pub fn merge(&mut self, other: &Performance) {
         self.completed += other.completed;
-        self.cpu_s += other.cpu_s;
-        self.peak_memory_mb += other.peak_memory_mb;
+        self.cpu_s += &other.cpu_s;
+        self.peak_memory_mb += &other.peak_memory_mb;
     }
 
-    fn aggregate(&self, how: AwardAggregate) -> (f64, f64) {
+    fn aggregate(&self, how: AwardAggregate) -> (Exact, Exact) {
         match how {
-            AwardAggregate::Sum => (self.cpu_s, self.peak_memory_mb),
+            AwardAggregate::Sum => (self.cpu_s.clone(), self.peak_memory_mb.clone()),
             AwardAggregate::Mean => {
-                let n = self.completed.max(1) as f64;
-                (self.cpu_s / n, self.peak_memory_mb / n)
+                let n = count(self.completed.max(1) as usize);
+                (&self.cpu_s / &n, &self.peak_memory_mb / &n)
             }
         }
     }
@@ -158,17 +159,17 @@ pub struct Awards {
 /// examination, the lowest CPU time and the lowest peak memory, aggregated as the rules file
 /// says (ties go to the better-ranked tool).
 pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAggregate) -> Awards {
-    let mut fastest: Option<(ToolIdx, f64)> = None;
-    let mut least: Option<(ToolIdx, f64)> = None;
+    let mut fastest: Option<(ToolIdx, Exact)> = None;
+    let mut least: Option<(ToolIdx, Exact)> = None;
     for s in standings.iter().filter(|s| s.rank.is_some()) {
         let Some(p) = performance.get(s.tool as usize).filter(|p| p.completed > 0) else {
             continue;
         };
         let (cpu, mem) = p.aggregate(how);
-        if fastest.is_none_or(|(_, best)| cpu < best) {
+        if fastest.as_ref().is_none_or(|(_, best)| cpu < *best) {
             fastest = Some((s.tool, cpu));
         }
-        if least.is_none_or(|(_, best)| mem < best) {
+        if least.as_ref().is_none_or(|(_, best)| mem < *best) {
             least = Some((s.tool, mem));
         }
     }
@@ -181,6 +182,11 @@ pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAgg
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::{int, ratio};
+
+    fn ints(xs: &[i64]) -> Vec<Exact> {
+        xs.iter().map(|x| int(*x)).collect()
+    }
 
     fn entrants() -> Vec<Entrant<'static>> {
         vec![
@@ -225,17 +231,24 @@ mod tests {
 
     #[test]
     fn category_totals_add_weighted_points_in_order() {
-        // Two entries: 12 points x (0.5 x 2) = 12, and -4 x (1 x 1) = -4: total 8.
+        // Two entries: 12 points x (1/2 x 2) = 12, and -4 x (1 x 1) = -4: total 8.
         let w = |instance, kind| Weight {
             instance,
             kind,
             category: 0,
         };
-        let entries = [(12.0, w(0.5, 2.0)), (-4.0, w(1.0, 1.0))];
-        let total = category_total(entries.iter().map(|(p, w)| weighted_points(*p, w)));
-        assert_eq!(total, 12.0 * (0.5 * 2.0) - 4.0);
-        assert_eq!(category_total(std::iter::empty()), 0.0);
-        assert!(category_total(std::iter::empty()).is_sign_positive());
+        let entries = [
+            (int(12), w(ratio(1, 2), int(2))),
+            (int(-4), w(int(1), int(1))),
+        ];
+        let total = category_total(entries.iter().map(|(p, w)| weighted_points(p, w)));
+        assert_eq!(total, int(8));
+        assert_eq!(category_total(std::iter::empty()), int(0));
+        // The issue's case: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
+        // 31.999999999999996 for the first).
+        let thirds =
+            category_total((0..6).map(|_| weighted_points(&int(16), &w(ratio(1, 3), int(1)))));
+        assert_eq!(thirds, category_total([int(16), int(16)]));
     }
 
     #[test]
@@ -261,8 +274,8 @@ mod tests {
                 competing: true,
             },
         ];
-        let scores = [10.0, 10.0, 3.0];
-        let cpu = [50.0, 20.0, 1.0];
+        let scores = ints(&[10, 10, 3]);
+        let cpu = ints(&[50, 20, 1]);
         let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu))
             .iter()
             .map(|s| (s.tool, s.rank))
@@ -281,7 +294,7 @@ mod tests {
         // zero 0. Ranked: tapaal-par 1 (gold), lola 2 and smpt 2 (tie: both silver, sorted by
         // name), zero 4 (no medal: rank 4 and no points). tapaal-seq is the family's second
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
-        let scores = [300.0, 350.0, 400.0, 500.0, 300.0, 0.0];
+        let scores = ints(&[300, 350, 400, 500, 300, 0]);
         let p = podium(&entrants(), &scores, None);
         let summary: Vec<(u32, Option<u32>, Option<u8>)> =
             p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
@@ -300,7 +313,7 @@ mod tests {
 
     #[test]
     fn awards_among_ranked_tools_on_completed_examinations() {
-        let scores = [300.0, 350.0, 400.0, 500.0, 300.0, 0.0];
+        let scores = ints(&[300, 350, 400, 500, 300, 0]);
         let standings = podium(&entrants(), &scores, None);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(10.0, 100.0); // lola: mean 10 s, 100 MB

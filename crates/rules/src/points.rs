@@ -5,32 +5,37 @@ use mccbuild_core::{Measurement, Value};
 use serde::Serialize;
 
 use crate::edition::{ScoringRules, WrongValue};
+use crate::exact::{count, serde_exact, zero, Exact};
+use num_traits::Zero;
 
 /// Rule E-4.1: ScoreValue, the points of one right value of an examination with `values` values
 /// ("the total number of points a tool can receive from an examination being 16").
-pub fn score_value(rules: &ScoringRules, values: usize) -> f64 {
+pub fn score_value(rules: &ScoringRules, values: usize) -> Exact {
     if values == 0 {
-        0.0
+        zero()
     } else {
-        rules.points_per_examination / values as f64
+        &rules.points_per_examination / count(values)
     }
 }
 
 /// Rule E-4.1: PenaltyValue, "worth twice the points when a tool has provided the correct value".
-pub fn penalty_value(rules: &ScoringRules, score_value: f64) -> f64 {
-    rules.penalty_factor * score_value
+pub fn penalty_value(rules: &ScoringRules, score_value: &Exact) -> Exact {
+    &rules.penalty_factor * score_value
 }
 
 /// A tool's result on one examination of one instance.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ExamScore {
     /// `earned - penalty`.
-    pub points: f64,
+    #[serde(with = "serde_exact")]
+    pub points: Exact,
     /// Points of the right values (ScoreValue each, or the score table's `correct`).
-    pub earned: f64,
+    #[serde(with = "serde_exact")]
+    pub earned: Exact,
     /// Points lost: PenaltyValue per wrong value (or the table's `wrong`, negated), or, under
     /// 2015's rule, everything earned when one value is wrong.
-    pub penalty: f64,
+    #[serde(with = "serde_exact")]
+    pub penalty: Exact,
     /// Values answered with the trusted value.
     pub right: u32,
     /// Values answered with another value than the trusted one.
@@ -56,10 +61,14 @@ pub fn examination_score<'a>(
     scored: usize,
     rules: &ScoringRules,
 ) -> ExamScore {
-    let value_points = score_value(rules, scored);
+    let value_points = if rules.table.is_empty() {
+        score_value(rules, scored)
+    } else {
+        zero()
+    };
     let mut score = ExamScore::default();
     let (mut scored_right, mut scored_wrong) = (0u32, 0u32);
-    let (mut table_earned, mut table_lost) = (0.0, 0.0);
+    let (mut table_earned, mut table_lost) = (zero(), zero());
     for (index, value) in answers {
         let row = rules
             .table
@@ -70,12 +79,16 @@ pub fn examination_score<'a>(
             Some(Some(reference)) if reference == value => {
                 score.right += 1;
                 scored_right += (index < scored) as u32;
-                table_earned += row.map_or(0.0, |r| r.correct);
+                if let Some(r) = row {
+                    table_earned += &r.correct;
+                }
             }
             Some(Some(_)) => {
                 score.wrong += 1;
                 scored_wrong += (index < scored) as u32;
-                table_lost -= row.map_or(0.0, |r| r.wrong);
+                if let Some(r) = row {
+                    table_lost -= &r.wrong;
+                }
             }
             _ => {}
         }
@@ -83,17 +96,26 @@ pub fn examination_score<'a>(
     (score.earned, score.penalty) = if !rules.table.is_empty() {
         (table_earned, table_lost)
     } else {
-        let earned = scored_right as f64 * value_points;
+        let earned = if scored_right == 0 {
+            zero()
+        } else {
+            count(scored_right as usize) * &value_points
+        };
         match rules.wrong_value {
+            WrongValue::Penalty if scored_wrong == 0 => (earned, zero()),
             WrongValue::Penalty => (
                 earned,
-                scored_wrong as f64 * penalty_value(rules, value_points),
+                count(scored_wrong as usize) * penalty_value(rules, &value_points),
             ),
-            WrongValue::LoseExamination if scored_wrong > 0 => (earned, earned),
-            WrongValue::LoseExamination => (earned, 0.0),
+            WrongValue::LoseExamination if scored_wrong > 0 => (earned.clone(), earned),
+            WrongValue::LoseExamination => (earned, zero()),
         }
     };
-    score.points = score.earned - score.penalty;
+    score.points = if score.penalty.is_zero() {
+        score.earned.clone()
+    } else {
+        &score.earned - &score.penalty
+    };
     let known = trusted.iter().filter(|t| t.is_some()).count() as u32;
     score.complete = known > 0 && score.right == known;
     score
@@ -114,6 +136,7 @@ pub fn reported_measurement<'a>(
 mod tests {
     use super::*;
     use crate::edition::ModelWeight;
+    use crate::exact::int;
 
     fn rules() -> ScoringRules {
         ScoringRules::mcc_2026()
@@ -131,13 +154,13 @@ mod tests {
             table: vec![
                 crate::edition::ScoreRow {
                     answer: b(true),
-                    correct: 2.0,
-                    wrong: -4.0,
+                    correct: int(2),
+                    wrong: int(-4),
                 },
                 crate::edition::ScoreRow {
                     answer: b(false),
-                    correct: 1.0,
-                    wrong: -2.0,
+                    correct: int(1),
+                    wrong: int(-2),
                 },
             ],
             model_weight: ModelWeight::None,
@@ -149,20 +172,21 @@ mod tests {
             let a: Vec<(usize, Value)> = answer.map(|v| (0, b(v))).into_iter().collect();
             examination_score(a.iter().map(|(i, v)| (*i, v)), truth, 1, &table).points
         };
-        assert_eq!(score(Some(true), &safe), 2.0);
-        assert_eq!(score(Some(true), &unsafe_), -4.0);
-        assert_eq!(score(Some(false), &unsafe_), 1.0);
-        assert_eq!(score(Some(false), &safe), -2.0);
-        assert_eq!(score(None, &safe), 0.0);
+        assert_eq!(score(Some(true), &safe), int(2));
+        assert_eq!(score(Some(true), &unsafe_), int(-4));
+        assert_eq!(score(Some(false), &unsafe_), int(1));
+        assert_eq!(score(Some(false), &safe), int(-2));
+        assert_eq!(score(None, &safe), int(0));
     }
 
     #[test]
     fn score_and_penalty_values() {
         // E-4.1: 16 points spread over the values.
-        assert_eq!(score_value(&rules(), 16), 1.0);
-        assert_eq!(score_value(&rules(), 4), 4.0); // StateSpace
-        assert_eq!(score_value(&rules(), 1), 16.0); // a global property
-        assert_eq!(penalty_value(&rules(), 4.0), 8.0);
+        assert_eq!(score_value(&rules(), 16), int(1));
+        assert_eq!(score_value(&rules(), 4), int(4)); // StateSpace
+        assert_eq!(score_value(&rules(), 1), int(16)); // a global property
+        assert_eq!(score_value(&rules(), 3), crate::exact::ratio(16, 3)); // exact, not 5.333...
+        assert_eq!(penalty_value(&rules(), &int(4)), int(8));
     }
 
     #[test]
@@ -185,9 +209,9 @@ mod tests {
         assert_eq!(
             s,
             ExamScore {
-                points: 6.0,
-                earned: 10.0,
-                penalty: 4.0,
+                points: int(6),
+                earned: int(10),
+                penalty: int(4),
                 right: 10,
                 wrong: 2,
                 complete: false
@@ -206,7 +230,7 @@ mod tests {
                 &r2015
             )
             .points,
-            0.0
+            int(0)
         );
     }
 
@@ -231,9 +255,9 @@ mod tests {
         assert_eq!(
             s,
             ExamScore {
-                points: 16.0,
-                earned: 16.0,
-                penalty: 0.0,
+                points: int(16),
+                earned: int(16),
+                penalty: int(0),
                 right: 3,
                 wrong: 1,
                 complete: false
@@ -244,9 +268,9 @@ mod tests {
         assert_eq!(
             s,
             ExamScore {
-                points: 16.0,
-                earned: 16.0,
-                penalty: 0.0,
+                points: int(16),
+                earned: int(16),
+                penalty: int(0),
                 right: 1,
                 wrong: 0,
                 complete: false
@@ -274,9 +298,9 @@ mod tests {
         assert_eq!(
             s,
             ExamScore {
-                points: 12.0,
-                earned: 12.0,
-                penalty: 0.0,
+                points: int(12),
+                earned: int(12),
+                penalty: int(0),
                 right: 3,
                 wrong: 0,
                 complete: true

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::confidence::{distinct_values, ToolIdx};
 use crate::edition::{TrustedRules, WeightedMajority};
+use crate::exact::{zero, Exact};
 use mccbuild_core::value::Value;
 
 /// Which situation of rule E-3.1 decided a value, numbered as in the rules text.
@@ -70,13 +71,13 @@ pub struct Decision {
 /// single-tool case (not a unanimity of one); two tools that agree are a unanimity.
 pub fn trusted_value(
     answers: &[(ToolIdx, Value)],
-    confidence: impl Fn(ToolIdx) -> f64,
+    confidence: impl Fn(ToolIdx) -> Exact,
     rules: &TrustedRules,
 ) -> Decision {
     trusted_value_with(
         answers,
         |classes| contested_winner(classes, &confidence, rules),
-        |tool| trusted_alone(confidence(tool), rules),
+        |tool| trusted_alone(&confidence(tool), rules),
     )
 }
 
@@ -84,8 +85,8 @@ pub fn trusted_value(
 /// value is considered to be the a correct value. Otherwise, the value is declared to be
 /// unknown." Whether a value computed by one tool alone is trusted: its Confidence reaches the
 /// edition's single-tool threshold.
-pub fn trusted_alone(confidence: f64, rules: &TrustedRules) -> bool {
-    confidence >= rules.single_tool_threshold
+pub fn trusted_alone(confidence: &Exact, rules: &TrustedRules) -> bool {
+    *confidence >= rules.single_tool_threshold
 }
 
 /// Rule E-3.1, second and third situations: the tools disagree. `classes` holds the tools behind
@@ -94,11 +95,14 @@ pub fn trusted_alone(confidence: f64, rules: &TrustedRules) -> bool {
 /// with more, "a weighted majority of tools that agree on one value" decides (read as the rules
 /// file says, see [`WeightedMajority`]). Returns the index of the trusted class.
 ///
+/// Confidences and their sums are exact: equal weights are a tie (`1/6 + 1 = 7/6 = 1/2 + 2/3`
+/// is no majority), whatever order they are added in.
+///
 /// A contested value depends on nothing but this shape and the Confidences, which is what lets
 /// the scoring database share one decision among all values of the same shape.
 pub fn contested_winner(
     classes: &[Vec<ToolIdx>],
-    confidence: impl Fn(ToolIdx) -> f64,
+    confidence: impl Fn(ToolIdx) -> Exact,
     rules: &TrustedRules,
 ) -> Option<usize> {
     if let [a, b] = classes {
@@ -113,20 +117,20 @@ pub fn contested_winner(
             };
         }
     }
-    let weights: Vec<f64> = classes
+    let weights: Vec<Exact> = classes
         .iter()
-        .map(|tools| tools.iter().map(|t| confidence(*t)).sum())
+        .map(|tools| tools.iter().fold(zero(), |sum, t| sum + confidence(*t)))
         .collect();
-    let total: f64 = weights.iter().sum();
-    let (best, best_weight) = weights
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))?;
+    let total: Exact = weights.iter().fold(zero(), |sum, w| sum + w);
+    let (best, best_weight) = weights.iter().enumerate().max_by(|a, b| a.1.cmp(b.1))?;
     match rules.weighted_majority {
-        WeightedMajority::Absolute => (*best_weight > total / 2.0).then_some(best),
+        // weight > total / 2, as 2 x weight > total (no division).
+        WeightedMajority::Absolute => {
+            (best_weight * Exact::from_integer(2.into()) > total).then_some(best)
+        }
         WeightedMajority::Relative => {
             let tied = weights.iter().filter(|w| *w == best_weight).count() > 1;
-            (!tied && *best_weight > 0.0).then_some(best)
+            (!tied && *best_weight > zero()).then_some(best)
         }
     }
 }
@@ -177,12 +181,12 @@ pub fn trusted_value_with(
 /// gave it), in order of first appearance, summed as [`contested_winner`] sums them.
 pub fn value_weights(
     answers: &[(ToolIdx, Value)],
-    confidence: impl Fn(ToolIdx) -> f64,
-) -> Vec<(Value, f64, usize)> {
+    confidence: impl Fn(ToolIdx) -> Exact,
+) -> Vec<(Value, Exact, usize)> {
     distinct_values(answers)
         .iter()
         .map(|d| {
-            let weight = d.tools(answers).map(&confidence).sum();
+            let weight = d.tools(answers).fold(zero(), |sum, t| sum + confidence(t));
             (d.value.clone(), weight, d.count)
         })
         .collect()
@@ -200,26 +204,31 @@ pub fn trusted_by_ground_truth(expected: Option<&Value>) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::{parse, ratio};
+
+    fn q(text: &str) -> Exact {
+        parse(text).unwrap()
+    }
 
     fn b(v: bool) -> Value {
         Value::Bool(v)
     }
 
-    fn rules(threshold: f64) -> TrustedRules {
+    fn rules(threshold: &str) -> TrustedRules {
         TrustedRules {
-            single_tool_threshold: threshold,
+            single_tool_threshold: q(threshold),
             weighted_majority: WeightedMajority::Absolute,
         }
     }
 
     /// Confidences of tools 0..=4 in these scenarios.
-    fn conf(tool: ToolIdx) -> f64 {
-        [0.999, 0.8, 0.6, 0.995, 0.6][tool as usize]
+    fn conf(tool: ToolIdx) -> Exact {
+        q(["0.999", "0.8", "0.6", "0.995", "0.6"][tool as usize])
     }
 
     #[test]
     fn no_answer_is_unknown() {
-        let d = trusted_value(&[], conf, &rules(0.997));
+        let d = trusted_value(&[], conf, &rules("0.997"));
         assert_eq!(
             d,
             Decision {
@@ -232,7 +241,7 @@ mod tests {
     #[test]
     fn unanimity_ignores_confidence() {
         // Tools 1 and 2 (C = 0.8, 0.6) agree: all tools agree.
-        let d = trusted_value(&[(1, b(true)), (2, b(true))], conf, &rules(0.997));
+        let d = trusted_value(&[(1, b(true)), (2, b(true))], conf, &rules("0.997"));
         assert_eq!(
             d,
             Decision {
@@ -246,18 +255,18 @@ mod tests {
     fn single_tool_threshold_differs_between_editions() {
         // Tool 3 alone, C = 0.995: 0.995 < 0.997 (2026) -> unknown; 0.995 >= 0.993 (2023) -> trusted.
         let answers = [(3, Value::Int(42))];
-        assert_eq!(trusted_value(&answers, conf, &rules(0.997)).value, None);
+        assert_eq!(trusted_value(&answers, conf, &rules("0.997")).value, None);
         assert_eq!(
-            trusted_value(&answers, conf, &rules(0.993)).value,
+            trusted_value(&answers, conf, &rules("0.993")).value,
             Some(Value::Int(42))
         );
         // Exactly at the threshold counts ("C_tool >= 0.997").
         assert_eq!(
-            trusted_value(&answers, |_| 0.997, &rules(0.997)).value,
+            trusted_value(&answers, |_| q("0.997"), &rules("0.997")).value,
             Some(Value::Int(42))
         );
         assert_eq!(
-            trusted_value(&answers, conf, &rules(0.997)).case,
+            trusted_value(&answers, conf, &rules("0.997")).case,
             TrustCase::SingleTool
         );
     }
@@ -265,7 +274,7 @@ mod tests {
     #[test]
     fn two_tools_decided_by_confidence_tie_unknown() {
         // C_1 = 0.8 > C_2 = 0.6: tool 1's value.
-        let d = trusted_value(&[(1, b(true)), (2, b(false))], conf, &rules(0.997));
+        let d = trusted_value(&[(1, b(true)), (2, b(false))], conf, &rules("0.997"));
         assert_eq!(
             d,
             Decision {
@@ -273,10 +282,10 @@ mod tests {
                 case: TrustCase::TwoTools
             }
         );
-        let d = trusted_value(&[(2, b(false)), (1, b(true))], conf, &rules(0.997));
+        let d = trusted_value(&[(2, b(false)), (1, b(true))], conf, &rules("0.997"));
         assert_eq!(d.value, Some(b(true)));
         // C_2 = C_4 = 0.6: unknown.
-        let d = trusted_value(&[(2, b(true)), (4, b(false))], conf, &rules(0.997));
+        let d = trusted_value(&[(2, b(true)), (4, b(false))], conf, &rules("0.997"));
         assert_eq!(
             d,
             Decision {
@@ -289,7 +298,8 @@ mod tests {
     #[test]
     fn weighted_majority_golden() {
         // Tools 0 (0.999) and 2 (0.6) say 7; tools 1 (0.8) and 4 (0.6) say 8.
-        // Weights: 7 -> 1.599, 8 -> 1.4; total 2.999, half 1.4995; 1.599 > 1.4995: 7 is trusted,
+        // Weights: 7 -> 999/1000 + 3/5 = 1599/1000, 8 -> 4/5 + 3/5 = 7/5; total 2999/1000;
+        // 2 x 1599/1000 = 3198/1000 > 2999/1000: 7 is trusted,
         // although the tools are split two against two.
         let answers = [
             (0, Value::Int(7)),
@@ -297,7 +307,7 @@ mod tests {
             (2, Value::Int(7)),
             (4, Value::Int(8)),
         ];
-        let d = trusted_value(&answers, conf, &rules(0.997));
+        let d = trusted_value(&answers, conf, &rules("0.997"));
         assert_eq!(
             d,
             Decision {
@@ -305,12 +315,13 @@ mod tests {
                 case: TrustCase::WeightedMajority
             }
         );
-        // Three tools, 3 distinct values: weights 0.999, 0.8, 0.6; total 2.399, half 1.1995:
+        // Three tools, 3 distinct values: weights 999/1000, 4/5, 3/5; total 2399/1000, and
+        // 2 x 999/1000 = 1998/1000 is not more:
         // no absolute majority -> unknown; relative reading -> 0.999 is the largest -> 1.
         let answers = [(0, Value::Int(1)), (1, Value::Int(2)), (2, Value::Int(3))];
-        assert_eq!(trusted_value(&answers, conf, &rules(0.997)).value, None);
+        assert_eq!(trusted_value(&answers, conf, &rules("0.997")).value, None);
         let relative = TrustedRules {
-            single_tool_threshold: 0.997,
+            single_tool_threshold: q("0.997"),
             weighted_majority: WeightedMajority::Relative,
         };
         assert_eq!(
@@ -320,10 +331,33 @@ mod tests {
         // Relative with a tie: tools 2 and 4 (0.6 each) say 1 and 2, a third tool (0.5) says 3:
         // the two largest weights are equal -> unknown under both readings.
         let answers = [(2, Value::Int(1)), (4, Value::Int(2)), (5, Value::Int(3))];
-        let with_fifth = |t: ToolIdx| if t == 5 { 0.5 } else { conf(t) };
+        let with_fifth = |t: ToolIdx| if t == 5 { ratio(1, 2) } else { conf(t) };
         assert_eq!(trusted_value(&answers, with_fifth, &relative).value, None);
         assert_eq!(
-            trusted_value(&answers, with_fifth, &rules(0.997)).value,
+            trusted_value(&answers, with_fifth, &rules("0.997")).value,
+            None
+        );
+    }
+
+    #[test]
+    fn equal_weights_are_a_tie_whatever_the_order_of_addition() {
+        // The issue's case: tools 0 (1/6) and 1 (1) say TRUE, tools 2 (1/2) and 3 (2/3) FALSE.
+        // 1/6 + 1 = 7/6 = 1/2 + 2/3: no value weighs more than half of 14/6 (in floats
+        // 1/6 + 1 = 1.1666666666666667 > 1/2 + 2/3 = 1.1666666666666665 decided it).
+        let c =
+            |t: ToolIdx| [ratio(1, 6), ratio(1, 1), ratio(1, 2), ratio(2, 3)][t as usize].clone();
+        let answers = [(0, b(true)), (1, b(true)), (2, b(false)), (3, b(false))];
+        assert_eq!(trusted_value(&answers, c, &rules("0.997")).value, None);
+        let relative = TrustedRules {
+            single_tool_threshold: q("0.997"),
+            weighted_majority: WeightedMajority::Relative,
+        };
+        assert_eq!(trusted_value(&answers, c, &relative).value, None);
+        // Two tools of equal Confidence, 7/6 - 1 = 1/6 and 2/3 - 1/2 = 1/6: unknown.
+        let two =
+            |t: ToolIdx| [ratio(7, 6) - ratio(1, 1), ratio(2, 3) - ratio(1, 2)][t as usize].clone();
+        assert_eq!(
+            trusted_value(&[(0, b(true)), (1, b(false))], two, &rules("0.997")).value,
             None
         );
     }
@@ -367,8 +401,9 @@ mod tests {
         let w = value_weights(&answers, conf);
         assert_eq!(w.len(), 2);
         assert_eq!(w[0].0, b(true));
-        assert!((w[0].1 - 1.599).abs() < 1e-12);
+        // 999/1000 + 6/10 = 1599/1000.
+        assert_eq!(w[0].1, ratio(1599, 1000));
         assert_eq!(w[0].2, 2);
-        assert_eq!(w[1], (b(false), 0.8, 1));
+        assert_eq!(w[1], (b(false), ratio(4, 5), 1));
     }
 }

@@ -1,21 +1,24 @@
 //! Rule E-4.4: how much each instance weighs (normalisation by model size, model kinds).
 
-use crate::edition::{CategoryId, Edition, KindWeight, ModelKind, ModelWeight, ScoringRules};
+use crate::edition::{
+    CategoryId, Edition, KindWeight, ModelKind, ModelWeight, ScoringRules, WeightScale,
+};
+use crate::exact::{count, one, zero, Exact};
 
-/// Rule E-4.4's factors of one examination of one instance.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Rule E-4.4's factors of one examination of one instance (exact fractions).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Weight {
     /// Normalisation: the instance's share of its model's weight.
-    pub instance: f64,
+    pub instance: Exact,
     /// The multiplier of its model's kind in its category.
-    pub kind: f64,
+    pub kind: Exact,
     pub category: CategoryId,
 }
 
 impl Weight {
     /// What the instance's points are multiplied by.
-    pub fn factor(&self) -> f64 {
-        self.instance * self.kind
+    pub fn factor(&self) -> Exact {
+        &self.instance * &self.kind
     }
 }
 
@@ -41,11 +44,11 @@ pub fn attainable_points(
     rules: &ScoringRules,
     categories: usize,
     kinds: usize,
-    exam_instances: impl IntoIterator<Item = (CategoryId, usize, f64)>,
-) -> Vec<Vec<f64>> {
-    let mut attainable = vec![vec![0.0; kinds]; categories];
+    exam_instances: impl IntoIterator<Item = (CategoryId, usize, Exact)>,
+) -> Vec<Vec<Exact>> {
+    let mut attainable = vec![vec![zero(); kinds]; categories];
     for (category, kind, instance_weight) in exam_instances {
-        attainable[category][kind] += rules.points_per_examination * instance_weight;
+        attainable[category][kind] += &rules.points_per_examination * instance_weight;
     }
     attainable
 }
@@ -55,20 +58,34 @@ pub fn attainable_points(
 /// of n instances weighs `1 + (ratio - 1)(n - 1)/(N - 1)` one-instance models in total (so the
 /// largest weighs exactly `max_model_ratio` = 2 times a single-instance model, as E-4.4 bounds
 /// it), shared equally by its instances.
-pub fn instance_weight(rules: &ScoringRules, instances: usize, largest: usize) -> f64 {
+pub fn instance_weight(rules: &ScoringRules, instances: usize, largest: usize) -> Exact {
     match rules.model_weight {
-        ModelWeight::None => 1.0,
+        ModelWeight::None => one(),
         ModelWeight::Linear => {
             if instances == 0 {
-                return 0.0;
+                return zero();
             }
             let model = if largest <= 1 {
-                1.0
+                one()
             } else {
-                1.0 + (rules.max_model_ratio - 1.0) * (instances - 1) as f64 / (largest - 1) as f64
+                one() + (&rules.max_model_ratio - one()) * count(instances - 1) / count(largest - 1)
             };
-            model / instances as f64
+            model / count(instances)
         }
+    }
+}
+
+/// Rule E-4.4, the global scale of instance weights (`weight_scale`): what every instance weight
+/// is multiplied by. It changes no rank (every score is multiplied by it), only the figures: the
+/// published MCC 2024 scores are matched when a one-instance known model's instance weighs
+/// n_known / (2 m_known) (1678 / (2 x 132) = 839/132 for 2024), `known_instances` instances in
+/// `known_models` known models.
+pub fn weight_scale(rules: &ScoringRules, known_models: usize, known_instances: usize) -> Exact {
+    match &rules.weight_scale {
+        WeightScale::One => one(),
+        WeightScale::HalfMeanKnown if known_models == 0 => one(),
+        WeightScale::HalfMeanKnown => count(known_instances) / count(2 * known_models),
+        WeightScale::Fixed(x) => x.clone(),
     }
 }
 
@@ -79,21 +96,21 @@ pub fn instance_weight(rules: &ScoringRules, instances: usize, largest: usize) -
 /// instances of known models") gives the multiplier m with
 /// `m * attainable[kind] = share * multiplier(of) * attainable[of]`; when either side is empty the
 /// multiplier is 1 (there is nothing to balance).
-pub fn kind_multipliers(kinds: &[ModelKind], attainable: &[f64]) -> Vec<f64> {
-    let fixed = |k: usize| match kinds[k].weight {
-        KindWeight::Multiplier(m) => m,
-        KindWeight::ShareOf { .. } => 1.0,
+pub fn kind_multipliers(kinds: &[ModelKind], attainable: &[Exact]) -> Vec<Exact> {
+    let fixed = |k: usize| match &kinds[k].weight {
+        KindWeight::Multiplier(m) => m.clone(),
+        KindWeight::ShareOf { .. } => one(),
     };
     (0..kinds.len())
-        .map(|k| match kinds[k].weight {
-            KindWeight::Multiplier(m) => m,
+        .map(|k| match &kinds[k].weight {
+            KindWeight::Multiplier(m) => m.clone(),
             KindWeight::ShareOf { of, share } => {
-                let own = attainable.get(k).copied().unwrap_or(0.0);
-                let other = attainable.get(of).copied().unwrap_or(0.0) * fixed(of);
-                if own > 0.0 && other > 0.0 {
+                let own = attainable.get(k).cloned().unwrap_or_else(zero);
+                let other = attainable.get(*of).cloned().unwrap_or_else(zero) * fixed(*of);
+                if own > zero() && other > zero() {
                     share * other / own
                 } else {
-                    1.0
+                    one()
                 }
             }
         })
@@ -103,6 +120,7 @@ pub fn kind_multipliers(kinds: &[ModelKind], attainable: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::{int, ratio};
 
     fn rules() -> ScoringRules {
         ScoringRules::mcc_2026()
@@ -111,17 +129,36 @@ mod tests {
     #[test]
     fn instance_weights_golden() {
         // Largest model: 11 instances. A one-instance model weighs 1; the 11-instance model
-        // weighs 2 in total (2/11 per instance); a 6-instance model 1 + 5/10 = 1.5 (0.25 each).
-        assert_eq!(instance_weight(&rules(), 1, 11), 1.0);
-        assert!((instance_weight(&rules(), 11, 11) * 11.0 - 2.0).abs() < 1e-12);
-        assert!((instance_weight(&rules(), 6, 11) - 0.25).abs() < 1e-12);
+        // weighs 2 in total (2/11 per instance); a 6-instance model 1 + 5/10 = 3/2 (1/4 each);
+        // a 3-instance model 1 + 2/10 = 6/5 (2/5 each).
+        assert_eq!(instance_weight(&rules(), 1, 11), int(1));
+        assert_eq!(instance_weight(&rules(), 11, 11), ratio(2, 11));
+        assert_eq!(instance_weight(&rules(), 6, 11), ratio(1, 4));
+        assert_eq!(instance_weight(&rules(), 3, 11), ratio(2, 5));
         // All models have one instance: every instance weighs 1.
-        assert_eq!(instance_weight(&rules(), 1, 1), 1.0);
+        assert_eq!(instance_weight(&rules(), 1, 1), int(1));
         let none = ScoringRules {
             model_weight: ModelWeight::None,
             ..rules()
         };
-        assert_eq!(instance_weight(&none, 6, 11), 1.0);
+        assert_eq!(instance_weight(&none, 6, 11), int(1));
+    }
+
+    #[test]
+    fn weight_scale_golden() {
+        // MCC 2024: 1678 instances of 132 known models: 1678 / 264 = 839/132.
+        let half = ScoringRules {
+            weight_scale: WeightScale::HalfMeanKnown,
+            ..rules()
+        };
+        assert_eq!(weight_scale(&half, 132, 1678), ratio(839, 132));
+        assert_eq!(weight_scale(&half, 0, 0), int(1));
+        assert_eq!(weight_scale(&rules(), 132, 1678), int(1));
+        let fixed = ScoringRules {
+            weight_scale: WeightScale::Fixed(ratio(839, 132)),
+            ..rules()
+        };
+        assert_eq!(weight_scale(&fixed, 1, 1), ratio(839, 132));
     }
 
     #[test]
@@ -132,9 +169,14 @@ mod tests {
             &rules(),
             2,
             2,
-            [(0, 0, 1.0), (0, 0, 0.5), (0, 1, 1.0), (1, 0, 0.25)],
+            [
+                (0, 0, int(1)),
+                (0, 0, ratio(1, 2)),
+                (0, 1, int(1)),
+                (1, 0, ratio(1, 4)),
+            ],
         );
-        assert_eq!(a, vec![vec![16.0 + 8.0, 16.0], vec![4.0, 0.0]]);
+        assert_eq!(a, vec![vec![int(16 + 8), int(16)], vec![int(4), int(0)]]);
     }
 
     #[test]
@@ -142,30 +184,39 @@ mod tests {
         let kinds = vec![
             ModelKind {
                 name: "known".into(),
-                weight: KindWeight::Multiplier(1.0),
+                weight: KindWeight::Multiplier(int(1)),
             },
             ModelKind {
                 name: "surprise".into(),
-                weight: KindWeight::ShareOf { of: 0, share: 0.5 },
+                weight: KindWeight::ShareOf {
+                    of: 0,
+                    share: ratio(1, 2),
+                },
             },
         ];
         // Known instances could earn 160 points, surprise ones 40: m = 0.5 * 160 / 40 = 2, so
         // surprise instances weigh 80 in total, half of 160.
-        assert_eq!(kind_multipliers(&kinds, &[160.0, 40.0]), vec![1.0, 2.0]);
+        let m = |known: i64, surprise: i64| kind_multipliers(&kinds, &[int(known), int(surprise)]);
+        assert_eq!(m(160, 40), vec![int(1), int(2)]);
+        // Known 160, surprise 48: m = 1/2 x 160 / 48 = 5/3 exactly.
+        assert_eq!(m(160, 48), vec![int(1), ratio(5, 3)]);
         // No surprise instance, or no known one: nothing to balance.
-        assert_eq!(kind_multipliers(&kinds, &[160.0, 0.0]), vec![1.0, 1.0]);
-        assert_eq!(kind_multipliers(&kinds, &[0.0, 40.0]), vec![1.0, 1.0]);
+        assert_eq!(m(160, 0), vec![int(1), int(1)]);
+        assert_eq!(m(0, 40), vec![int(1), int(1)]);
         // 2023: a fixed x10.
         let fixed = vec![
             ModelKind {
                 name: "known".into(),
-                weight: KindWeight::Multiplier(1.0),
+                weight: KindWeight::Multiplier(int(1)),
             },
             ModelKind {
                 name: "surprise".into(),
-                weight: KindWeight::Multiplier(10.0),
+                weight: KindWeight::Multiplier(int(10)),
             },
         ];
-        assert_eq!(kind_multipliers(&fixed, &[160.0, 40.0]), vec![1.0, 10.0]);
+        assert_eq!(
+            kind_multipliers(&fixed, &[int(160), int(40)]),
+            vec![int(1), int(10)]
+        );
     }
 }

@@ -176,9 +176,9 @@ impl Handles {
     }
 
     /// The E-4.4 factors of examination instance `e`.
-    pub fn weight(&self, db: &ScoringDb, e: usize) -> Weight {
+    pub fn weight<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db Weight {
         let (i, j) = self.exam_instances[e];
-        weights(db, self.contest)[i][j]
+        &weights(db, self.contest)[i][j]
     }
 
     /// The tools of examination instance `e`'s planned runs, in order.

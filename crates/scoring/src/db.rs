@@ -22,6 +22,7 @@ use std::sync::Arc;
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
+use mccbuild_rules::exact::{zero, Exact};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -29,7 +30,10 @@ use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore}
 use mccbuild_rules::trusted::{
     contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
 };
-use mccbuild_rules::weights::{attainable_points, instance_weight, kind_multipliers, Weight};
+use mccbuild_rules::weights::{
+    attainable_points, instance_weight, kind_multipliers, weight_scale, Weight,
+};
+use num_traits::Zero;
 
 pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
@@ -223,8 +227,8 @@ pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> Confi
 
 /// Rule E-2.2: one tool's Confidence (a query of its own, so that a change to one tool's
 /// Confidence re-decides only the values that tool took part in).
-#[salsa::tracked(returns(copy))]
-pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> f64 {
+#[salsa::tracked(returns(ref))]
+pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> Exact {
     let contest = tool.contest(db);
     confidence_rule(
         confidence_tally(db, contest),
@@ -322,7 +326,7 @@ pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'d
     let confidence = |t: ToolIdx| {
         tools
             .get(t as usize)
-            .map_or(0.0, |tool| tool_confidence(db, *tool))
+            .map_or_else(zero, |tool| tool_confidence(db, *tool).clone())
     };
     contested_winner(shape.classes(db), confidence, &contest.edition(db).trusted).map(|i| i as u32)
 }
@@ -384,8 +388,19 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
     let models = contest.models(db);
     let examinations = contest.examinations(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
-    let weight_of =
-        |model: u32| instance_weight(&edition.scoring, models[model as usize].instances, largest);
+    let known = models
+        .iter()
+        .filter(|m| m.kind == edition.default_model_kind);
+    let scale = weight_scale(
+        &edition.scoring,
+        known.clone().count(),
+        known.map(|m| m.instances).sum(),
+    );
+    let model_weights: Vec<Exact> = models
+        .iter()
+        .map(|m| instance_weight(&edition.scoring, m.instances, largest) * &scale)
+        .collect();
+    let weight_of = |model: u32| model_weights[model as usize].clone();
     // The category, model kind and instance weight of every examination instance, in order.
     let shape = || {
         examinations.iter().flat_map(|m| {
@@ -402,7 +417,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
         edition.model_kinds.len(),
         shape(),
     );
-    let multipliers: Vec<Vec<f64>> = attainable
+    let multipliers: Vec<Vec<Exact>> = attainable
         .iter()
         .map(|a| kind_multipliers(&edition.model_kinds, a))
         .collect();
@@ -417,7 +432,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
                     let category = edition.examinations[ei.exam as usize].category;
                     Weight {
                         instance: weight_of(model),
-                        kind: multipliers[category][kind],
+                        kind: multipliers[category][kind].clone(),
                         category,
                     }
                 })
@@ -427,21 +442,21 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
 }
 
 /// What one examination of one instance adds to one tool's total in its category (E-4.6).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CategoryEntry {
     /// Index into the contest's model examinations, and of the examination instance there.
     pub examination: usize,
     pub exam_instance: usize,
     pub category: CategoryId,
     pub tool: ToolIdx,
-    /// Its points, weighted (E-4.4).
-    pub weighted: f64,
+    /// Its points, weighted (E-4.4), exactly.
+    pub weighted: Exact,
     /// E-4.3: its measurement, when the examination is complete.
     pub reported: Option<Measurement>,
 }
 
-/// Every tool's entries of every category, in the one order category totals are summed in
-/// ([`category_scores`], and explanations: the same numbers).
+/// Every tool's entries of every category (explanations): their exact sum is the total of
+/// [`category_scores`].
 pub fn category_entries(
     db: &dyn salsa::Database,
     contest: ContestData,
@@ -463,7 +478,7 @@ pub fn category_entries(
                         exam_instance: j,
                         category: w.category,
                         tool: s.tool,
-                        weighted: weighted_points(s.score.points, w),
+                        weighted: weighted_points(&s.score.points, w),
                         reported: s.reported,
                     })
                 })
@@ -474,8 +489,8 @@ pub fn category_entries(
 /// examinations it completed (E-4.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryScores {
-    /// `[category][tool]`
-    pub scores: Vec<Vec<f64>>,
+    /// `[category][tool]`, exact.
+    pub scores: Vec<Vec<Exact>>,
     /// `[category][tool]`: the tool took part in some examination of the category.
     pub participating: Vec<Vec<bool>>,
     /// `[category][tool]`
@@ -487,15 +502,44 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let edition = contest.edition(db);
     let tools = contest.tools(db).len();
     let categories = edition.categories.len();
-    let mut weighted: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
     let mut performance = vec![vec![Performance::default(); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
-    for entry in category_entries(db, contest) {
-        let (c, t) = (entry.category, entry.tool as usize);
-        participating[c][t] = true;
-        weighted[c][t].push(entry.weighted);
-        if let Some(m) = entry.reported {
-            performance[c][t].add(m.cpu_time_s, m.peak_memory_mb());
+    // Every examination instance of a model examination has the same weight (one model, one
+    // category), and many models share a weight (same number of instances, same kind): each
+    // tool's points are summed per weight first, then weighted once. The same total as
+    // weighting each entry (the weighting is linear and the arithmetic exact), with a few
+    // multiplications by large fractions per category instead of one per entry.
+    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Exact>)>> =
+        vec![std::collections::HashMap::new(); categories];
+    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
+        let Some(weight) = w.first() else {
+            continue;
+        };
+        let c = weight.category;
+        let (_, sums) = by_weight[c]
+            .entry(weight.factor())
+            .or_insert_with(|| (weight, vec![zero(); tools]));
+        for scores in exam_scores(db, *m) {
+            for s in scores {
+                let t = s.tool as usize;
+                participating[c][t] = true;
+                if !s.score.points.is_zero() {
+                    sums[t] += &s.score.points;
+                }
+                if let Some(r) = s.reported {
+                    performance[c][t].add(r.cpu_time_s, r.peak_memory_mb());
+                }
+            }
+        }
+    }
+    for (c, groups) in by_weight.iter().enumerate() {
+        for (weight, sums) in groups.values() {
+            for (t, sum) in sums.iter().enumerate() {
+                if !sum.is_zero() {
+                    weighted[c][t].push(weighted_points(sum, weight));
+                }
+            }
         }
     }
     CategoryScores {
@@ -535,9 +579,9 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                     competing: t.competing,
                 })
                 .collect();
-            let success_cpu: Vec<f64> = totals.performance[category]
+            let success_cpu: Vec<Exact> = totals.performance[category]
                 .iter()
-                .map(|p| p.cpu_s)
+                .map(|p| p.cpu_s.clone())
                 .collect();
             let tie_break =
                 (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);

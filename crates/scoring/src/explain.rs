@@ -10,6 +10,7 @@ use serde::Serialize;
 use mccbuild_plan::Plan;
 use mccbuild_rules::confidence::agreed_value;
 use mccbuild_rules::edition::TrustKind;
+use mccbuild_rules::exact::{decimal, fraction, serde_exact, zero, Exact};
 use mccbuild_rules::podium::{category_total, weighted_points};
 use mccbuild_rules::points::score_value;
 use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
@@ -22,14 +23,18 @@ pub struct AnswerRow {
     pub tool: String,
     pub value: String,
     /// The tool's Confidence (E-2.2); none in ground-truth contests.
-    pub confidence: Option<f64>,
+    #[serde(serialize_with = "serde_exact::option_as_f64")]
+    pub confidence: Option<Exact>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct WeightRow {
     pub value: String,
     /// Total Confidence of the tools that gave it.
-    pub weight: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub weight: Exact,
+    /// The same, exactly (a fraction).
+    pub weight_exact: String,
     pub tools: usize,
 }
 
@@ -93,7 +98,7 @@ pub fn explain_value(
     let tools = &plan.contest.tools;
     let tool_data = handles.contest.tool_data(db);
     let ground_truth = edition.info.trust == TrustKind::GroundTruth;
-    let confidence = |t: u32| tool_confidence(db, tool_data[t as usize]);
+    let confidence = |t: u32| tool_confidence(db, tool_data[t as usize]).clone();
     let answers_given = handles.value_answers(db, e).value(index);
     let answers: Vec<AnswerRow> = answers_given
         .iter()
@@ -118,6 +123,7 @@ pub fn explain_value(
             .into_iter()
             .map(|(v, w, n)| WeightRow {
                 value: v.to_string(),
+                weight_exact: fraction(&w),
                 weight: w,
                 tools: n,
             })
@@ -194,8 +200,9 @@ fn reason(
     answers_given: &[(u32, mccbuild_core::Value)],
     answers: &[AnswerRow],
     weights: &[WeightRow],
-    confidence: &dyn Fn(u32) -> f64,
+    confidence: &dyn Fn(u32) -> Exact,
 ) -> String {
+    let shown6 = |x: &Exact| decimal(x, 6);
     let rules = &plan.contest.edition.trusted;
     let shown = decision
         .value
@@ -214,32 +221,34 @@ fn reason(
         TrustCase::SingleTool => {
             let c = confidence(answers_given[0].0);
             format!(
-                "{rule}: only {} provides a value; its Confidence {c:.6} is {} the threshold {}: {shown}",
+                "{rule}: only {} provides a value; its Confidence {} ({}) is {} the threshold {}: {shown}",
                 answers[0].tool,
-                if trusted_alone(c, rules) { "at or above" } else { "below" },
-                rules.single_tool_threshold
+                shown6(&c),
+                fraction(&c),
+                if trusted_alone(&c, rules) { "at or above" } else { "below" },
+                fraction(&rules.single_tool_threshold)
             )
         }
         TrustCase::Unanimity => format!("{rule}: all {} tools agree: {shown}", answers_given.len()),
         TrustCase::TwoTools => format!(
-            "{rule}: only two tools provide different values; {} (Confidence {:.6}) against {} (Confidence {:.6}): {}",
+            "{rule}: only two tools provide different values; {} (Confidence {}) against {} (Confidence {}): {}",
             answers[0].tool,
-            confidence(answers_given[0].0),
+            shown6(&confidence(answers_given[0].0)),
             answers[1].tool,
-            confidence(answers_given[1].0),
+            shown6(&confidence(answers_given[1].0)),
             if decision.value.is_some() { format!("the higher Confidence wins: {shown}") } else { "equal Confidence: unknown".into() }
         ),
         TrustCase::WeightedMajority => {
-            let total: f64 = weights.iter().map(|w| w.weight).sum();
-            let best = weights.iter().max_by(|a, b| a.weight.total_cmp(&b.weight));
+            let total: Exact = weights.iter().fold(zero(), |t, w| t + &w.weight);
+            let best = weights.iter().max_by(|a, b| a.weight.cmp(&b.weight));
             match (best, &decision.value) {
                 (Some(b), Some(_)) => format!(
-                    "{rule} (weighted majority, {:?}): {} weighs {:.6} of a total {total:.6}: {shown}",
-                    rules.weighted_majority, b.value, b.weight
+                    "{rule} (weighted majority, {:?}): {} weighs {} ({}) of a total {} ({}): {shown}",
+                    rules.weighted_majority, b.value, shown6(&b.weight), fraction(&b.weight), shown6(&total), fraction(&total)
                 ),
                 _ => format!(
-                    "{rule} (weighted majority, {:?}): no value has the majority of the total weight {total:.6}: unknown",
-                    rules.weighted_majority
+                    "{rule} (weighted majority, {:?}): no value has the majority of the total weight {} ({}): unknown",
+                    rules.weighted_majority, shown6(&total), fraction(&total)
                 ),
             }
         }
@@ -255,17 +264,24 @@ pub struct EntryRow {
     pub right: u32,
     pub wrong: u32,
     /// E-4.1: points of one right value here.
-    pub score_value: f64,
-    pub earned: f64,
-    pub penalty: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub score_value: Exact,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub earned: Exact,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub penalty: Exact,
     /// `earned - penalty`.
-    pub points: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub points: Exact,
     /// E-4.4: the instance's share of its model's weight.
-    pub instance_weight: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub instance_weight: Exact,
     /// E-4.4: the multiplier of its model's kind in this category.
-    pub kind_multiplier: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub kind_multiplier: Exact,
     /// `points x instance_weight x kind_multiplier`: what the entry adds to the score.
-    pub weighted: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub weighted: Exact,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -273,7 +289,8 @@ pub struct ModelRow {
     pub model: String,
     pub kind: String,
     pub instances: usize,
-    pub weighted: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub weighted: Exact,
     pub entries: Vec<EntryRow>,
 }
 
@@ -282,7 +299,10 @@ pub struct ModelRow {
 pub struct ToolExplanation {
     pub tool: String,
     pub category: String,
-    pub score: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub score: Exact,
+    /// The same, exactly: the podium's total as a fraction.
+    pub score_exact: String,
     pub models: Vec<ModelRow>,
 }
 
@@ -322,7 +342,7 @@ pub fn explain_tool(
             model: model.name.clone(),
             kind: edition.model_kinds[model.kind].name.clone(),
             instances: model.instances.len(),
-            weighted: 0.0,
+            weighted: zero(),
             entries: Vec::new(),
         });
         row.entries.push(EntryRow {
@@ -331,21 +351,22 @@ pub fn explain_tool(
             right: s.score.right,
             wrong: s.score.wrong,
             score_value: score_value(&edition.scoring, ei.scored),
-            earned: s.score.earned,
-            penalty: s.score.penalty,
-            points: s.score.points,
-            instance_weight: w.instance,
-            kind_multiplier: w.kind,
-            weighted: weighted_points(s.score.points, &w),
+            earned: s.score.earned.clone(),
+            penalty: s.score.penalty.clone(),
+            points: s.score.points.clone(),
+            instance_weight: w.instance.clone(),
+            kind_multiplier: w.kind.clone(),
+            weighted: weighted_points(&s.score.points, w),
         });
     }
     for row in models.values_mut() {
-        row.weighted = category_total(row.entries.iter().map(|e| e.weighted));
+        row.weighted = category_total(row.entries.iter().map(|e| e.weighted.clone()));
     }
     let score = tool_category_total(db, handles.contest, c, t);
     Ok(ToolExplanation {
         tool: tool.to_string(),
         category: category.to_string(),
+        score_exact: fraction(&score),
         score,
         models: models.into_values().collect(),
     })
@@ -358,7 +379,7 @@ pub fn tool_category_total(
     contest: ContestData,
     category: usize,
     tool: u32,
-) -> f64 {
+) -> Exact {
     category_total(
         category_entries(db, contest)
             .filter(|x| x.category == category && x.tool == tool)
@@ -371,7 +392,8 @@ pub fn tool_category_total(
 pub struct ConfidenceRow {
     pub tool: String,
     /// E-2.2: correct / selected (or / |V|, as the rules file says).
-    pub rate: f64,
+    #[serde(serialize_with = "serde_exact::as_f64")]
+    pub rate: Exact,
     /// Values of V the tool answered with V's value.
     pub correct: u64,
     /// Values of V the tool answered.
@@ -399,7 +421,7 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
             let t = tally.tool(i as u32);
             ConfidenceRow {
                 tool: tool.name.clone(),
-                rate: tool_confidence(db, tool_data[i]),
+                rate: tool_confidence(db, tool_data[i]).clone(),
                 correct: t.correct,
                 selected: t.selected,
                 examinations: entered[i].len(),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use mccbuild_rules::edition::TrustKind;
+use mccbuild_rules::exact::{decimal, fraction, Exact};
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::{category_scores, podiums, tool_confidence, Podium};
@@ -24,7 +25,11 @@ pub struct ValueRow {
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct StandingRow {
     pub tool: String,
+    /// The score rounded to 6 decimals (for reading).
     pub score: f64,
+    /// The exact score, a fraction (`n/d` or `n`): what to compare.
+    #[serde(default)]
+    pub score_exact: String,
     pub rank: Option<u32>,
     pub medal: Option<String>,
     pub competing: bool,
@@ -42,8 +47,16 @@ pub struct AwardRow {
 pub struct ScoresReport {
     pub contest: String,
     pub edition: String,
+    /// Each tool's Confidence rounded to 6 decimals.
     pub confidence: BTreeMap<String, f64>,
+    /// Per category, each tool's score rounded to 6 decimals.
     pub scores: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The same Confidences, exactly (fractions `n/d`).
+    #[serde(default)]
+    pub confidence_exact: BTreeMap<String, String>,
+    /// The same scores, exactly (fractions `n/d`): what to compare.
+    #[serde(default)]
+    pub scores_exact: BTreeMap<String, BTreeMap<String, String>>,
     /// Per category, the ranked tools in order (competing tools, best variant of each family).
     pub podiums: BTreeMap<String, Vec<String>>,
     pub awards: BTreeMap<String, AwardRow>,
@@ -86,20 +99,31 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
     let contest = handles.contest;
     let tool_data = contest.tool_data(db);
     // Confidence means nothing where the truth is given (ground-truth contests): not shown.
-    let confidence = if edition.info.trust == TrustKind::GroundTruth {
+    let exact_confidence: BTreeMap<String, &Exact> = if edition.info.trust == TrustKind::GroundTruth
+    {
         BTreeMap::new()
     } else {
         tools
             .iter()
             .zip(tool_data.iter())
-            .map(|(t, d)| (t.name.clone(), round(tool_confidence(db, *d))))
+            .map(|(t, d)| (t.name.clone(), tool_confidence(db, *d)))
             .collect()
     };
+    let confidence = exact_confidence
+        .iter()
+        .map(|(t, c)| (t.clone(), round(c)))
+        .collect();
+    let confidence_exact = exact_confidence
+        .iter()
+        .map(|(t, c)| (t.clone(), fraction(c)))
+        .collect();
     let mut report = ScoresReport {
         contest: plan.contest.name.clone(),
         edition: edition.info.name.clone(),
         confidence,
         scores: BTreeMap::new(),
+        confidence_exact,
+        scores_exact: BTreeMap::new(),
         podiums: BTreeMap::new(),
         awards: BTreeMap::new(),
         standings: BTreeMap::new(),
@@ -116,7 +140,7 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
 }
 
 /// A category's scores, podium, awards and standings, by tool name.
-fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[f64], podium: &Podium) {
+fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[Exact], podium: &Podium) {
     let tools = &plan.contest.tools;
     let name = |t: u32| tools[t as usize].name.clone();
     let category = plan.contest.edition.categories[podium.category]
@@ -127,7 +151,15 @@ fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[f64], podium: &P
         tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.name.clone(), round(totals[i])))
+            .map(|(i, t)| (t.name.clone(), round(&totals[i])))
+            .collect(),
+    );
+    report.scores_exact.insert(
+        category.clone(),
+        tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), fraction(&totals[i])))
             .collect(),
     );
     report.podiums.insert(
@@ -153,7 +185,8 @@ fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[f64], podium: &P
             .iter()
             .map(|s| StandingRow {
                 tool: name(s.tool),
-                score: round(s.score),
+                score: round(&s.score),
+                score_exact: fraction(&s.score),
                 rank: s.rank,
                 medal: s.medal.map(medal_name),
                 competing: s.competing,
@@ -190,7 +223,8 @@ fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
     values
 }
 
-/// Scores are sums of fractions; keep them readable and stable in JSON.
-fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+/// Scores are fractions; their decimal form (6 places, rounded once from the exact value) keeps
+/// the JSON readable; `*_exact` carries the fraction.
+fn round(x: &Exact) -> f64 {
+    decimal(x, 6).parse().unwrap_or(f64::NAN)
 }

@@ -147,17 +147,20 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         .iter()
         .find(|s| s.tool == 0)
         .unwrap()
-        .score;
+        .score
+        .clone();
     let a_after = after[0]
         .standings
         .iter()
         .find(|s| s.tool == 0)
         .unwrap()
-        .score;
+        .score
+        .clone();
     // One model of 5 instances is also the largest: it weighs max_model_ratio = 2 in total,
-    // 2/5 per instance. -12 x 0.4 = -4.8.
-    assert!(
-        (a_after - a_before + 4.8).abs() < 1e-9,
+    // 2/5 per instance. -12 x 2/5 = -24/5, exactly.
+    assert_eq!(
+        &a_after - &a_before,
+        mccbuild_rules::exact::ratio(-24, 5),
         "{a_before} -> {a_after}"
     );
 }
@@ -347,9 +350,9 @@ fn an_explanations_total_is_the_podiums_to_the_last_bit() {
                 category,
                 tool,
             );
-            let podium = totals.scores[category][tool as usize];
-            assert_eq!(explained.to_bits(), podium.to_bits(), "{category} {tool}");
-            checked += (podium != 0.0) as usize;
+            let podium = &totals.scores[category][tool as usize];
+            assert_eq!(&explained, podium, "{category} {tool}");
+            checked += (*podium != mccbuild_rules::exact::zero()) as usize;
         }
     }
     assert!(checked > 0);

@@ -217,7 +217,7 @@ struct Tally {
     by_status: [usize; 7],
     right: u64,
     wrong: u64,
-    points: f64,
+    points: mccbuild_rules::exact::Exact,
     solved: usize,
     cpu: f64,
     max_memory: f64,
@@ -257,7 +257,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         if let Some(s) = &run.score {
             tally.right += s.score.right as u64;
             tally.wrong += s.score.wrong as u64;
-            tally.points += s.score.points;
+            tally.points += &s.score.points;
         }
         let decisions = &data.decisions[run.exam_instance];
         for (position, value) in run.answers.iter() {
@@ -304,7 +304,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
                         td.n { (y.runs) }
                         @for n in &y.by_status { td.n { (n) } }
                         td.n { (y.right) } td.n class=[(y.wrong > 0).then_some("warn")] { (y.wrong) }
-                        td.n { (format!("{:.2}", y.points)) } td.n { (y.solved) }
+                        td.n { (mccbuild_rules::exact::decimal(&y.points, 2)) } td.n { (y.solved) }
                         td.n { (seconds(y.cpu)) } td.n { (format!("{:.0}", y.max_memory)) }
                     }
                 }
