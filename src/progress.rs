@@ -30,11 +30,11 @@ impl Progress for StepProgress {
     fn run_finished(&mut self, label: &str, outcome: &str, failed: bool) {
         let host = std::env::var("SLURMD_NODENAME").unwrap_or_else(|_| mccbuild_exec::host_name());
         let word = if failed { "failed" } else { "recorded" };
-        eprintln!("{word} on {host}: {label}: {outcome}");
+        crate::signals::say(&format!("{word} on {host}: {label}: {outcome}"));
     }
 
     fn message(&mut self, text: &str) {
-        eprintln!("{text}");
+        crate::signals::say(text);
     }
 }
 
@@ -79,7 +79,9 @@ impl CliProgress {
 
 impl Progress for CliProgress {
     fn setup_started(&mut self, tool: &str) {
-        eprintln!("setting up tool {tool} (once per version of the tool)...");
+        crate::signals::say(&format!(
+            "setting up tool {tool} (once per version of the tool)..."
+        ));
     }
 
     fn started(&mut self, total: usize) {
@@ -97,7 +99,7 @@ impl Progress for CliProgress {
             bar.enable_steady_tick(Duration::from_millis(200));
             self.bar = Some(bar);
         } else {
-            eprintln!("executing {total} runs");
+            crate::signals::say(&format!("executing {total} runs"));
         }
     }
 
@@ -120,7 +122,10 @@ impl Progress for CliProgress {
                     || self.last_line.elapsed() >= Duration::from_secs(10)
                     || self.done == self.total
                 {
-                    eprintln!("[{}/{}] {label}: {outcome}", self.done, self.total);
+                    crate::signals::say(&format!(
+                        "[{}/{}] {label}: {outcome}",
+                        self.done, self.total
+                    ));
                     self.last_line = Instant::now();
                 }
             }
@@ -136,7 +141,7 @@ impl Progress for CliProgress {
     fn message(&mut self, text: &str) {
         match &self.bar {
             Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+            None => crate::signals::say(text),
         }
     }
 

@@ -20,19 +20,19 @@ pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) ->
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let outcome = session.execute(&selection, jobs, &mut CliProgress::new(), &cancel);
     if cancel.load(Ordering::SeqCst) {
-        eprintln!(
+        crate::signals::say(&format!(
             "interrupted: {} runs recorded; runs in flight were stopped and not recorded",
             outcome.executed
-        );
+        ));
         return Err(Error::Interrupted);
     }
     if json {
         super::print_json(&outcome)?;
     } else {
-        eprintln!(
+        crate::signals::say(&format!(
             "{} executed, {} cached, {} failed",
             outcome.executed, outcome.cached, outcome.failed
-        );
+        ));
         let report = session.podium_report();
         super::print_out(&podium_text_styled(
             &session.plan,

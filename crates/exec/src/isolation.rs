@@ -1,9 +1,11 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
 //! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
-//! network and IPC namespaces, and forks: its child, process 1 of the new PID namespace, becomes
-//! the tool; the parent only waits for it and exits the same way (so the monitor's view does not
-//! change). In the child:
+//! network and IPC namespaces, and forks: its child is process 1 of the new PID namespace; the
+//! parent (the waiter) only waits for it and exits as the tool did (so the monitor's view does
+//! not change). Process 1 builds the view below, then forks the tool and stays as the run's
+//! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
+//! the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
 //!   tmpfs; `/dev` is a fresh tmpfs with only null, zero, full, random, urandom and tty; `/proc`
 //!   is a fresh read-only proc of the new PID namespace (other runs' processes, and mccbuild,
@@ -462,6 +464,7 @@ unsafe fn become_init(slot: *mut i32, waiter_alive: i32) -> io::Result<()> {
 /// left in the namespace. It keeps no file open: neither the output pipes nor the spawner's.
 unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
     libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
     loop {
         let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
         if signal > 0 && signal != libc::SIGCHLD {
