@@ -58,18 +58,22 @@ pub fn core_lock_dir() -> PathBuf {
 
 /// Reserves core `core` machine-wide: an exclusive `flock` on its lock file, held as long as
 /// the file stays open (the kernel releases it when the holder dies, `kill -9` included).
-/// None when another process (or another run of this one) holds it.
-fn reserve(dir: &Path, core: u32) -> Option<File> {
+/// None when another process (or another run of this one) holds it; `Some(None)` when the
+/// lock file cannot be opened (a folder of another user): the core is then reserved within this
+/// process only, as before machine-wide reservations, rather than never.
+fn reserve(dir: &Path, core: u32) -> Option<Option<File>> {
     let _ = std::fs::create_dir_all(dir);
-    let file = OpenOptions::new()
+    let Ok(file) = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(dir.join(format!("core-{core}.lock")))
-        .ok()?;
+    else {
+        return Some(None);
+    };
     // SAFETY: flock on a descriptor we own.
     let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    locked.then_some(file)
+    locked.then_some(Some(file))
 }
 
 struct Cores {
@@ -82,7 +86,7 @@ impl Cores {
     /// `n` cores free in this process and reserved machine-wide, with their reservations;
     /// None when cancelled while waiting. Cores another process holds are tried again every
     /// 100 ms.
-    fn take(&self, n: usize, cancel: &AtomicBool) -> Option<(Vec<u32>, Vec<File>)> {
+    fn take(&self, n: usize, cancel: &AtomicBool) -> Option<(Vec<u32>, Vec<Option<File>>)> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if cancel.load(Ordering::Relaxed) {
@@ -114,7 +118,7 @@ impl Cores {
         }
     }
 
-    fn give_back(&self, cores: Vec<u32>, locks: Vec<File>) {
+    fn give_back(&self, cores: Vec<u32>, locks: Vec<Option<File>>) {
         drop(locks);
         self.free
             .lock()
