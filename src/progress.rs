@@ -4,6 +4,14 @@
 //! several reporters: a bar on a terminal, plain periodic lines without one (CI logs), or JSON
 //! lines (`run --progress=json`, for dashboards). A Slurm step's log lines are [`StepProgress`].
 
+/// `eprintln!` that never panics: a closed stderr pipe is noticed by the signal handling
+/// (src/signals.rs), which stops the runs like SIGTERM.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::signals::say(&format!($($arg)*))
+    };
+}
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -57,11 +65,11 @@ impl Progress for StepProgress {
     fn run_finished(&mut self, label: &str, outcome: &str, failed: bool) {
         let host = std::env::var("SLURMD_NODENAME").unwrap_or_else(|_| mccbuild_exec::host_name());
         let word = if failed { "failed" } else { "recorded" };
-        eprintln!("{word} on {host}: {label}: {outcome}");
+        crate::signals::say(&format!("{word} on {host}: {label}: {outcome}"));
     }
 
     fn message(&mut self, text: &str) {
-        eprintln!("{text}");
+        crate::signals::say(text);
     }
 }
 
@@ -450,7 +458,7 @@ impl CliProgress {
                 object[k] = v;
             }
         }
-        eprintln!("{object}");
+        say!("{object}");
     }
 
     fn update_bar(&self) {
@@ -464,7 +472,7 @@ impl CliProgress {
     fn say(&self, text: &str) {
         match &self.bar {
             Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+            None => crate::signals::say(text),
         }
     }
 }
@@ -481,7 +489,7 @@ impl Progress for CliProgress {
                 );
                 let (tool, log) = (tool.to_string(), log.to_path_buf());
                 let ticker = Ticker::start(plain_interval(), move || {
-                    eprintln!(
+                    say!(
                         "{}",
                         serde_json::json!({"event": "setup_progress", "tool": tool,
                             "elapsed_s": started.elapsed().as_secs(), "log_tail": last_line(&log, 200)})
@@ -490,13 +498,13 @@ impl Progress for CliProgress {
                 (None, Some(ticker))
             }
             ProgressFormat::Plain => {
-                eprintln!(
+                say!(
                     "setting up tool {tool} (once per version of the tool; log: {})",
                     log.display()
                 );
                 let (tool, log) = (tool.to_string(), log.to_path_buf());
                 let ticker = Ticker::start(plain_interval(), move || {
-                    eprintln!(
+                    say!(
                         "setting up tool {tool}: {} · {}",
                         duration(started.elapsed().as_secs_f64()),
                         last_line(&log, 100)
@@ -545,8 +553,8 @@ impl Progress for CliProgress {
                 None,
                 serde_json::json!({"tool": tool, "ok": ok, "elapsed_s": (seconds * 10.0).round() / 10.0}),
             ),
-            _ if ok => eprintln!("set up tool {} in {}", setup.tool, duration(seconds)),
-            _ => eprintln!(
+            _ if ok => say!("set up tool {} in {}", setup.tool, duration(seconds)),
+            _ => say!(
                 "setup of tool {} failed after {}: {} (log: {})",
                 setup.tool,
                 duration(seconds),
@@ -595,10 +603,10 @@ impl Progress for CliProgress {
                 self.bar = Some(bar);
             }
             ProgressFormat::Plain => {
-                eprintln!("executing {}", count(total, "run", "runs"));
+                say!("executing {}", count(total, "run", "runs"));
                 let tally = self.tally.clone();
                 self.ticker = Some(Ticker::start(plain_interval(), move || {
-                    eprintln!("{}", lock(&tally).line());
+                    say!("{}", lock(&tally).line());
                 }));
             }
             ProgressFormat::Json => self.json("started", None, serde_json::json!({})),
@@ -630,10 +638,10 @@ impl Progress for CliProgress {
             ProgressFormat::Plain => {
                 let t = lock(&self.tally);
                 if failed {
-                    eprintln!("failed: {label}: {outcome}");
+                    say!("failed: {label}: {outcome}");
                 }
                 if t.done == t.total {
-                    eprintln!("{}", t.line());
+                    say!("{}", t.line());
                 }
             }
         }

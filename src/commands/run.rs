@@ -37,10 +37,10 @@ pub fn run(
     let mut shown = CliProgress::with_format(progress);
     let outcome = session.execute(&selection, jobs, &mut shown, &cancel);
     if cancel.load(Ordering::SeqCst) {
-        eprintln!(
+        crate::signals::say(&format!(
             "interrupted: {} recorded; runs in flight were stopped and not recorded",
             count(outcome.executed, "run", "runs")
-        );
+        ));
         if json {
             // Scripts get the counts whatever happened.
             let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
@@ -53,10 +53,10 @@ pub fn run(
     if json {
         super::print_json(&outcome)?;
     } else {
-        eprintln!(
+        crate::signals::say(&format!(
             "{} executed, {} cached, {} failed",
             outcome.executed, outcome.cached, outcome.failed
-        );
+        ));
         let report = session.podium_report();
         super::print_out(&podium_text_styled(
             &session.plan,

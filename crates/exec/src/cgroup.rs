@@ -145,6 +145,52 @@ impl CgroupSupport {
         group.v2_pids = self.v2_pids;
         Ok(group)
     }
+
+    /// The existing groups `name` of a run (those of the hierarchies that have it).
+    fn existing(&self, name: &str) -> RunCgroup {
+        let find = |h: &Option<Hierarchy>| {
+            h.as_ref()
+                .map(|h| h.own.join("mccbuild").join(name))
+                .filter(|d| d.is_dir())
+        };
+        RunCgroup {
+            memory: find(&self.v1_memory),
+            cpuacct: find(&self.v1_cpuacct),
+            pids: find(&self.v1_pids),
+            freezer: find(&self.v1_freezer),
+            v2: find(&self.v2),
+            v2_memory: self.v2_memory,
+            v2_pids: self.v2_pids,
+        }
+    }
+
+    /// Kills the processes of, and removes, the runs' groups whose mccbuild process died
+    /// (see `owner`); returns how many runs' groups. Those of live mccbuild processes are left.
+    pub fn reclaim(&self) -> usize {
+        let mut names: Vec<String> = [
+            &self.v1_memory,
+            &self.v1_cpuacct,
+            &self.v1_pids,
+            &self.v1_freezer,
+            &self.v2,
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|h| fs::read_dir(h.own.join("mccbuild")).ok())
+        .flat_map(|dir| dir.flatten())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| crate::owner::owner_is_dead(name))
+        .collect();
+        names.sort();
+        names.dedup();
+        for name in &names {
+            let group = self.existing(name);
+            group.kill_all(Duration::from_secs(5));
+            group.remove();
+        }
+        names.len()
+    }
 }
 
 fn mount_point(mountinfo: &str, fstype: &str, controller: Option<&str>) -> Option<PathBuf> {

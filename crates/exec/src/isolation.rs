@@ -1,9 +1,11 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
 //! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
-//! network and IPC namespaces, and forks: its child, process 1 of the new PID namespace, becomes
-//! the tool; the parent only waits for it and exits the same way (so the monitor's view does not
-//! change). In the child:
+//! network and IPC namespaces, and forks: its child is process 1 of the new PID namespace; the
+//! parent (the waiter) only waits for it and exits as the tool did (so the monitor's view does
+//! not change). Process 1 builds the view below, then forks the tool and stays as the run's
+//! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
+//! the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
 //!   tmpfs; `/dev` is a fresh tmpfs with only null, zero, full, random, urandom and tty; `/proc`
 //!   is a fresh read-only proc of the new PID namespace (other runs' processes, and mccbuild,
@@ -328,11 +330,33 @@ impl Prepared {
         {
             return Err(fail(1));
         }
+        // Where the run's init hands the tool's wait status to the waiter (shared by the fork).
+        let slot = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if slot == libc::MAP_FAILED {
+            return Err(fail(1));
+        }
+        let slot = slot.cast::<i32>();
+        // Only the waiter holds the write end: the init sees the waiter gone by its hang-up.
+        let mut alive = [-1i32; 2];
+        if libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(fail(1));
+        }
         match libc::fork() {
             -1 => return Err(fail(1)),
             0 => {}
-            child => wait_and_mirror(child),
+            child => {
+                libc::close(alive[0]);
+                wait_and_mirror(child, slot, alive[1])
+            }
         }
+        libc::close(alive[1]);
         // Process 1 of the run's PID namespace from here on.
         if libc::mount(
             std::ptr::null(),
@@ -364,7 +388,103 @@ impl Prepared {
         if libc::chdir(self.cwd.as_ptr()) != 0 {
             return Err(fail(8));
         }
-        drop_capabilities().map_err(|_| fail(9))
+        drop_capabilities().map_err(|_| fail(9))?;
+        become_init(slot, alive[0]).map_err(|_| fail(11))
+    }
+}
+
+/// The signals the run's init passes on to the tool (those a shell, a user or a scheduler
+/// sends to end or to wake a program; the synchronous ones are the tool's own business).
+const FORWARDED: [libc::c_int; 9] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGCONT,
+    libc::SIGWINCH,
+];
+
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+/// Forks the tool off process 1 of the run's PID namespace, which stays as the run's minimal
+/// init ([`run_init`]); returns in the tool's process. Before the fork the init asks to be
+/// killed when its waiter dies (`PR_SET_PDEATHSIG`; after every change of credentials, which
+/// clears it), and checks by `waiter_alive`'s hang-up that the waiter had not died before.
+///
+/// # Safety
+/// Between fork and exec: system calls only, on data on the stack.
+unsafe fn become_init(slot: *mut i32, waiter_alive: i32) -> io::Result<()> {
+    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut pfd = libc::pollfd {
+        fd: waiter_alive,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    if libc::poll(&mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLHUP != 0 {
+        libc::_exit(128 + libc::SIGKILL);
+    }
+    libc::close(waiter_alive);
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    let mut old: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    for signal in FORWARDED.into_iter().chain([libc::SIGCHLD]) {
+        libc::sigaddset(&mut set, signal);
+        // A handler, not SIG_DFL: process 1 of a PID namespace never gets a signal it has no
+        // handler for. The signal stays blocked and is taken by sigwaitinfo.
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+    if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    match libc::fork() {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            // The tool: default dispositions (exec resets handled signals), nothing blocked.
+            for signal in FORWARDED {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            Ok(())
+        }
+        tool => run_init(tool, &set, slot),
+    }
+}
+
+/// The run's init, process 1 of its PID namespace: forwards the signals of [`FORWARDED`] to the
+/// tool, reaps every process that ends (orphans are re-parented to it), and when the tool ends
+/// hands its wait status to the waiter (`slot`) and exits, which makes the kernel kill what is
+/// left in the namespace. It keeps no file open: neither the output pipes nor the spawner's.
+unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
+    libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
+    loop {
+        let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
+        if signal > 0 && signal != libc::SIGCHLD {
+            libc::kill(tool, signal);
+        }
+        loop {
+            let mut status: libc::c_int = 0;
+            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            if pid <= 0 {
+                break;
+            }
+            if pid == tool {
+                std::ptr::write_volatile(slot.add(1), status);
+                std::ptr::write_volatile(slot, 1);
+                if libc::WIFSIGNALED(status) {
+                    libc::_exit(128 + libc::WTERMSIG(status));
+                }
+                libc::_exit(libc::WEXITSTATUS(status));
+            }
+        }
     }
 }
 
@@ -476,11 +596,18 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
     Ok(())
 }
 
-/// The parent half of the fork in [`Prepared::apply`]: waits for process 1 of the run's PID
-/// namespace and ends as it ended. It keeps only the standard streams open, so the tool's
-/// successful `exec` is seen at once by the spawner.
-unsafe fn wait_and_mirror(child: libc::pid_t) -> ! {
-    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+/// The parent half of the fork in [`Prepared::apply`] (the waiter): waits for process 1 of the
+/// run's PID namespace (the init) and ends as the tool ended, which the init left in `slot`
+/// (a signal the tool died of is re-raised here; the init itself, process 1 of its namespace,
+/// cannot die of it). If the init left nothing (it was killed: the tree was killed at a limit,
+/// or before the tool started) the waiter ends as the init did. It keeps only the standard
+/// streams and `init_alive` open, so the tool's successful `exec` is seen at once by the
+/// spawner; its death (`PR_SET_PDEATHSIG` when mccbuild dies) kills the init, hence the run.
+unsafe fn wait_and_mirror(child: libc::pid_t, slot: *mut i32, init_alive: i32) -> ! {
+    if init_alive > 3 {
+        libc::syscall(libc::SYS_close_range, 3u32, (init_alive - 1) as u32, 0u32);
+    }
+    libc::syscall(libc::SYS_close_range, (init_alive + 1) as u32, u32::MAX, 0u32);
     let mut status: libc::c_int = 0;
     loop {
         if libc::waitpid(child, &mut status, 0) == child {
@@ -490,10 +617,18 @@ unsafe fn wait_and_mirror(child: libc::pid_t) -> ! {
             libc::_exit(127);
         }
     }
+    if std::ptr::read_volatile(slot) == 1 {
+        status = std::ptr::read_volatile(slot.add(1));
+    }
     if libc::WIFSIGNALED(status) {
         let signal = libc::WTERMSIG(status);
         libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal);
     }
     libc::_exit(libc::WEXITSTATUS(status));
 }
@@ -567,6 +702,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         8 => "entering the working directory",
         9 => "giving up capabilities",
         10 => "mounting the run's own /proc",
+        11 => "starting the run's init",
         _ => return e.to_string(),
     };
     format!("{what}: {}", io::Error::from_raw_os_error(errno))
@@ -615,7 +751,7 @@ pub(crate) fn probe() -> Result<(), String> {
     if unsafe { libc::geteuid() } != 0 {
         return Err("mccbuild does not run as root".into());
     }
-    let dir = std::env::temp_dir().join(format!("mccbuild-probe-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("mccbuild-probe-{}", crate::owner::tag()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("cannot make {} to probe in: {e}", dir.display()))?;
     let result = probe_in(&dir);

@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod isolation;
 pub mod local;
+pub mod owner;
 pub mod pool;
 pub mod process;
 pub mod qemu;

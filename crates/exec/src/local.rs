@@ -50,6 +50,18 @@ impl Default for LocalSettings {
     }
 }
 
+/// Reclaims what mccbuild processes that died left: first their runs' cgroups (whatever still
+/// runs in them is killed), then their working folders. Those of live ones are left alone.
+fn reclaim(work_root: &Path, cgroups: Option<&CgroupSupport>) {
+    let groups = cgroups.map_or(0, CgroupSupport::reclaim);
+    let folders = crate::owner::reclaim_folders(work_root);
+    if groups + folders > 0 {
+        eprintln!(
+            "note: reclaimed {folders} working folders and {groups} runs' cgroups left by mccbuild processes that died"
+        );
+    }
+}
+
 /// The wall-clock safety limit of a run with CPU limit `time_s`: twice the CPU limit plus 30 s
 /// (a tool blocked or sleeping would otherwise never reach its CPU limit).
 pub fn wall_limit(time_s: u64) -> Duration {
@@ -84,6 +96,7 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
+        reclaim(&settings.work_root, support.as_ref());
         LocalExecutor {
             settings,
             cgroups: support,
@@ -114,7 +127,7 @@ impl LocalExecutor {
         let dir = self.settings.work_root.join(format!(
             "mccbuild-{}-{}-{n}",
             &spec.key.hex()[..12],
-            std::process::id()
+            crate::owner::tag()
         ));
         if dir.exists() {
             let _ = fs::remove_dir_all(&dir);
@@ -188,7 +201,7 @@ impl LocalExecutor {
         let run_name = format!(
             "{}-{}-{}",
             &spec.key.hex()[..16],
-            std::process::id(),
+            crate::owner::tag(),
             self.counter.fetch_add(1, Ordering::Relaxed)
         );
         let cgroup = match &self.cgroups {
@@ -331,7 +344,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let name = format!("sandbox-{}-{n}", std::process::id());
+        let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
         let _ = fs::remove_dir_all(&dir);
         for sub in ["home", "tmp"] {

@@ -1,8 +1,13 @@
 //! Running many runs at once, each on cores of its own (rule E-5.5: a run is pinned to its
-//! cores; two runs never share one).
+//! cores; two runs never share one, not even runs of two mccbuild processes: each core is
+//! reserved machine-wide by a lock file while a run uses it).
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -38,22 +43,83 @@ pub fn available_cores() -> Vec<u32> {
     }
 }
 
+/// The folder of the machine-wide core reservations: `/run/mccbuild/cores` (root), else
+/// `mccbuild-cores` in the temporary folder; `MCCBUILD_CORE_LOCKS` names another.
+pub fn core_lock_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("MCCBUILD_CORE_LOCKS") {
+        return PathBuf::from(dir);
+    }
+    let run = PathBuf::from("/run/mccbuild/cores");
+    if std::fs::create_dir_all(&run).is_ok() {
+        return run;
+    }
+    std::env::temp_dir().join("mccbuild-cores")
+}
+
+/// Reserves core `core` machine-wide: an exclusive `flock` on its lock file, held as long as
+/// the file stays open (the kernel releases it when the holder dies, `kill -9` included).
+/// None when another process (or another run of this one) holds it; `Some(None)` when the
+/// lock file cannot be opened (a folder of another user): the core is then reserved within this
+/// process only, as before machine-wide reservations, rather than never.
+fn reserve(dir: &Path, core: u32) -> Option<Option<File>> {
+    let _ = std::fs::create_dir_all(dir);
+    let Ok(file) = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(format!("core-{core}.lock")))
+    else {
+        return Some(None);
+    };
+    // SAFETY: flock on a descriptor we own.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    locked.then_some(Some(file))
+}
+
 struct Cores {
     free: Mutex<Vec<u32>>,
     freed: Condvar,
+    lock_dir: PathBuf,
 }
 
 impl Cores {
-    fn take(&self, n: usize) -> Vec<u32> {
+    /// `n` cores free in this process and reserved machine-wide, with their reservations;
+    /// None when cancelled while waiting. Cores another process holds are tried again every
+    /// 100 ms.
+    fn take(&self, n: usize, cancel: &AtomicBool) -> Option<(Vec<u32>, Vec<Option<File>>)> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while free.len() < n {
-            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            if free.len() >= n {
+                free.sort_unstable();
+                let mut mine = Vec::new();
+                let mut locks = Vec::new();
+                for &core in free.iter() {
+                    if mine.len() == n {
+                        break;
+                    }
+                    if let Some(lock) = reserve(&self.lock_dir, core) {
+                        mine.push(core);
+                        locks.push(lock);
+                    }
+                }
+                if mine.len() == n {
+                    free.retain(|c| !mine.contains(c));
+                    return Some((mine, locks));
+                }
+            }
+            free = self
+                .freed
+                .wait_timeout(free, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
-        free.sort_unstable();
-        free.drain(..n).collect()
     }
 
-    fn give_back(&self, cores: Vec<u32>) {
+    fn give_back(&self, cores: Vec<u32>, locks: Vec<Option<File>>) {
+        drop(locks);
         self.free
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -77,6 +143,7 @@ pub fn run_all(
     let pool = Cores {
         free: Mutex::new(cores.to_vec()),
         freed: Condvar::new(),
+        lock_dir: core_lock_dir(),
     };
     let (tx, rx) = mpsc::channel::<PoolEvent>();
     let jobs = jobs.max(1).min(specs.len().max(1));
@@ -85,7 +152,7 @@ pub fn run_all(
             let tx = tx.clone();
             let (queue, pool) = (&queue, &pool);
             scope.spawn(move || loop {
-                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                if cancel.load(Ordering::Relaxed) {
                     break;
                 }
                 let Some(index) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else { break };
@@ -100,10 +167,10 @@ pub fn run_all(
                     let _ = tx.send(PoolEvent::Finished { index, result: Err(error) });
                     continue;
                 }
-                let mine = pool.take(needed);
+                let Some((mine, locks)) = pool.take(needed, cancel) else { break };
                 let _ = tx.send(PoolEvent::Started { index });
                 let result = executor.execute(spec, &mine, cancel);
-                pool.give_back(mine);
+                pool.give_back(mine, locks);
                 let _ = tx.send(PoolEvent::Finished { index, result });
             });
         }

@@ -144,6 +144,8 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
     let isolation = spec.isolation.take();
+    // SAFETY: getpid has no preconditions.
+    let supervisor = unsafe { libc::getpid() };
 
     let mut command = Command::new(&spec.program);
     if isolation.is_none() {
@@ -162,6 +164,9 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
     // `Prepared::apply`) on data prepared before the fork, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
+            // Dies with the thread that started it (mccbuild's death included), and so does
+            // the run (see `isolation`); unless mccbuild died already.
+            die_with_parent(supervisor)?;
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -191,10 +196,12 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
                 libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             }
             // Last: it drops root, which the steps above need.
-            if let Some(isolation) = &isolation {
-                isolation.apply()?;
+            match &isolation {
+                // In the tool's process, child of the run's init, which dies with the waiter.
+                Some(isolation) => isolation.apply(),
+                // Again: a change of credentials (capabilities, user) clears it.
+                None => die_with_parent(supervisor),
             }
-            Ok(())
         });
     }
     Ok(command)
@@ -320,6 +327,18 @@ fn used(spec: &ProcessSpec, usage: &libc::rusage, sampler: &mut ProcSampler) -> 
             )
         }
     }
+}
+
+/// Asks the kernel to SIGKILL the calling process when the thread that forked it ends, and
+/// fails if `parent` is gone already. Between fork and exec: system calls only.
+unsafe fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
+    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if libc::getppid() != parent {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
 }
 
 /// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between

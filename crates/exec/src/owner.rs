@@ -1,0 +1,85 @@
+//! Which mccbuild process owns a run's working folder or cgroup, so that a later mccbuild can
+//! reclaim what a dead one left (after `kill -9`, a power cut of the supervisor, an OOM kill of
+//! mccbuild itself) and never touch what a live one uses.
+//!
+//! The owner is written into the name as `<pid>.<start>`: its PID and its start time in clock
+//! ticks since boot (field 22 of `/proc/<pid>/stat`), since PIDs are reused. The owner is alive
+//! when a process with that PID exists and started at that time.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// This process's tag, `<pid>.<start>`.
+pub fn tag() -> String {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let pid = std::process::id() as i32;
+        format!("{pid}.{}", start_time(pid).unwrap_or(0))
+    })
+    .clone()
+}
+
+/// The start time of process `pid` (clock ticks since boot), None when there is none.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    // rest[0] is field 3: the start time, field 22, is rest[19].
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The owner written in `name` (one `-`-separated part `<pid>.<start>`), if any.
+pub fn owner_of(name: &str) -> Option<(i32, u64)> {
+    name.split('-').find_map(|part| {
+        let (pid, start) = part.split_once('.')?;
+        Some((pid.parse().ok()?, start.parse().ok()?))
+    })
+}
+
+/// Whether `name` carries an owner tag and that owner is no longer running.
+pub fn owner_is_dead(name: &str) -> bool {
+    owner_of(name).is_some_and(|(pid, start)| start_time(pid) != Some(start))
+}
+
+/// Removes the working folders (`mccbuild-*` in `root`) of mccbuild processes that died;
+/// returns how many. Call after their cgroups were reclaimed (their processes killed).
+pub fn reclaim_folders(root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("mccbuild-")
+            && owner_is_dead(name)
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_name_their_owner() {
+        let tag = tag();
+        let name = format!("mccbuild-0123456789ab-{tag}-7");
+        assert_eq!(owner_of(&name).map(|o| o.0), Some(std::process::id() as i32));
+        assert!(!owner_is_dead(&name), "this process is alive");
+    }
+
+    #[test]
+    fn a_reused_pid_or_a_gone_one_is_dead() {
+        let (pid, start) = owner_of(&format!("x-{}-1", tag())).unwrap();
+        assert!(owner_is_dead(&format!("x-{pid}.{}-1", start + 1)));
+        assert!(owner_is_dead("x-999999999.5-1"));
+        assert!(!owner_is_dead("mccbuild-main"), "no tag: never reclaimed");
+        assert_eq!(owner_of("mccbuild-0123456789ab-12-3"), None);
+    }
+}
