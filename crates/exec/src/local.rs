@@ -459,7 +459,7 @@ fn benchkit_env(spec: &RunSpec, dir: &Path) -> Vec<(String, String)> {
         ("LANG".to_string(), "C.UTF-8".to_string()),
         ("BK_INPUT".to_string(), spec.instance.clone()),
         ("BK_EXAMINATION".to_string(), spec.examination.clone()),
-        ("BK_TOOL".to_string(), spec.tool.clone()),
+        ("BK_TOOL".to_string(), spec.bk_tool.clone()),
         (
             "BK_TIME_CONFINEMENT".to_string(),
             spec.limits.time_s.to_string(),

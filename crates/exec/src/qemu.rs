@@ -379,7 +379,7 @@ impl QemuExecutor {
         let job = [
             ("BK_INPUT", spec.instance.as_str()),
             ("BK_EXAMINATION", &spec.examination),
-            ("BK_TOOL", &spec.tool),
+            ("BK_TOOL", &spec.bk_tool),
             ("BK_TIME_CONFINEMENT", &spec.limits.time_s.to_string()),
             ("BK_MEMORY_CONFINEMENT", &spec.limits.memory_mb.to_string()),
             ("BK_BIN_PATH", bin_path),

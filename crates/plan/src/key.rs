@@ -24,8 +24,10 @@ pub const STORE_SCHEMA: u32 = 1;
 /// What a tool is, for the runs it makes: everything under its folder, and how it is run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ToolIdentity {
-    /// BK_TOOL.
+    /// The manifest's name of the tool.
     pub name: String,
+    /// BK_TOOL (`bk_tool`, by default the name).
+    pub bk_tool: String,
     /// E-5.3/E-5.4.
     pub cores: u32,
     pub entry: String,
@@ -191,6 +193,7 @@ fn combine_with_schema(schema: u32, tool: &Digest, task: &Digest, executor: &Dig
 fn tool_part(tool: &ToolIdentity) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: tool");
     w.str("tool.name", &tool.name);
+    w.str("tool.bk_tool", &tool.bk_tool);
     w.u32("tool.cores", tool.cores);
     w.str("tool.entry", &tool.entry);
     w.opt_str("tool.setup", tool.setup.as_deref());
@@ -325,6 +328,7 @@ mod tests {
     fn tool() -> ToolIdentity {
         ToolIdentity {
             name: "explorer".into(),
+            bk_tool: "explorer".into(),
             cores: 1,
             entry: "BenchKit_head.sh".into(),
             setup: None,
@@ -409,18 +413,19 @@ mod tests {
 
     /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
     /// length, an ingredient's spelling) shows here before it silently redoes every run of
-    /// every store. These values were computed by the first implementation (b4076d1).
+    /// every store. These values were computed by the first implementation (b4076d1), then
+    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`).
     #[test]
     fn the_encoding_is_pinned() {
         assert_eq!(
             base().hex(),
-            "70bf55df601e7dd388902d1fcc1546fbd66e9ff9b99bb39670931fdb7a9dd39e"
+            "9d676d0cf548716cab43db4a1c8027d40331c3e8bca22672ce0cfc0cee9a7c66"
         );
         let edition = edition("mcc-2026.toml");
         let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
         assert_eq!(
             key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
-            "8c60b5afe2f9578215b4bc48d715b1f5dc808b4b75901e769e36744aeafbeab9"
+            "453cbfc1389b38ad66d2c61532694d37b1cb17d63b62108cd4e40ced56361e17"
         );
         let t = ToolIdentity {
             setup: Some("./setup.sh".into()),
@@ -444,7 +449,7 @@ mod tests {
         );
         assert_eq!(
             builder.key(0, &task).hex(),
-            "d9e964caf089c132dac0691f13970821d427dbbdcd25b3d9b42adf850c37fd6d"
+            "a7efafd6614a61ab5f6ce83ce49965238a3b7adc87845e1004f61819e46aedad"
         );
     }
 
@@ -503,6 +508,14 @@ mod tests {
         assert_ne!(
             base(),
             key_with(|t, _, _, _, _, _| t.name = "explorer2".into())
+        );
+    }
+
+    #[test]
+    fn bk_tool_changes_the_key() {
+        assert_ne!(
+            base(),
+            key_with(|t, _, _, _, _, _| t.bk_tool = "explorer-variant".into())
         );
     }
 

@@ -172,6 +172,9 @@ struct ModelSection {
 #[derive(Debug, Deserialize)]
 struct ToolSection {
     name: String,
+    /// BK_TOOL: absent, the tool's name.
+    #[serde(default)]
+    bk_tool: Option<Spanned<String>>,
     #[serde(default)]
     kind: ToolKind,
     #[serde(default)]
@@ -261,6 +264,9 @@ pub struct Model {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tool {
     pub name: String,
+    /// BK_TOOL of its runs (`bk_tool`, default the name): variants of one submission share a
+    /// folder and an entry that dispatches on it.
+    pub bk_tool: String,
     pub kind: ToolKind,
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
@@ -801,6 +807,27 @@ impl Reading<'_> {
                     .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
             );
         }
+        if let Some(bk) = &t.bk_tool {
+            if bk.get_ref().is_empty()
+                || !bk
+                    .get_ref()
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+            {
+                problems.push(
+                    source
+                        .problem_at(
+                            at(bk.span()).or(here.clone()),
+                            format!(
+                                "tool `{}`: bk_tool `{}` must be letters, digits and - _ . +",
+                                t.name,
+                                bk.get_ref()
+                            ),
+                        )
+                        .help("it is the BK_TOOL the tool's entry reads"),
+                );
+            }
+        }
         let dir = t.dir.as_ref().map(|d| {
             let dir = self.root.join(d.get_ref());
             std::path::absolute(&dir).unwrap_or(dir)
@@ -810,6 +837,10 @@ impl Reading<'_> {
         let setup_inputs = self.setup_inputs(t);
         Tool {
             name: t.name.clone(),
+            bk_tool: t
+                .bk_tool
+                .as_ref()
+                .map_or_else(|| t.name.clone(), |b| b.get_ref().clone()),
             kind: t.kind,
             family: t.family.clone().unwrap_or_else(|| t.name.clone()),
             cores,
