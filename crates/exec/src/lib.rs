@@ -6,6 +6,7 @@
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
+pub mod bin_view;
 pub mod cgroup;
 pub mod isolation;
 pub mod local;

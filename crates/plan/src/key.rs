@@ -215,6 +215,7 @@ fn task_part(
     w.str("reading", reading);
     w.u64("limits.time_s", limits.time_s);
     w.u64("limits.memory_mb", limits.memory_mb);
+    w.str("limits.time", limits.time.name());
     w.finish()
 }
 
@@ -323,6 +324,7 @@ impl KeyWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mccbuild_rules::edition::TimeLimit;
     use mccbuild_core::hex;
 
     fn tool() -> ToolIdentity {
@@ -375,6 +377,7 @@ mod tests {
         let mut limits = Limits {
             time_s: 3600,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let mut exec = executor();
         change(
@@ -414,18 +417,18 @@ mod tests {
     /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
     /// length, an ingredient's spelling) shows here before it silently redoes every run of
     /// every store. These values were computed by the first implementation (b4076d1), then
-    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`).
+    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`).
     #[test]
     fn the_encoding_is_pinned() {
         assert_eq!(
             base().hex(),
-            "9d676d0cf548716cab43db4a1c8027d40331c3e8bca22672ce0cfc0cee9a7c66"
+            "3277b6cf71c8c30d2030bbc9485e518028a91caee40dd3cf3be89f5113865422"
         );
         let edition = edition("mcc-2026.toml");
         let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
         assert_eq!(
             key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
-            "453cbfc1389b38ad66d2c61532694d37b1cb17d63b62108cd4e40ced56361e17"
+            "18a58bb89fe74525b9e3f7075529d23a105cc8bb2a1adaf04938a609108b6ea3"
         );
         let t = ToolIdentity {
             setup: Some("./setup.sh".into()),
@@ -439,6 +442,7 @@ mod tests {
         let limits = Limits {
             time_s: 1800,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let task = builder.task(
             "M-PT-1",
@@ -449,7 +453,7 @@ mod tests {
         );
         assert_eq!(
             builder.key(0, &task).hex(),
-            "a7efafd6614a61ab5f6ce83ce49965238a3b7adc87845e1004f61819e46aedad"
+            "ec7a96ce245af2e5929d18777564550964fef7fc5792b181c2ad7151b7cec565"
         );
     }
 
@@ -579,6 +583,15 @@ mod tests {
     }
 
     #[test]
+    fn which_time_is_limited_changes_the_key() {
+        let wall = key_with(|_, _, _, _, l, _| l.time = TimeLimit::Wall);
+        let both = key_with(|_, _, _, _, l, _| l.time = TimeLimit::Both);
+        assert_ne!(base(), wall);
+        assert_ne!(base(), both);
+        assert_ne!(wall, both);
+    }
+
+    #[test]
     fn memory_limit_changes_the_key() {
         assert_ne!(base(), key_with(|_, _, _, _, l, _| l.memory_mb = 8192));
     }
@@ -679,6 +692,7 @@ mod tests {
         let limits = Limits {
             time_s: 1800,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let content = [9u8; 32];
         let task = builder.task("M-PT-1", &content, "OneSafe", "global;boolean", limits);

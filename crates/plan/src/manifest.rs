@@ -14,7 +14,7 @@ use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::toml_file::read_toml;
-use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits};
+use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits, TimeLimit};
 
 const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 
@@ -153,6 +153,13 @@ struct LimitsSection {
     time_s: Option<u64>,
     #[serde(default)]
     memory_mb: Option<u64>,
+    /// Which time `time_s` limits (`cpu`, `wall`, `both`), instead of the edition's.
+    #[serde(default)]
+    time: Option<TimeLimit>,
+    /// The core counts a tool may ask for, instead of E-5.3/E-5.4's 1 and 4 (a machine with
+    /// 2 cores, a qualification round).
+    #[serde(default)]
+    cores: Option<Vec<u32>>,
     /// The VMs' CPU model (QEMU executor), instead of the edition's.
     #[serde(default)]
     cpu_model: Option<String>,
@@ -380,6 +387,7 @@ pub struct Contest {
     /// `[limits]` overrides of the edition's limits.
     pub time_s: Option<u64>,
     pub memory_mb: Option<u64>,
+    pub time: Option<TimeLimit>,
     pub models: Vec<Model>,
     pub tools: Vec<Tool>,
     /// Results files (raw-result-analysis.csv layout) whose rows are runs of this contest.
@@ -412,6 +420,7 @@ impl Contest {
             root,
             edition,
             problems: Problems::default(),
+            allowed_cores: file.limits.cores.clone().unwrap_or_else(|| vec![1, 4]),
         };
         let (executor, shared_store) = reading.executor(&file);
         let (mut models, model_kinds) = reading.declared_models(&file);
@@ -446,6 +455,7 @@ impl Contest {
             executor,
             time_s: file.limits.time_s,
             memory_mb: file.limits.memory_mb,
+            time: file.limits.time,
             models,
             tools,
             results,
@@ -460,6 +470,7 @@ impl Contest {
         Limits {
             time_s: self.time_s.unwrap_or(base.time_s),
             memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+            time: self.time.unwrap_or(base.time),
         }
     }
 
@@ -516,6 +527,8 @@ struct Reading<'a> {
     root: PathBuf,
     edition: Arc<Edition>,
     problems: Problems,
+    /// `[limits] cores`, or E-5.3/E-5.4's 1 and 4.
+    allowed_cores: Vec<u32>,
 }
 
 impl Reading<'_> {
@@ -797,14 +810,19 @@ impl Reading<'_> {
                     .help("it becomes BK_TOOL and a file name"),
             );
         }
-        if cores != 1 && cores != 4 {
+        if !self.allowed_cores.contains(&cores) {
             problems.push(
                 source
                     .problem_at(
                         at(t.cores.span()).or(here.clone()),
                         format!("tool `{}`: cores = {cores}", t.name),
                     )
-                    .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
+                    .help(if self.allowed_cores == [1, 4] {
+                        "rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"
+                            .to_string()
+                    } else {
+                        format!("[limits] cores allows {:?}", self.allowed_cores)
+                    }),
             );
         }
         if let Some(bk) = &t.bk_tool {
