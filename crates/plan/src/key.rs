@@ -324,8 +324,8 @@ impl KeyWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mccbuild_rules::edition::TimeLimit;
     use mccbuild_core::hex;
+    use mccbuild_rules::edition::TimeLimit;
 
     fn tool() -> ToolIdentity {
         ToolIdentity {
