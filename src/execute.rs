@@ -537,6 +537,7 @@ impl Session {
         RunSpec {
             key: run.key,
             tool: tool.name.clone(),
+            bk_tool: tool.bk_tool.clone(),
             tool_dir: tool.dir.clone().unwrap_or_default(),
             entry: tool.entry.clone(),
             bin_path: bin_path.to_path_buf(),

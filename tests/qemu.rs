@@ -286,7 +286,7 @@ fn a_tool_over_its_cpu_limit_is_killed_inside_the_guest() {
     }
     let c = script_contest(
         "#!/bin/sh\necho 'FORMULA ReachabilityDeadlock TRUE TECHNIQUES EXPLICIT'\nwhile :; do :; done\n",
-        "time_s = 2\nmemory_mb = 512",
+        "time_s = 2\nmemory_mb = 512\ntime = \"cpu\"",
         "",
     );
     let out = mccbuild_checked(c.path(), &["run", "--json"]);

@@ -136,7 +136,7 @@ esac
         };
         c.answer("good", "Philosophers-PT-000002", exam, &answer);
     }
-    c.write("time_s = 4\nmemory_mb = 512");
+    c.write("time_s = 4\nmemory_mb = 512\ntime = \"cpu\"");
     let out = c.mccbuild(&["run", "--json"]);
     assert!(
         out.status.success(),

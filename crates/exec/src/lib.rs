@@ -6,6 +6,7 @@
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
+pub mod bin_view;
 pub mod cgroup;
 pub mod isolation;
 pub mod local;
@@ -31,8 +32,10 @@ use mccbuild_store::VmInfo;
 #[derive(Clone, Debug)]
 pub struct RunSpec {
     pub key: RunKey,
-    /// BK_TOOL.
+    /// The manifest's name of the tool.
     pub tool: String,
+    /// BK_TOOL (the manifest's `bk_tool`, by default the name).
+    pub bk_tool: String,
     pub tool_dir: PathBuf,
     pub entry: String,
     /// BK_BIN_PATH: the tool's setup products (or its folder when it has no setup).

@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bin_view::BinView;
 use crate::cgroup::CgroupSupport;
 use crate::isolation::{self, IsolationPlan, IsolationRequest, Prepared};
 use crate::process::{run_process, ProcessSpec};
 use crate::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
 use mccbuild_plan::instance::{materialize, ArchiveLimits};
+use mccbuild_rules::edition::Limits;
 
 /// Settings of the local executor.
 #[derive(Clone, Debug)]
@@ -66,6 +68,27 @@ fn reclaim(work_root: &Path, cgroups: Option<&CgroupSupport>) {
 /// (a tool blocked or sleeping would otherwise never reach its CPU limit).
 pub fn wall_limit(time_s: u64) -> Duration {
     Duration::from_secs(time_s.saturating_mul(2).saturating_add(30))
+}
+
+/// The CPU-time limit given to the monitor when only the wall clock is limited: none in effect
+/// (136 years; finite, so that the fallback's per-process RLIMIT_CPU stays a number).
+const NO_CPU_LIMIT_S: f64 = u32::MAX as f64;
+
+/// The CPU-time and wall-clock limits a run is killed at, as its edition says (`[limits]
+/// time`): CPU time of the tree with the wall-clock safety net (`cpu`), the wall clock alone as
+/// BenchKit's `timeout` (`wall`: CPU time is measured, not limited), or both.
+pub fn time_limits(limits: &Limits) -> (f64, Duration) {
+    let cpu = if limits.time.limits_cpu() {
+        limits.time_s as f64
+    } else {
+        NO_CPU_LIMIT_S
+    };
+    let wall = if limits.time.limits_wall() {
+        Duration::from_secs(limits.time_s)
+    } else {
+        wall_limit(limits.time_s)
+    };
+    (cpu, wall)
 }
 
 pub struct LocalExecutor {
@@ -196,7 +219,6 @@ impl LocalExecutor {
         )
         .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
         let entry = spec.tool_dir.join(&spec.entry);
-        let env = benchkit_env(spec, dir);
         // Unique across processes: two mccbuild processes may run the same key at once.
         let run_name = format!(
             "{}-{}-{}",
@@ -217,16 +239,21 @@ impl LocalExecutor {
         } else {
             None
         };
+        // After the isolation's plan read the host's mounts: the overlay is not one of the
+        // host mounts a run sees read-only; it comes with the run's folder, writable.
+        let bin_view = BinView::new(&spec.bin_path, dir, None)?;
+        let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
+        let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
         let result = run_process(ProcessSpec {
             program: entry.clone(),
             args: Vec::new(),
             cwd: workdir,
             isolation,
             env,
-            cpu_limit_s: spec.limits.time_s as f64,
+            cpu_limit_s,
             memory_limit_bytes: spec.limits.memory_mb.saturating_mul(1 << 20),
-            wall_limit: wall_limit(spec.limits.time_s),
+            wall_limit,
             output_limit: self.settings.output_limit,
             capture_bytes: self.settings.capture_bytes,
             cores: cores.to_vec(),
@@ -246,6 +273,7 @@ impl LocalExecutor {
                 }
             ))
         })?;
+        drop(bin_view);
         if result.cancelled {
             return Ok(None);
         }
@@ -451,8 +479,8 @@ fn program_path(argv0: &str) -> PathBuf {
 /// The environment of a run: BenchKit's variables (BK_INPUT, BK_EXAMINATION, BK_TOOL, the
 /// confinements, BK_BIN_PATH, BK_LOG_FILE, BK_RESULT_DIR), a standard PATH, and a HOME and TMPDIR
 /// of its own in its folder.
-fn benchkit_env(spec: &RunSpec, dir: &Path) -> Vec<(String, String)> {
-    let mut bin_path = spec.bin_path.to_string_lossy().into_owned();
+fn benchkit_env(spec: &RunSpec, dir: &Path, bin_path: &Path) -> Vec<(String, String)> {
+    let mut bin_path = bin_path.to_string_lossy().into_owned();
     if !bin_path.ends_with('/') {
         bin_path.push('/');
     }
@@ -472,7 +500,7 @@ fn benchkit_env(spec: &RunSpec, dir: &Path) -> Vec<(String, String)> {
         ("LANG".to_string(), "C.UTF-8".to_string()),
         ("BK_INPUT".to_string(), spec.instance.clone()),
         ("BK_EXAMINATION".to_string(), spec.examination.clone()),
-        ("BK_TOOL".to_string(), spec.tool.clone()),
+        ("BK_TOOL".to_string(), spec.bk_tool.clone()),
         (
             "BK_TIME_CONFINEMENT".to_string(),
             spec.limits.time_s.to_string(),

@@ -230,6 +230,7 @@ impl GuestStatus {
     fn termination(&self) -> Termination {
         match self.get("reason") {
             "cpu_limit" => Termination::CpuLimit,
+            "wall_limit" => Termination::WallLimit,
             "memory_limit" => Termination::MemoryLimit,
             "signal" => Termination::Signal {
                 signal: self.number("code") as i32,
@@ -379,9 +380,10 @@ impl QemuExecutor {
         let job = [
             ("BK_INPUT", spec.instance.as_str()),
             ("BK_EXAMINATION", &spec.examination),
-            ("BK_TOOL", &spec.tool),
+            ("BK_TOOL", &spec.bk_tool),
             ("BK_TIME_CONFINEMENT", &spec.limits.time_s.to_string()),
             ("BK_MEMORY_CONFINEMENT", &spec.limits.memory_mb.to_string()),
+            ("MCC_TIME_LIMIT", spec.limits.time.name()),
             ("BK_BIN_PATH", bin_path),
             ("MCC_INPUT_DEV", input_dev),
             ("MCC_ENTRY", &entry),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # mccbuild's in-guest runner (src/exec/qemu.rs writes it next to job.env in the run's shared
-# folder): one BenchKit run under the tool's CPU and memory limits, measured by a cgroup v2 of
+# folder): one BenchKit run under the tool's time (MCC_TIME_LIMIT: cpu, wall or both) and memory limits, measured by a cgroup v2 of
 # the guest, as docs/execution.md ("QEMU executor") describes. POSIX sh (busybox or dash).
 out="$(dirname "$0")"
 . "$out/job.env"
@@ -31,7 +31,10 @@ echo $((BK_MEMORY_CONFINEMENT * 1048576)) > "$cg/memory.max" 2>/dev/null
 echo 0 > "$cg/memory.swap.max" 2>/dev/null
 
 cd "$work/$BK_INPUT" || fail "no working directory"
-sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shift; exec "$@"' "$cg" $((BK_TIME_CONFINEMENT + 1)) \
+# ulimit -t, a per-process backstop, only where the CPU time is limited.
+cpu_backstop=unlimited
+[ "$MCC_TIME_LIMIT" = wall ] || cpu_backstop=$((BK_TIME_CONFINEMENT + 1))
+sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shift; exec "$@"' "$cg" "$cpu_backstop" \
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" \
     TMPDIR="$work/tmp" LANG=C.UTF-8 BK_INPUT="$BK_INPUT" BK_EXAMINATION="$BK_EXAMINATION" \
     BK_TOOL="$BK_TOOL" BK_TIME_CONFINEMENT="$BK_TIME_CONFINEMENT" \
@@ -41,8 +44,11 @@ sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shif
 pid=$!
 read -r up0 _ < /proc/uptime
 
-# CPU time of the whole tree against the limit (E-5.1), OOM kills, every 50 ms.
+# CPU time of the whole tree and/or the wall clock against the limit (E-5.1, `[limits] time`),
+# OOM kills, every 50 ms.
 limit_us=$((BK_TIME_CONFINEMENT * 1000000))
+limit_cs=$((BK_TIME_CONFINEMENT * 100))
+elapsed_cs() { read -r now _ < /proc/uptime; echo $(( (${now%.*} - ${up0%.*}) * 100 + 1${now#*.} - 1${up0#*.} )); }
 reason=""
 while :; do
     state=""
@@ -50,8 +56,13 @@ while :; do
     read -r _ _ state _ 2>/dev/null < "/proc/$pid/stat"
     [ -z "$state" ] || [ "$state" = Z ] && break
     read -r _ usage _ < "$cg/cpu.stat"
-    if [ "$usage" -ge "$limit_us" ]; then
+    if [ "$MCC_TIME_LIMIT" != wall ] && [ "$usage" -ge "$limit_us" ]; then
         reason=cpu_limit
+        echo 1 > "$cg/cgroup.kill"
+        break
+    fi
+    if [ "$MCC_TIME_LIMIT" != cpu ] && [ "$(elapsed_cs)" -ge "$limit_cs" ]; then
+        reason=wall_limit
         echo 1 > "$cg/cgroup.kill"
         break
     fi
@@ -74,7 +85,7 @@ peak="$(cat "$cg/memory.peak" 2>/dev/null || echo 0)"
 oom="$(sed -n 's/^oom_kill //p' "$cg/memory.events" 2>/dev/null)"
 if [ -z "$reason" ]; then
     if [ "${oom:-0}" -gt 0 ]; then reason=memory_limit
-    elif [ "$usage" -ge "$limit_us" ]; then reason=cpu_limit
+    elif [ "$MCC_TIME_LIMIT" != wall ] && [ "$usage" -ge "$limit_us" ]; then reason=cpu_limit
     elif [ "$code" -gt 128 ]; then reason=signal; code=$((code - 128))
     else reason=exit
     fi

@@ -24,8 +24,10 @@ pub const STORE_SCHEMA: u32 = 1;
 /// What a tool is, for the runs it makes: everything under its folder, and how it is run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ToolIdentity {
-    /// BK_TOOL.
+    /// The manifest's name of the tool.
     pub name: String,
+    /// BK_TOOL (`bk_tool`, by default the name).
+    pub bk_tool: String,
     /// E-5.3/E-5.4.
     pub cores: u32,
     pub entry: String,
@@ -191,6 +193,7 @@ fn combine_with_schema(schema: u32, tool: &Digest, task: &Digest, executor: &Dig
 fn tool_part(tool: &ToolIdentity) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: tool");
     w.str("tool.name", &tool.name);
+    w.str("tool.bk_tool", &tool.bk_tool);
     w.u32("tool.cores", tool.cores);
     w.str("tool.entry", &tool.entry);
     w.opt_str("tool.setup", tool.setup.as_deref());
@@ -212,6 +215,7 @@ fn task_part(
     w.str("reading", reading);
     w.u64("limits.time_s", limits.time_s);
     w.u64("limits.memory_mb", limits.memory_mb);
+    w.str("limits.time", limits.time.name());
     w.finish()
 }
 
@@ -321,10 +325,12 @@ impl KeyWriter {
 mod tests {
     use super::*;
     use mccbuild_core::hex;
+    use mccbuild_rules::edition::TimeLimit;
 
     fn tool() -> ToolIdentity {
         ToolIdentity {
             name: "explorer".into(),
+            bk_tool: "explorer".into(),
             cores: 1,
             entry: "BenchKit_head.sh".into(),
             setup: None,
@@ -371,6 +377,7 @@ mod tests {
         let mut limits = Limits {
             time_s: 3600,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let mut exec = executor();
         change(
@@ -409,18 +416,19 @@ mod tests {
 
     /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
     /// length, an ingredient's spelling) shows here before it silently redoes every run of
-    /// every store. These values were computed by the first implementation (b4076d1).
+    /// every store. These values were computed by the first implementation (b4076d1), then
+    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`).
     #[test]
     fn the_encoding_is_pinned() {
         assert_eq!(
             base().hex(),
-            "70bf55df601e7dd388902d1fcc1546fbd66e9ff9b99bb39670931fdb7a9dd39e"
+            "3277b6cf71c8c30d2030bbc9485e518028a91caee40dd3cf3be89f5113865422"
         );
         let edition = edition("mcc-2026.toml");
         let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
         assert_eq!(
             key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
-            "8c60b5afe2f9578215b4bc48d715b1f5dc808b4b75901e769e36744aeafbeab9"
+            "18a58bb89fe74525b9e3f7075529d23a105cc8bb2a1adaf04938a609108b6ea3"
         );
         let t = ToolIdentity {
             setup: Some("./setup.sh".into()),
@@ -434,6 +442,7 @@ mod tests {
         let limits = Limits {
             time_s: 1800,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let task = builder.task(
             "M-PT-1",
@@ -444,7 +453,7 @@ mod tests {
         );
         assert_eq!(
             builder.key(0, &task).hex(),
-            "d9e964caf089c132dac0691f13970821d427dbbdcd25b3d9b42adf850c37fd6d"
+            "ec7a96ce245af2e5929d18777564550964fef7fc5792b181c2ad7151b7cec565"
         );
     }
 
@@ -507,6 +516,14 @@ mod tests {
     }
 
     #[test]
+    fn bk_tool_changes_the_key() {
+        assert_ne!(
+            base(),
+            key_with(|t, _, _, _, _, _| t.bk_tool = "explorer-variant".into())
+        );
+    }
+
+    #[test]
     fn tool_cores_change_the_key() {
         assert_ne!(base(), key_with(|t, _, _, _, _, _| t.cores = 4));
     }
@@ -563,6 +580,15 @@ mod tests {
     #[test]
     fn time_limit_changes_the_key() {
         assert_ne!(base(), key_with(|_, _, _, _, l, _| l.time_s = 1800));
+    }
+
+    #[test]
+    fn which_time_is_limited_changes_the_key() {
+        let wall = key_with(|_, _, _, _, l, _| l.time = TimeLimit::Wall);
+        let both = key_with(|_, _, _, _, l, _| l.time = TimeLimit::Both);
+        assert_ne!(base(), wall);
+        assert_ne!(base(), both);
+        assert_ne!(wall, both);
     }
 
     #[test]
@@ -666,6 +692,7 @@ mod tests {
         let limits = Limits {
             time_s: 1800,
             memory_mb: 16384,
+            time: TimeLimit::Cpu,
         };
         let content = [9u8; 32];
         let task = builder.task("M-PT-1", &content, "OneSafe", "global;boolean", limits);

@@ -14,7 +14,7 @@ use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::toml_file::read_toml;
-use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits};
+use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits, TimeLimit};
 
 const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 
@@ -153,6 +153,13 @@ struct LimitsSection {
     time_s: Option<u64>,
     #[serde(default)]
     memory_mb: Option<u64>,
+    /// Which time `time_s` limits (`cpu`, `wall`, `both`), instead of the edition's.
+    #[serde(default)]
+    time: Option<TimeLimit>,
+    /// The core counts a tool may ask for, instead of E-5.3/E-5.4's 1 and 4 (a machine with
+    /// 2 cores, a qualification round).
+    #[serde(default)]
+    cores: Option<Vec<u32>>,
     /// The VMs' CPU model (QEMU executor), instead of the edition's.
     #[serde(default)]
     cpu_model: Option<String>,
@@ -172,6 +179,9 @@ struct ModelSection {
 #[derive(Debug, Deserialize)]
 struct ToolSection {
     name: String,
+    /// BK_TOOL: absent, the tool's name.
+    #[serde(default)]
+    bk_tool: Option<Spanned<String>>,
     #[serde(default)]
     kind: ToolKind,
     #[serde(default)]
@@ -265,6 +275,9 @@ pub struct Model {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tool {
     pub name: String,
+    /// BK_TOOL of its runs (`bk_tool`, default the name): variants of one submission share a
+    /// folder and an entry that dispatches on it.
+    pub bk_tool: String,
     pub kind: ToolKind,
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
@@ -378,6 +391,7 @@ pub struct Contest {
     /// `[limits]` overrides of the edition's limits.
     pub time_s: Option<u64>,
     pub memory_mb: Option<u64>,
+    pub time: Option<TimeLimit>,
     pub models: Vec<Model>,
     pub tools: Vec<Tool>,
     /// Results files (raw-result-analysis.csv layout) whose rows are runs of this contest.
@@ -410,6 +424,7 @@ impl Contest {
             root,
             edition,
             problems: Problems::default(),
+            allowed_cores: file.limits.cores.clone().unwrap_or_else(|| vec![1, 4]),
         };
         let (executor, shared_store) = reading.executor(&file);
         let (mut models, model_kinds) = reading.declared_models(&file);
@@ -444,6 +459,7 @@ impl Contest {
             executor,
             time_s: file.limits.time_s,
             memory_mb: file.limits.memory_mb,
+            time: file.limits.time,
             models,
             tools,
             results,
@@ -458,6 +474,7 @@ impl Contest {
         Limits {
             time_s: self.time_s.unwrap_or(base.time_s),
             memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+            time: self.time.unwrap_or(base.time),
         }
     }
 
@@ -514,6 +531,8 @@ struct Reading<'a> {
     root: PathBuf,
     edition: Arc<Edition>,
     problems: Problems,
+    /// `[limits] cores`, or E-5.3/E-5.4's 1 and 4.
+    allowed_cores: Vec<u32>,
 }
 
 impl Reading<'_> {
@@ -808,15 +827,41 @@ impl Reading<'_> {
                     .help("it becomes BK_TOOL and a file name"),
             );
         }
-        if cores != 1 && cores != 4 {
+        if !self.allowed_cores.contains(&cores) {
             problems.push(
                 source
                     .problem_at(
                         at(t.cores.span()).or(here.clone()),
                         format!("tool `{}`: cores = {cores}", t.name),
                     )
-                    .help("rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"),
+                    .help(if self.allowed_cores == [1, 4] {
+                        "rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"
+                            .to_string()
+                    } else {
+                        format!("[limits] cores allows {:?}", self.allowed_cores)
+                    }),
             );
+        }
+        if let Some(bk) = &t.bk_tool {
+            if bk.get_ref().is_empty()
+                || !bk
+                    .get_ref()
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+            {
+                problems.push(
+                    source
+                        .problem_at(
+                            at(bk.span()).or(here.clone()),
+                            format!(
+                                "tool `{}`: bk_tool `{}` must be letters, digits and - _ . +",
+                                t.name,
+                                bk.get_ref()
+                            ),
+                        )
+                        .help("it is the BK_TOOL the tool's entry reads"),
+                );
+            }
         }
         let dir = t.dir.as_ref().map(|d| {
             let dir = self.root.join(d.get_ref());
@@ -827,6 +872,10 @@ impl Reading<'_> {
         let setup_inputs = self.setup_inputs(t);
         Tool {
             name: t.name.clone(),
+            bk_tool: t
+                .bk_tool
+                .as_ref()
+                .map_or_else(|| t.name.clone(), |b| b.get_ref().clone()),
             kind: t.kind,
             family: t.family.clone().unwrap_or_else(|| t.name.clone()),
             cores,

@@ -423,6 +423,7 @@ fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec
         if contest.tool(&row.tool).is_none() {
             contest.tools.push(Tool {
                 name: row.tool.clone(),
+                bk_tool: row.tool.clone(),
                 kind: ToolKind::Competing,
                 family: row.tool.clone(),
                 cores: row.cores,
@@ -464,6 +465,7 @@ fn tool_identities(
             let files = *blake3::hash(b"mccbuild imported tool").as_bytes();
             tools.push(ToolIdentity {
                 name: tool.name.clone(),
+                bk_tool: tool.bk_tool.clone(),
                 cores: tool.cores,
                 entry: String::new(),
                 setup: None,
@@ -482,6 +484,7 @@ fn tool_identities(
         match digests {
             Ok((files, setup_files)) => tools.push(ToolIdentity {
                 name: tool.name.clone(),
+                bk_tool: tool.bk_tool.clone(),
                 cores: tool.cores,
                 entry: tool.entry.clone(),
                 setup: tool.setup.clone(),

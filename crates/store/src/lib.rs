@@ -243,6 +243,7 @@ pub(crate) mod tests {
             limits: Limits {
                 time_s: 60,
                 memory_mb: 1024,
+                time: Default::default(),
             },
             started_at: "2026-11-22T00:00:00Z".into(),
             finished_at: "2026-11-22T00:00:01Z".into(),
