@@ -114,8 +114,8 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
         if !self.store.record_path(&run.key).exists() {
             return false;
         }
-        match self.store.get(&run.key) {
-            Ok(Some(record)) => {
+        match self.store.get_verified(&run.key) {
+            Ok(Some((record, digest))) => {
                 self.stored[i] = true;
                 self.outcome.executed += 1;
                 let name = label(self.plan, run);
@@ -133,7 +133,7 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                     .entry(self.plan.instance_of(run).model)
                     .or_default()
                     .insert(record.host.clone());
-                self.index.insert(record.key, Summary::of(&record));
+                self.index.insert(record.key, Summary::of(&record), digest);
                 true
             }
             // Written by a step, so whole (atomic rename); unreadable means it is to be redone.
@@ -573,11 +573,11 @@ impl Recorder<'_> {
             record.slurm = Some(placement.clone());
         }
         match self.store.put(&record) {
-            Ok(()) => {
+            Ok(digest) => {
                 self.outcome.executed += 1;
                 self.stored[i] = true;
                 self.progress.run_finished(&name, &record.describe(), false);
-                self.index.insert(record.key, Summary::of(&record));
+                self.index.insert(record.key, Summary::of(&record), digest);
             }
             Err(e) => {
                 self.outcome.failed += 1;

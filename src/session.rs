@@ -74,6 +74,11 @@ impl Session {
         let contest = Contest::load(manifest)?;
         drop(t);
         let store = Store::open(&contest.store)?;
+        // The index (every record stat'ed, changed ones verified) loads beside the plan.
+        let index_loading = {
+            let store = store.clone();
+            std::thread::spawn(move || Index::load(&store))
+        };
         let t = phase("digest cache load");
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);
@@ -94,16 +99,28 @@ impl Session {
             warnings.push(format!("could not save the digest cache: {e}"));
         }
         let t = phase("index load");
-        let (index, loaded) = Index::load(&store);
+        let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
+            let mut index = Index::load(&store);
+            index.1.index_problem = Some("the index could not be loaded in parallel".into());
+            index
+        });
         drop(t);
+        warnings.extend(store.notes.iter().cloned());
         warnings.extend(loaded.index_problem.iter().cloned());
         warnings.extend(loaded.corrupt.iter().map(|c| {
             format!(
-                "damaged run record {}: {}; its run will be done again",
+                "damaged run record {}: {}; it is not used, its run is to be done again (by `mccbuild run`, whose new record replaces it)",
                 c.path.display(),
                 c.reason
             )
         }));
+        // What loading learnt (a rebuilt index, records verified again) is written back, so
+        // that the next command does not redo it; a store that cannot be written only costs
+        // that time again.
+        if index.is_dirty() {
+            let _t = phase("index save");
+            let _ = index.save(&store);
+        }
         let LoadReport { corrupt, .. } = loaded;
         let stored = plan.runs.iter().map(|r| index.contains(&r.key)).collect();
         Ok(Session {
@@ -217,7 +234,15 @@ impl Session {
     /// The podium report (no values), from the results cache when nothing it depends on changed.
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
-        let key = crate::results_cache::results_key(&self.plan, &self.stored, &self.binary);
+        let key = crate::results_cache::results_key(
+            &self.plan,
+            |i| {
+                self.stored[i]
+                    .then(|| self.index.digest(&self.plan.runs[i].key))
+                    .flatten()
+            },
+            &self.binary,
+        );
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }

@@ -78,14 +78,15 @@ impl Session {
             ));
             newly.push(i);
         }
-        self.store
+        let digests = self
+            .store
             .put_many(&records)
             .map_err(|source| StoreError::Write {
                 path: self.store.root().to_path_buf(),
                 source,
             })?;
-        for (record, i) in records.iter().zip(newly) {
-            self.index.insert(record.key, Summary::of(record));
+        for ((record, i), digest) in records.iter().zip(newly).zip(digests) {
+            self.index.insert(record.key, Summary::of(record), digest);
             self.stored[i] = true;
         }
         summary.imported = records.len();
