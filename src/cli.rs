@@ -85,6 +85,10 @@ pub enum Command {
         /// Print JSON counts at the end instead of the podiums.
         #[arg(long)]
         json: bool,
+        /// When another command executes runs into the same store, stop at once (exit 3)
+        /// instead of waiting for it to end.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Explain a value (every answer, Confidence, the case of E-3.1 that decided it) or a tool's
     /// score in a category (points per model, instance and examination, penalties, weights).

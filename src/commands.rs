@@ -33,7 +33,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             filter,
             jobs,
             json,
-        } => run::run(&manifest.manifest, &filter.filter(), jobs, json),
+            no_wait,
+        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, no_wait),
         Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,

@@ -21,7 +21,7 @@ use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::inputs::build_scoring;
 use mccbuild_scoring::scores::{scores_report, ScoresReport};
 use mccbuild_store::index::LoadReport;
-use mccbuild_store::{CorruptRecord, Index, Store};
+use mccbuild_store::{CorruptRecord, Index, LockWait, Store, StoreLock};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -33,6 +33,8 @@ pub struct Session {
     pub executor: Box<dyn RunExecutor>,
     /// Records found damaged while loading (their runs are to be done again).
     pub corrupt: Vec<CorruptRecord>,
+    /// The store's execution lock, for commands that execute runs (held until the session ends).
+    pub lock: Option<StoreLock>,
     /// Things the user should know that do not stop the command.
     pub warnings: Vec<String>,
     /// Digest of the running mccbuild binary (part of the results key).
@@ -70,10 +72,33 @@ impl Session {
     /// here ([`Error::Input`]), as does a store that cannot be used ([`Error::Store`]); problems
     /// with single instances are in `plan.problems`.
     pub fn open(manifest: &Path) -> Result<Session, Error> {
+        Session::open_with(manifest, None)
+    }
+
+    /// [`Session::open`] for a command that executes runs: it takes the store's execution lock
+    /// (waiting for, or refusing, another such command) before it reads which runs are stored.
+    pub fn open_executing(
+        manifest: &Path,
+        wait: LockWait,
+        command: &str,
+    ) -> Result<Session, Error> {
+        Session::open_with(manifest, Some((wait, command)))
+    }
+
+    fn open_with(manifest: &Path, lock: Option<(LockWait, &str)>) -> Result<Session, Error> {
         let t = phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
         let store = Store::open(&contest.store)?;
+        let lock = match lock {
+            None => None,
+            Some((wait, command)) => Some(store.lock_for_execution(wait, command, |holder| {
+                eprintln!(
+                    "waiting for the store {}: another mccbuild executes runs there ({holder}); this one starts when it ends (`--no-wait` refuses instead)",
+                    store.root().display()
+                )
+            })?),
+        };
         // The index (every record stat'ed, changed ones verified) loads beside the plan.
         let index_loading = {
             let store = store.clone();
@@ -128,6 +153,7 @@ impl Session {
             store,
             index,
             executor,
+            lock,
             corrupt,
             warnings,
             binary,
@@ -137,11 +163,23 @@ impl Session {
 
     /// [`Session::open`], then the warnings said on standard error.
     pub fn open_and_warn(manifest: &Path) -> Result<Session, Error> {
-        let session = Session::open(manifest)?;
+        Session::open_with(manifest, None).map(Session::warn)
+    }
+
+    /// [`Session::open_executing`], then the warnings said on standard error.
+    pub fn open_executing_and_warn(
+        manifest: &Path,
+        wait: LockWait,
+        command: &str,
+    ) -> Result<Session, Error> {
+        Session::open_with(manifest, Some((wait, command))).map(Session::warn)
+    }
+
+    fn warn(session: Session) -> Session {
         for w in &session.warnings {
             eprintln!("warning: {w}");
         }
-        Ok(session)
+        session
     }
 
     /// Problems with single instances, said as warnings (the commands that run, score or export

@@ -193,3 +193,70 @@ fn a_run_redone_with_another_outcome_changes_the_printed_podium() {
     let run = c.mccbuild(&["run"]);
     assert_eq!(stdout(&run), stdout(&fresh));
 }
+
+/// Three tools that each take 0.6 s per run: 6 runs, 2 at a time.
+fn slow_tools() -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.copy_demo_instance("Philosophers-PT-000003");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    for tool in ["a", "b", "c"] {
+        c.script_tool(
+            tool,
+            &format!("#!/bin/sh\nsleep 0.6\nprintf '{}'\n", SS.replace('\n', "\\n")),
+            "examinations = [\"StateSpace\"]",
+        );
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    c
+}
+
+#[test]
+fn two_runs_on_one_store_execute_each_run_once() {
+    let c = slow_tools();
+    let spawn = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = spawn(&["run", "--json"]);
+    // Wait until the first holds the store's lock (it writes who it is into it).
+    let lock = c.path().join("cache/lock");
+    let t0 = std::time::Instant::now();
+    while !fs::read_to_string(&lock).is_ok_and(|t| t.contains("pid")) {
+        assert!(t0.elapsed().as_secs() < 30, "the first run never took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = spawn(&["run", "--json"]);
+    // Refusing instead of waiting: exit 3, saying who holds the store.
+    let refused = c.mccbuild(&["run", "--json", "--no-wait"]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is busy") && stderr(&refused).contains("mccbuild run"),
+        "{}",
+        stderr(&refused)
+    );
+    // Readers are not held up.
+    let t = std::time::Instant::now();
+    let scores = c.mccbuild(&["scores", "--json"]);
+    assert!(scores.status.success(), "{}", stderr(&scores));
+    assert!(t.elapsed().as_secs_f64() < 1.5, "scores waited {:?}", t.elapsed());
+    let first = first.wait_with_output().unwrap();
+    let second = second.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("waiting for the store"),
+        "{}",
+        stderr(&second)
+    );
+    let (a, b) = (json(&first), json(&second));
+    assert_eq!(a, serde_json::json!({"executed": 6, "cached": 0, "failed": 0}));
+    assert_eq!(b, serde_json::json!({"executed": 0, "cached": 6, "failed": 0}));
+    assert_eq!(c.records().len(), 6);
+}

@@ -22,7 +22,11 @@ pub struct ImportSummary {
 }
 
 pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
-    let mut session = Session::open_and_warn(manifest)?;
+    let mut session = Session::open_executing_and_warn(
+        manifest,
+        mccbuild_store::LockWait::Wait,
+        "mccbuild import",
+    )?;
     session.warn_instance_problems();
     let summary = session.import(file)?;
     if json {

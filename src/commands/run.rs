@@ -6,12 +6,25 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
+use mccbuild_store::LockWait;
+
 use crate::error::Error;
 use crate::progress::CliProgress;
 use crate::session::{Filter, Session};
 
-pub fn run(manifest: &Path, filter: &Filter, jobs: Option<usize>, json: bool) -> Result<(), Error> {
-    let mut session = Session::open_and_warn(manifest)?;
+pub fn run(
+    manifest: &Path,
+    filter: &Filter,
+    jobs: Option<usize>,
+    json: bool,
+    no_wait: bool,
+) -> Result<(), Error> {
+    let wait = if no_wait {
+        LockWait::Refuse
+    } else {
+        LockWait::Wait
+    };
+    let mut session = Session::open_executing_and_warn(manifest, wait, "mccbuild run")?;
     session.warn_instance_problems();
     let selection = session.select(filter)?;
     session.store.check_writable()?;
