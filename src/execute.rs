@@ -33,6 +33,9 @@ pub struct ExecSummary {
     /// Runs of results files not in the store yet: `mccbuild import` reads them.
     #[serde(skip_serializing_if = "is_zero")]
     pub to_import: usize,
+    /// A record could not be written (its path, why): no run was started after it.
+    #[serde(skip)]
+    pub record_not_written: Option<(PathBuf, String)>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -581,14 +584,21 @@ impl Recorder<'_> {
             }
             Err(e) => {
                 self.outcome.failed += 1;
+                let path = self.store.record_path(&run.key);
                 self.progress.run_finished(
                     &name,
-                    &format!(
-                        "not recorded: cannot write {}: {e}",
-                        self.store.record_path(&run.key).display()
-                    ),
+                    &format!("not recorded: cannot write {}: {e}", path.display()),
                     true,
                 );
+                // Fail fast: the next records would be lost too. No run starts after this one;
+                // those in flight are stopped (and not recorded).
+                if self.outcome.record_not_written.is_none() {
+                    self.outcome.record_not_written = Some((path, e.to_string()));
+                    self.progress.message(
+                        "stopping: a record cannot be written, so no more runs are started",
+                    );
+                }
+                self.cancel.store(true, Ordering::SeqCst);
             }
         }
     }

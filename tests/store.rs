@@ -260,3 +260,65 @@ fn two_runs_on_one_store_execute_each_run_once() {
     assert_eq!(b, serde_json::json!({"executed": 0, "cached": 6, "failed": 0}));
     assert_eq!(c.records().len(), 6);
 }
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `script` with sh in the contest's folder, in a mount namespace of its own (so that a
+/// tmpfs mounted on `cache` there vanishes with it).
+fn in_own_mounts(c: &TestContest, script: &str) -> std::process::Output {
+    std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .current_dir(c.path())
+        .env("BIN", env!("CARGO_BIN_EXE_mccbuild"))
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("unshare runs")
+}
+
+#[test]
+fn a_full_store_is_refused_before_any_run() {
+    if !is_root() {
+        mccbuild_testkit::skip("a full store needs a small tmpfs mounted, which needs root");
+        return;
+    }
+    let c = slow_tools();
+    let out = in_own_mounts(
+        &c,
+        "mkdir -p cache && mount -t tmpfs -o size=4M tmpfs cache && $BIN plan >/dev/null && (dd if=/dev/zero of=cache/fill bs=64k 2>/dev/null; true) && $BIN run --json; echo \"exit $?\"; find cache/runs -name '*.json' | wc -l",
+    );
+    let (out_text, err) = (stdout(&out), stderr(&out));
+    assert!(out_text.contains("exit 3\n0\n"), "{out_text}{err}");
+    assert!(err.contains("has no room") && err.contains("make room"), "{err}");
+    no_advice_to_delete(&err);
+}
+
+#[test]
+fn a_store_that_fills_up_stops_the_runs_at_the_first_record_it_cannot_write() {
+    if !is_root() {
+        mccbuild_testkit::skip("a store that fills up needs a small tmpfs mounted, which needs root");
+        return;
+    }
+    let c = slow_tools();
+    // One run at a time; once the first record is there, the file system is filled.
+    let out = in_own_mounts(
+        &c,
+        "mkdir -p cache && mount -t tmpfs -o size=24M tmpfs cache || exit 99
+         $BIN run --json --jobs 1 & pid=$!
+         while [ -z \"$(find cache/runs -name '*.json' 2>/dev/null)\" ]; do sleep 0.05; done
+         dd if=/dev/zero of=cache/fill bs=64k 2>/dev/null
+         wait $pid; echo \"exit $?\"; find cache/runs -name '*.json' | wc -l",
+    );
+    let (out_text, err) = (stdout(&out), stderr(&out));
+    assert!(out_text.contains("exit 3\n1\n"), "{out_text}{err}");
+    assert!(
+        err.contains("cannot write the run record") && err.contains("no more runs were started"),
+        "{err}"
+    );
+    // One run recorded, the next one not: the other four were never started.
+    let finished = err.lines().filter(|l| l.contains(" StateSpace")).count();
+    assert!(finished <= 4, "{err}");
+    no_advice_to_delete(&err);
+}

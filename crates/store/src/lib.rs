@@ -25,6 +25,10 @@ use mccbuild_core::fsio::{temp_sibling, write_atomically, write_atomically_in_ba
 use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
 
+/// The least free space a command that records runs starts with (records are small; a store
+/// with less is about to fill up, and a run made then not recorded is lost work).
+pub const MIN_FREE_BYTES: u64 = 16 << 20;
+
 /// The store's own format version (the layout of folders and files). 2: records carry a content
 /// digest (format 1 stores are upgraded in place when opened, [`Store::open`]).
 pub const STORE_FORMAT: u32 = 2;
@@ -44,10 +48,18 @@ pub enum StoreError {
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error("the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only?), or set `store` in [contest]")]
+    #[error("the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only? full?), or set `store` in [contest]")]
     ReadOnly { path: PathBuf, source: io::Error },
     #[error("cannot read the run record {path}: {reason}")]
     Record { path: PathBuf, reason: String },
+    #[error("the store {path} has no room: {free} bytes free on its file system, a command that records runs needs at least {MIN_FREE_BYTES}; make room there (or set another `store` in [contest])")]
+    Full { path: PathBuf, free: u64 },
+    #[error("cannot write the run record {path}: {reason}; no more runs were started ({recorded} recorded by this command, runs in flight stopped and not recorded). Make room on the store's file system or make it writable; then `mccbuild run` does the missing runs")]
+    RecordNotWritten {
+        path: PathBuf,
+        reason: String,
+        recorded: usize,
+    },
     #[error("the store {path} is busy: another mccbuild executes runs there ({holder}); without --no-wait this command waits for it to end")]
     Busy { path: PathBuf, holder: String },
 }
@@ -154,13 +166,43 @@ impl Store {
 
     /// Checks that records can be written (commands that record runs check before they start:
     /// a run made and then not recorded would be lost work).
+    /// It also checks that the store's file system has [`MIN_FREE_BYTES`] free.
     pub fn check_writable(&self) -> Result<(), StoreError> {
         let probe = self.temp_path("write-check");
         let result = fs::write(&probe, b"mccbuild").and_then(|()| fs::remove_file(&probe));
-        result.map_err(|source| StoreError::ReadOnly {
-            path: self.root.clone(),
-            source,
-        })
+        if let Err(source) = result {
+            let _ = fs::remove_file(&probe);
+            if source.raw_os_error() == Some(libc::ENOSPC) {
+                return Err(StoreError::Full {
+                    path: self.root.clone(),
+                    free: self.free_bytes().unwrap_or(0),
+                });
+            }
+            return Err(StoreError::ReadOnly {
+                path: self.root.clone(),
+                source,
+            });
+        }
+        match self.free_bytes() {
+            Ok(free) if free < MIN_FREE_BYTES => Err(StoreError::Full {
+                path: self.root.clone(),
+                free,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Free bytes on the store's file system (for an unprivileged writer).
+    pub fn free_bytes(&self) -> io::Result<u64> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(self.root.as_os_str().as_bytes())
+            .map_err(io::Error::other)?;
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a NUL-terminated path and a struct of ours.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(st.f_bavail as u64 * st.f_frsize as u64)
     }
 
     /// Takes the store's execution lock (`lock`, an flock): one command executing runs per
