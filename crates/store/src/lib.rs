@@ -420,7 +420,9 @@ pub fn verify_digest(bytes: &[u8]) -> Result<Digest, String> {
     let mut hasher = blake3::Hasher::new();
     hasher.update(&bytes[..n - DIGEST_TAIL]);
     hasher.update(b"}");
-    if hasher.finalize().as_bytes() != &written {
+    let computed = hasher.finalize();
+    // Byte for byte (lower-case hex, as written): no two files carry one digest.
+    if computed.as_bytes() != &written || computed.to_hex().as_bytes() != &bytes[n - 66..n - 2] {
         return Err(
             "its content does not match its digest: the record was changed after it was written (an edited or damaged file)"
                 .into(),
@@ -652,6 +654,10 @@ pub(crate) mod tests {
         assert!(store.get(&key).is_err());
         fs::write(&path, &good[..good.len() / 2]).unwrap();
         assert!(store.get(&key).is_err());
+        // The digest's hex in upper case: the same number, another file.
+        let upper = text.replace(&mccbuild_core::digest::hex(&digest), &mccbuild_core::digest::hex(&digest).to_uppercase());
+        fs::write(&path, &upper).unwrap();
+        assert!(store.get(&key).is_err());
         // Without its digest (a record of format 2 written by hand).
         fs::write(&path, serde_json::to_vec(&sample_record(key)).unwrap()).unwrap();
         assert!(store.get(&key).unwrap_err().reason.contains("digest is missing"));
@@ -706,5 +712,49 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string()
             .contains("another format"));
+    }
+}
+
+/// The record reader on generated input (issue 13, item 10): it never panics, every error names
+/// the file, and no change to a valid record's bytes is ever accepted.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn valid_bytes() -> (Vec<u8>, RunKey) {
+        let key = RunKey([9; 32]);
+        (encode_record(&tests::sample_record(key)).unwrap().0, key)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("MCCBUILD_PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000)
+        ))]
+
+        #[test]
+        fn arbitrary_bytes_are_an_error_naming_the_file(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let path = Path::new("/store/runs/09/x.json");
+            match parse_record_verified(path, &bytes, &RunKey([9; 32])) {
+                Ok(_) => prop_assert!(false, "arbitrary bytes accepted"),
+                Err(e) => prop_assert_eq!(e.path, path.to_path_buf()),
+            }
+        }
+
+        #[test]
+        fn any_change_to_a_valid_record_is_refused(at in any::<prop::sample::Index>(), byte in any::<u8>(), how in 0u8..3) {
+            let (good, key) = valid_bytes();
+            let i = at.index(good.len());
+            let mut bad = good.clone();
+            match how {
+                0 => bad[i] = byte,
+                1 => bad.truncate(i),
+                _ => bad.insert(i, byte),
+            }
+            prop_assume!(bad != good);
+            let path = Path::new("/store/runs/09/x.json");
+            let result = parse_record_verified(path, &bad, &key);
+            prop_assert!(result.is_err(), "a changed record was accepted: byte {} ({})", i, how);
+        }
     }
 }
