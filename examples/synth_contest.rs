@@ -117,9 +117,10 @@ fn main() {
     }
     let written = session.store.put_many(&records).expect("write records");
     let (mut index, _) = Index::load(&session.store);
-    for r in &records {
-        index.insert(r.key, Summary::of(r));
+    for (r, digest) in records.iter().zip(&written) {
+        index.insert(r.key, Summary::of(r), *digest);
     }
+    let written = written.len();
     index.save(&session.store).expect("save index");
     eprintln!(
         "{written} records and the index written in {:.1?}",

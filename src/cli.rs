@@ -89,6 +89,10 @@ pub enum Command {
         /// seconds otherwise), plain, or json (one object per event, for dashboards).
         #[arg(long, value_enum, value_name = "FORMAT", default_value = "auto")]
         progress: crate::progress::ProgressFormat,
+        /// When another command executes runs into the same store, stop at once (exit 3)
+        /// instead of waiting for it to end.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Compare two versions of a tool (two tool entries) value by value against the trusted
     /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory

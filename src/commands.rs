@@ -36,7 +36,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             jobs,
             json,
             progress,
-        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, progress),
+            no_wait,
+        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, progress, no_wait),
         Command::Diff {
             manifest,
             old,

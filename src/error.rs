@@ -67,7 +67,7 @@ impl From<mccbuild_output::export::ExportError> for Error {
             ExportError::Record { path, reason } => Error::Store(StoreError::Record {
                 path,
                 reason: format!(
-                    "{reason}; delete that file if it is still there, then `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again"
+                    "{reason}; `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again and its new record replaces the damaged one"
                 ),
             }),
             other @ (ExportError::ModelFileName { .. } | ExportError::NotXml { .. }) => {

@@ -33,6 +33,9 @@ pub struct ExecSummary {
     /// Runs of results files not in the store yet: `mccbuild import` reads them.
     #[serde(skip_serializing_if = "is_zero")]
     pub to_import: usize,
+    /// A record could not be written (its path, why): no run was started after it.
+    #[serde(skip)]
+    pub record_not_written: Option<(PathBuf, String)>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -114,8 +117,8 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
         if !self.store.record_path(&run.key).exists() {
             return false;
         }
-        match self.store.get(&run.key) {
-            Ok(Some(record)) => {
+        match self.store.get_verified(&run.key) {
+            Ok(Some((record, digest))) => {
                 self.stored[i] = true;
                 self.outcome.executed += 1;
                 let name = label(self.plan, run);
@@ -133,7 +136,7 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                     .entry(self.plan.instance_of(run).model)
                     .or_default()
                     .insert(record.host.clone());
-                self.index.insert(record.key, Summary::of(&record));
+                self.index.insert(record.key, Summary::of(&record), digest);
                 true
             }
             // Written by a step, so whole (atomic rename); unreadable means it is to be redone.
@@ -617,22 +620,29 @@ impl Recorder<'_> {
             record.slurm = Some(placement.clone());
         }
         match self.store.put(&record) {
-            Ok(()) => {
+            Ok(digest) => {
                 self.outcome.executed += 1;
                 self.stored[i] = true;
                 self.progress.run_finished(&name, &record.describe(), false);
-                self.index.insert(record.key, Summary::of(&record));
+                self.index.insert(record.key, Summary::of(&record), digest);
             }
             Err(e) => {
                 self.outcome.failed += 1;
+                let path = self.store.record_path(&run.key);
                 self.progress.run_finished(
                     &name,
-                    &format!(
-                        "not recorded: cannot write {}: {e}",
-                        self.store.record_path(&run.key).display()
-                    ),
+                    &format!("not recorded: cannot write {}: {e}", path.display()),
                     true,
                 );
+                // Fail fast: the next records would be lost too. No run starts after this one;
+                // those in flight are stopped (and not recorded).
+                if self.outcome.record_not_written.is_none() {
+                    self.outcome.record_not_written = Some((path, e.to_string()));
+                    self.progress.message(
+                        "stopping: a record cannot be written, so no more runs are started",
+                    );
+                }
+                self.cancel.store(true, Ordering::SeqCst);
             }
         }
     }

@@ -8,14 +8,19 @@ use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;
 
 /// Bump when what the results report holds changes.
-const RESULTS_SCHEMA: u32 = 1;
+const RESULTS_SCHEMA: u32 = 2;
 
 /// The key of a plan's results: everything scoring depends on. The rules text, the scoring
 /// shape of the contest (tools with family and kind, models with kind and size, which values each
-/// examination of each instance has), each planned run's key and whether it is stored (a stored
-/// run's summary never changes: its key is its content), and the mccbuild binary itself (the
-/// scoring code). Equal keys mean equal results, so a no-op `run` prints the cached report.
-pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
+/// examination of each instance has), each planned run's key and the content digest of its record
+/// when it is stored (a run redone with another outcome has another record, so another key), and
+/// the mccbuild binary itself (the scoring code). Equal keys mean equal results, so a no-op `run`
+/// prints the cached report; a stale report cannot be found.
+pub fn results_key(
+    plan: &Plan,
+    record_digest: impl Fn(usize) -> Option<Digest>,
+    binary: &Digest,
+) -> Digest {
     let mut buf: Vec<u8> = Vec::with_capacity(64 * plan.runs.len() + 4096);
     let mut put = |bytes: &[u8]| {
         buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
@@ -50,7 +55,10 @@ pub fn results_key(plan: &Plan, stored: &[bool], binary: &Digest) -> Digest {
             .map(u64::to_le_bytes)
             .concat());
         put(&run.key.0);
-        put(&[stored.get(i).copied().unwrap_or(false) as u8]);
+        match record_digest(i) {
+            Some(digest) => put(&digest),
+            None => put(&[]),
+        }
     }
     *blake3::hash(&buf).as_bytes()
 }

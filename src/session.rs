@@ -21,7 +21,7 @@ use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::inputs::build_scoring;
 use mccbuild_scoring::scores::{scores_report, ScoresReport};
 use mccbuild_store::index::LoadReport;
-use mccbuild_store::{CorruptRecord, Index, Store};
+use mccbuild_store::{CorruptRecord, Index, LockWait, Store, StoreLock};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -33,6 +33,8 @@ pub struct Session {
     pub executor: Box<dyn RunExecutor>,
     /// Records found damaged while loading (their runs are to be done again).
     pub corrupt: Vec<CorruptRecord>,
+    /// The store's execution lock, for commands that execute runs (held until the session ends).
+    pub lock: Option<StoreLock>,
     /// Things the user should know that do not stop the command.
     pub warnings: Vec<String>,
     /// Digest of the running mccbuild binary (part of the results key).
@@ -70,10 +72,39 @@ impl Session {
     /// here ([`Error::Input`]), as does a store that cannot be used ([`Error::Store`]); problems
     /// with single instances are in `plan.problems`.
     pub fn open(manifest: &Path) -> Result<Session, Error> {
+        Session::open_with(manifest, None)
+    }
+
+    /// [`Session::open`] for a command that executes runs: it takes the store's execution lock
+    /// (waiting for, or refusing, another such command) before it reads which runs are stored.
+    pub fn open_executing(
+        manifest: &Path,
+        wait: LockWait,
+        command: &str,
+    ) -> Result<Session, Error> {
+        Session::open_with(manifest, Some((wait, command)))
+    }
+
+    fn open_with(manifest: &Path, lock: Option<(LockWait, &str)>) -> Result<Session, Error> {
         let t = phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
         let store = Store::open(&contest.store)?;
+        let lock = match lock {
+            None => None,
+            Some((wait, command)) => Some(store.lock_for_execution(wait, command, |holder| {
+                eprintln!(
+                    "waiting for the store {}: another mccbuild executes runs there ({holder}); this one starts when it ends (`--no-wait` refuses instead)",
+                    store.root().display()
+                )
+            })?),
+        };
+        let had_index = store.index_path().exists();
+        // The index (every record stat'ed, changed ones verified) loads beside the plan.
+        let index_loading = {
+            let store = store.clone();
+            std::thread::spawn(move || Index::load(&store))
+        };
         let t = phase("digest cache load");
         let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
         drop(t);
@@ -94,9 +125,13 @@ impl Session {
             warnings.push(format!("could not save the digest cache: {e}"));
         }
         let t = phase("index load");
-        let had_index = store.index_path().exists();
-        let (index, loaded) = Index::load(&store);
+        let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
+            let mut index = Index::load(&store);
+            index.1.index_problem = Some("the index could not be loaded in parallel".into());
+            index
+        });
         drop(t);
+        warnings.extend(store.notes.iter().cloned());
         warnings.extend(loaded.index_problem.iter().cloned());
         if !had_index && !index.is_empty() {
             // docs/cache.md: a missing index is rebuilt from the records, with a warning.
@@ -118,11 +153,18 @@ impl Session {
         }
         warnings.extend(loaded.corrupt.iter().map(|c| {
             format!(
-                "damaged run record {}: {}; its run will be done again",
+                "damaged run record {}: {}; it is not used, its run is to be done again (by `mccbuild run`, whose new record replaces it)",
                 c.path.display(),
                 c.reason
             )
         }));
+        // What loading learnt (a rebuilt index, records verified again) is written back, so
+        // that the next command does not redo it; a store that cannot be written only costs
+        // that time again.
+        if index.is_dirty() {
+            let _t = phase("index save");
+            let _ = index.save(&store);
+        }
         let LoadReport { corrupt, .. } = loaded;
         let stored = plan.runs.iter().map(|r| index.contains(&r.key)).collect();
         Ok(Session {
@@ -130,6 +172,7 @@ impl Session {
             store,
             index,
             executor,
+            lock,
             corrupt,
             warnings,
             binary,
@@ -139,11 +182,23 @@ impl Session {
 
     /// [`Session::open`], then the warnings said on standard error.
     pub fn open_and_warn(manifest: &Path) -> Result<Session, Error> {
-        let session = Session::open(manifest)?;
+        Session::open_with(manifest, None).map(Session::warn)
+    }
+
+    /// [`Session::open_executing`], then the warnings said on standard error.
+    pub fn open_executing_and_warn(
+        manifest: &Path,
+        wait: LockWait,
+        command: &str,
+    ) -> Result<Session, Error> {
+        Session::open_with(manifest, Some((wait, command))).map(Session::warn)
+    }
+
+    fn warn(session: Session) -> Session {
         for w in &session.warnings {
             eprintln!("warning: {w}");
         }
-        Ok(session)
+        session
     }
 
     /// Problems with single instances, said as warnings (the commands that run, score or export
@@ -264,7 +319,15 @@ impl Session {
     /// The podium report (no values), from the results cache when nothing it depends on changed.
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
-        let key = crate::results_cache::results_key(&self.plan, &self.stored, &self.binary);
+        let key = crate::results_cache::results_key(
+            &self.plan,
+            |i| {
+                self.stored[i]
+                    .then(|| self.index.digest(&self.plan.runs[i].key))
+                    .flatten()
+            },
+            &self.binary,
+        );
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }

@@ -29,6 +29,17 @@ pub fn export(manifest: &Path, to: ExportTo) -> Result<(), Error> {
     }
     let session = Session::open_and_warn(manifest)?;
     session.warn_instance_problems();
+    // An export is the contest's result: it does not leave a damaged record's run out quietly.
+    if let Some(damaged) = session.corrupt.first() {
+        return Err(Error::Store(mccbuild_store::StoreError::Record {
+            path: damaged.path.clone(),
+            reason: format!(
+                "{} ({} damaged records in all); an export needs every run whose record was written: `mccbuild run` does these runs again and its new records replace the damaged ones",
+                damaged.reason,
+                session.corrupt.len()
+            ),
+        }));
+    }
     let (db, handles) = session.scoring();
     let stored = StoredRuns {
         plan: &session.plan,

@@ -22,7 +22,11 @@ pub struct ImportSummary {
 }
 
 pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
-    let mut session = Session::open_and_warn(manifest)?;
+    let mut session = Session::open_executing_and_warn(
+        manifest,
+        mccbuild_store::LockWait::Wait,
+        "mccbuild import",
+    )?;
     session.warn_instance_problems();
     let summary = session.import(file)?;
     if json {
@@ -78,14 +82,15 @@ impl Session {
             ));
             newly.push(i);
         }
-        self.store
+        let digests = self
+            .store
             .put_many(&records)
             .map_err(|source| StoreError::Write {
                 path: self.store.root().to_path_buf(),
                 source,
             })?;
-        for (record, i) in records.iter().zip(newly) {
-            self.index.insert(record.key, Summary::of(record));
+        for ((record, i), digest) in records.iter().zip(newly).zip(digests) {
+            self.index.insert(record.key, Summary::of(record), digest);
             self.stored[i] = true;
         }
         summary.imported = records.len();

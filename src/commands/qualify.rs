@@ -73,7 +73,12 @@ pub fn qualify(
     json: bool,
     html: Option<&Path>,
 ) -> Result<(), Error> {
-    let mut session = Session::open_and_warn(manifest)?;
+    // qualify executes runs: it holds the store's execution lock as `run` does.
+    let mut session = Session::open_executing_and_warn(
+        manifest,
+        mccbuild_store::LockWait::Wait,
+        "mccbuild qualify",
+    )?;
     session.warn_instance_problems();
     let selection = qualification_runs(&session, filter)?;
     session.store.check_writable()?;
@@ -81,11 +86,18 @@ pub fn qualify(
     let cancel = crate::signals::cancel_on_interrupt()
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let outcome = session.execute(&selection, jobs, &mut CliProgress::new(), &cancel);
+    if let Some((path, reason)) = outcome.record_not_written.clone() {
+        return Err(Error::Store(mccbuild_store::StoreError::RecordNotWritten {
+            path,
+            reason,
+            recorded: outcome.executed,
+        }));
+    }
     if cancel.load(Ordering::SeqCst) {
-        eprintln!(
+        crate::signals::say(&format!(
             "interrupted: {} runs recorded; runs in flight were stopped and not recorded",
             outcome.executed
-        );
+        ));
         return Err(Error::Interrupted);
     }
     let report = check_runs(&session, &selection);

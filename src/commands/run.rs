@@ -8,6 +8,8 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
+use mccbuild_store::LockWait;
+
 use crate::error::Error;
 use crate::progress::{count, CliProgress, ProgressFormat};
 use crate::session::{Filter, Session};
@@ -18,8 +20,14 @@ pub fn run(
     jobs: Option<usize>,
     json: bool,
     progress: ProgressFormat,
+    no_wait: bool,
 ) -> Result<(), Error> {
-    let mut session = Session::open_and_warn(manifest)?;
+    let wait = if no_wait {
+        LockWait::Refuse
+    } else {
+        LockWait::Wait
+    };
+    let mut session = Session::open_executing_and_warn(manifest, wait, "mccbuild run")?;
     session.warn_instance_problems();
     for p in &session.machine_problems().0 {
         eprintln!("warning: {p}");
@@ -36,6 +44,13 @@ pub fn run(
         .collect();
     let mut shown = CliProgress::with_format(progress);
     let outcome = session.execute(&selection, jobs, &mut shown, &cancel);
+    if let Some((path, reason)) = outcome.record_not_written.clone() {
+        return Err(Error::Store(mccbuild_store::StoreError::RecordNotWritten {
+            path,
+            reason,
+            recorded: outcome.executed,
+        }));
+    }
     if cancel.load(Ordering::SeqCst) {
         crate::signals::say(&format!(
             "interrupted: {} recorded; runs in flight were stopped and not recorded",

@@ -80,7 +80,7 @@ pub enum ExportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot read the run record {path}: {reason}; delete that file if it is still there, then `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again; export after that")]
+    #[error("cannot read the run record {path}: {reason}; `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again and its new record replaces the damaged one; export after that")]
     Record { path: PathBuf, reason: String },
     #[error("model `{model}` cannot name a file ({why}); rename the model in the manifest")]
     ModelFileName { model: String, why: &'static str },

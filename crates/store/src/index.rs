@@ -9,9 +9,18 @@
 //! second, each with its own checksum: knowing which runs are stored (a no-op `mccbuild run`)
 //! does not decode the summaries; they are decoded when scoring first asks for one.
 //!
+//! Each key comes with its record's content digest (the one the record file ends with) and the
+//! file's stamp when it was last verified (size, change time, inode). Every load stats every
+//! indexed record (in parallel, relative to each shard folder) and compares the stamp: a record
+//! changed in any way since it was verified (rewritten, truncated, edited in place) is read again
+//! and its digest checked; a record that no longer matches its own digest is reported and leaves
+//! the index (its run is to be done again). A record that was replaced by another valid record
+//! of the same run (a rerun) gets its new summary and digest.
+//!
 //! ```text
-//! "MCCBIDX2" | blake3(keys section) | blake3(summaries section) | n: u64 |
-//! keys section: 256 shard times (i128, MIN = unknown), n sorted keys |
+//! "MCCBIDX3" | blake3(keys section) | blake3(summaries section) | n: u64 |
+//! keys section: 256 shard times (i128, MIN = unknown), n sorted keys, n content digests,
+//!               n stamps (size u64, ctime ns i64, inode u64; all 0 = unknown) |
 //! summaries section: postcard, one entry per key, in key order
 //! ```
 
@@ -24,12 +33,167 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use mccbuild_core::digest::Digest;
 use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::{KeyMap, Measurement, Outcome, Response, RunKey, Termination, Value};
 
-use crate::{parse_record, CorruptRecord, RunRecord, Store};
+use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
 
-const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX2";
+const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX3";
+const STAMP: usize = 24;
+
+/// What a record file looked like when its content was last verified. Any write, truncation,
+/// rename over it or attribute change moves its change time (which no user call can set back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            size: meta.size(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
+        }
+    }
+
+    fn to_bytes(s: Option<Stamp>) -> [u8; STAMP] {
+        let s = s.unwrap_or(Stamp {
+            size: 0,
+            ctime_ns: 0,
+            ino: 0,
+        });
+        let mut b = [0u8; STAMP];
+        b[..8].copy_from_slice(&s.size.to_le_bytes());
+        b[8..16].copy_from_slice(&s.ctime_ns.to_le_bytes());
+        b[16..].copy_from_slice(&s.ino.to_le_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Stamp> {
+        let u = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().unwrap_or([0; 8]));
+        let s = Stamp {
+            size: u(0..8),
+            ctime_ns: u(8..16) as i64,
+            ino: u(16..24),
+        };
+        (s.size != 0).then_some(s)
+    }
+}
+
+/// A record's content digest and the stamp of its file when it was verified.
+#[derive(Clone, Copy, Debug, Default)]
+struct Meta {
+    digest: Option<Digest>,
+    stamp: Option<Stamp>,
+}
+
+/// Reads one record file, checks its digest and key; returns it with its digest and stamp.
+fn read_verified(
+    store: &Store,
+    key: &RunKey,
+) -> Result<(RunRecord, Digest, Stamp), CorruptRecord> {
+    let path = store.record_path(key);
+    let cannot = |e: io::Error| CorruptRecord {
+        path: path.clone(),
+        reason: format!("cannot read: {e}"),
+    };
+    let mut file = fs::File::open(&path).map_err(cannot)?;
+    let stamp = Stamp::of(&file.metadata().map_err(cannot)?);
+    let mut bytes = Vec::with_capacity(stamp.size as usize);
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(cannot)?;
+    let (record, digest) = parse_record_verified(&path, &bytes, key)?;
+    Ok((record, digest, stamp))
+}
+
+/// The file's stamp, if its content still has this digest (and verifies).
+fn stamp_if_digest(path: &std::path::Path, digest: &Digest) -> Option<Stamp> {
+    let mut file = fs::File::open(path).ok()?;
+    let stamp = Stamp::of(&file.metadata().ok()?);
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+    (verify_digest(&bytes).ok()? == *digest).then_some(stamp)
+}
+
+/// The stamps of these record files (in key order, so one shard folder after the other), on a
+/// few threads; `None` for a file that is gone or cannot be stat'ed.
+fn stat_all(store: &Store, keys: &[RunKey]) -> Vec<Option<Stamp>> {
+    use std::os::unix::ffi::OsStrExt;
+    let runs = store.root().join("runs");
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let chunk = keys.len().div_ceil(threads).max(4096);
+    let mut out: Vec<Option<Stamp>> = vec![None; keys.len()];
+    std::thread::scope(|scope| {
+        for (keys, out) in keys.chunks(chunk).zip(out.chunks_mut(chunk)) {
+            let runs = &runs;
+            scope.spawn(move || {
+                let mut shard: Option<(u8, i32)> = None;
+                let mut name = [0u8; 64 + 5 + 1];
+                for (key, slot) in keys.iter().zip(out.iter_mut()) {
+                    let dirfd = match shard {
+                        Some((s, fd)) if s == key.0[0] => fd,
+                        _ => {
+                            if let Some((_, fd)) = shard {
+                                // SAFETY: a descriptor this thread opened.
+                                unsafe { libc::close(fd) };
+                            }
+                            let dir = runs.join(format!("{:02x}", key.0[0]));
+                            let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes())
+                            else {
+                                continue;
+                            };
+                            // SAFETY: a NUL-terminated path; the descriptor is closed below.
+                            let fd = unsafe {
+                                libc::open(
+                                    c.as_ptr(),
+                                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                                )
+                            };
+                            shard = Some((key.0[0], fd));
+                            fd
+                        }
+                    };
+                    if dirfd < 0 {
+                        continue;
+                    }
+                    name[..64].copy_from_slice(key.hex().as_bytes());
+                    name[64..69].copy_from_slice(b".json");
+                    name[69] = 0;
+                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                    // SAFETY: a NUL-terminated name relative to an open folder; `st` is ours.
+                    let r = unsafe {
+                        libc::fstatat(
+                            dirfd,
+                            name.as_ptr() as *const libc::c_char,
+                            &mut st,
+                            libc::AT_SYMLINK_NOFOLLOW,
+                        )
+                    };
+                    if r == 0 {
+                        *slot = Some(Stamp {
+                            size: st.st_size as u64,
+                            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
+                            ino: st.st_ino,
+                        });
+                    }
+                }
+                if let Some((_, fd)) = shard {
+                    if fd >= 0 {
+                        // SAFETY: a descriptor this thread opened.
+                        unsafe { libc::close(fd) };
+                    }
+                }
+            });
+        }
+    });
+    out
+}
 const SHARDS: usize = 256;
 const HEADER: usize = 8 + 32 + 32 + 8;
 const BUCKETS: usize = 1 << 16;
@@ -123,6 +287,11 @@ pub struct Index {
     /// `file_keys[buckets[b]..buckets[b + 1]]` are the keys whose first two bytes are `b`: a
     /// lookup touches one or two cache lines instead of a binary search over megabytes.
     buckets: Vec<u32>,
+    /// Per file key: its record's content digest and verified stamp.
+    file_digests: Vec<Digest>,
+    file_stamps: Vec<Option<Stamp>>,
+    /// Digests and stamps learnt since the file was written (they win over the file's).
+    meta: KeyMap<Meta>,
     /// The file's summaries section, decoded on first use.
     file_body: Vec<u8>,
     file_summaries: OnceLock<Vec<Option<Summary>>>,
@@ -143,8 +312,10 @@ pub struct LoadReport {
     pub corrupt: Vec<CorruptRecord>,
     /// Why the index file itself was not used, if it was not.
     pub index_problem: Option<String>,
-    /// Keys whose records appeared or disappeared (what `mccbuild watch` applies).
+    /// Keys whose records appeared, disappeared or changed (what `mccbuild watch` applies).
     pub changed: Vec<RunKey>,
+    /// Records whose file changed since they were verified and were read again.
+    pub records_reverified: usize,
 }
 
 impl Index {
@@ -182,6 +353,9 @@ impl Index {
         Index {
             file_keys: Vec::new(),
             buckets: vec![0; BUCKETS + 1],
+            file_digests: Vec::new(),
+            file_stamps: Vec::new(),
+            meta: KeyMap::default(),
             file_body: Vec::new(),
             file_summaries: OnceLock::new(),
             added: KeyMap::default(),
@@ -261,19 +435,19 @@ impl Index {
                 if self.contains(&key) {
                     continue;
                 }
-                let path = store.record_path(&key);
-                match fs::read(&path)
-                    .map_err(|e| CorruptRecord {
-                        path: path.clone(),
-                        reason: format!("cannot read: {e}"),
-                    })
-                    .and_then(|b| parse_record(&path, &b, &key))
-                {
-                    Ok(record) => {
+                match read_verified(store, &key) {
+                    Ok((record, digest, stamp)) => {
                         report.records_read += 1;
                         report.changed.push(key);
                         self.removed.remove(&key);
                         self.added.insert(key, Summary::of(&record));
+                        self.meta.insert(
+                            key,
+                            Meta {
+                                digest: Some(digest),
+                                stamp: Some(stamp),
+                            },
+                        );
                         self.dirty = true;
                     }
                     Err(corrupt) => {
@@ -294,6 +468,110 @@ impl Index {
                 self.dirty = true;
             }
         }
+        self.verify(store, report);
+    }
+
+    /// The digest and stamp known for a stored key.
+    fn meta_of(&self, key: &RunKey) -> Meta {
+        if let Some(m) = self.meta.get(key) {
+            return *m;
+        }
+        match self.file_position(key) {
+            Some(p) if !self.added.contains_key(key) => Meta {
+                digest: Some(self.file_digests[p]),
+                stamp: self.file_stamps[p],
+            },
+            _ => Meta::default(),
+        }
+    }
+
+    /// Every stored key, file keys in order then the others.
+    fn stored_keys(&self) -> Vec<RunKey> {
+        let mut keys: Vec<RunKey> = self
+            .file_keys
+            .iter()
+            .filter(|k| !self.removed.contains(k))
+            .copied()
+            .collect();
+        let mut extra: Vec<RunKey> = self
+            .added
+            .keys()
+            .filter(|k| self.file_position(k).is_none() || self.removed.contains(k))
+            .copied()
+            .collect();
+        extra.sort_unstable();
+        keys.extend(extra);
+        keys
+    }
+
+    /// Stats every indexed record; reads again and checks those whose file changed since they
+    /// were verified (docs/cache.md, "Self-verifying records").
+    fn verify(&mut self, store: &Store, report: &mut LoadReport) {
+        let keys = self.stored_keys();
+        let stamps = stat_all(store, &keys);
+        for (key, now) in keys.into_iter().zip(stamps) {
+            let known = self.meta_of(&key);
+            if now.is_some() && now == known.stamp {
+                continue;
+            }
+            let path = store.record_path(&key);
+            if now.is_none() && !path.exists() {
+                // Gone (its shard was listed within the same clock tick): no longer stored.
+                self.remove(&key);
+                report.changed.push(key);
+                continue;
+            }
+            // Same bytes as verified before (a copy, a touch): only the stamp is new.
+            let same = match known.digest {
+                Some(digest) => stamp_if_digest(&path, &digest),
+                None => None,
+            };
+            if let Some(stamp) = same {
+                self.meta.insert(
+                    key,
+                    Meta {
+                        digest: known.digest,
+                        stamp: Some(stamp),
+                    },
+                );
+                self.dirty = true;
+                continue;
+            }
+            report.records_reverified += 1;
+            match read_verified(store, &key) {
+                Ok((record, digest, stamp)) => {
+                    // Another valid record of the same run (a rerun): its summary replaces the old.
+                    self.added.insert(key, Summary::of(&record));
+                    self.meta.insert(
+                        key,
+                        Meta {
+                            digest: Some(digest),
+                            stamp: Some(stamp),
+                        },
+                    );
+                    report.changed.push(key);
+                    self.dirty = true;
+                }
+                Err(corrupt) => {
+                    self.remove(&key);
+                    self.shard_mtimes[key.0[0] as usize] = None;
+                    report.changed.push(key);
+                    report.corrupt.push(corrupt);
+                }
+            }
+        }
+    }
+
+    /// The content digest of a stored run's record (what cached views are keyed by).
+    pub fn digest(&self, key: &RunKey) -> Option<Digest> {
+        // A quiet store (nothing learnt since the file was written): one lookup.
+        if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
+            return self.file_position(key).map(|p| self.file_digests[p]);
+        }
+        if !self.contains(key) {
+            return None;
+        }
+        self.meta_of(key).digest
     }
 
     fn summaries(&self) -> &Vec<Option<Summary>> {
@@ -339,19 +617,33 @@ impl Index {
         self.len() == 0
     }
 
-    /// Records a run just stored.
-    pub fn insert(&mut self, key: RunKey, summary: Summary) {
+    /// Records a run just stored, with its record's content digest (its file's stamp is taken
+    /// when the index is next saved or loaded).
+    pub fn insert(&mut self, key: RunKey, summary: Summary, digest: Digest) {
         self.removed.remove(&key);
         self.added.insert(key, summary);
+        self.meta.insert(
+            key,
+            Meta {
+                digest: Some(digest),
+                stamp: None,
+            },
+        );
         self.dirty = true;
     }
 
     /// Forgets a run whose record was removed.
     pub fn remove(&mut self, key: &RunKey) {
+        self.meta.remove(key);
         if self.added.remove(key).is_some() || self.file_position(key).is_some() {
             self.removed.insert(*key);
             self.dirty = true;
         }
+    }
+
+    /// Whether the index learnt something its file does not hold.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
     }
 
     /// Saves the index if it changed (after reconciling with records written meanwhile).
@@ -385,6 +677,13 @@ impl Index {
         }
         for (k, _) in &all {
             keys_section.extend_from_slice(&k.0);
+        }
+        let metas: Vec<Meta> = all.iter().map(|(k, _)| self.meta_of(k)).collect();
+        for m in &metas {
+            keys_section.extend_from_slice(&m.digest.unwrap_or([0; 32]));
+        }
+        for m in &metas {
+            keys_section.extend_from_slice(&Stamp::to_bytes(m.stamp));
         }
         let entries: Vec<Entry> = all.iter().map(|(_, s)| Entry::of(s)).collect();
         let body = postcard::to_allocvec(&entries).unwrap_or_default();
@@ -431,7 +730,7 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
     let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
     let keys_end = HEADER
         .checked_add(SHARDS * 16)
-        .and_then(|x| x.checked_add(n.checked_mul(32)?))
+        .and_then(|x| x.checked_add(n.checked_mul(32 + 32 + STAMP)?))
         .ok_or("malformed")?;
     if bytes.len() < keys_end {
         return Err("truncated".into());
@@ -450,7 +749,17 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
             (m != i128::MIN).then_some(m)
         })
         .collect();
-    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..]
+    let keys_end = SHARDS * 16 + n * 32;
+    let digests_end = keys_end + n * 32;
+    let file_digests: Vec<Digest> = keys_section[keys_end..digests_end]
+        .chunks_exact(32)
+        .map(|c| c.try_into().unwrap_or([0; 32]))
+        .collect();
+    let file_stamps: Vec<Option<Stamp>> = keys_section[digests_end..]
+        .chunks_exact(STAMP)
+        .map(Stamp::from_bytes)
+        .collect();
+    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..keys_end]
         .chunks_exact(32)
         .map(|c| RunKey(c.try_into().unwrap_or([0; 32])))
         .collect();
@@ -461,6 +770,9 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
     Ok(Index {
         buckets: buckets(&file_keys),
         file_keys,
+        file_digests,
+        file_stamps,
+        meta: KeyMap::default(),
         file_body: body,
         file_summaries: OnceLock::new(),
         added: KeyMap::default(),
@@ -554,6 +866,75 @@ mod tests {
         let (index, report) = Index::load(&store);
         assert!(report.index_problem.unwrap().contains("checksum"));
         assert!(index.contains(&b));
+    }
+
+    #[test]
+    fn records_damaged_after_they_were_indexed_are_noticed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (a, b, c) = (RunKey([1; 32]), RunKey([2; 32]), RunKey([3; 32]));
+        for k in [a, b, c] {
+            store.put(&sample_record(k)).unwrap();
+        }
+        let (mut index, _) = Index::load(&store);
+        age_shards(&store);
+        index.save(&store).unwrap();
+        let digest_b = index.digest(&b).unwrap();
+        // In place, the shard folders' times unchanged: a truncation, a valid-JSON edit.
+        let truncate = fs::OpenOptions::new().write(true).open(store.record_path(&a)).unwrap();
+        truncate.set_len(100).unwrap();
+        let text = fs::read_to_string(store.record_path(&b)).unwrap();
+        let edited = text.replacen("\"value\":\"6\"", "\"value\":\"5\"", 1);
+        fs::OpenOptions::new()
+            .write(true)
+            .open(store.record_path(&b))
+            .and_then(|mut f| io::Write::write_all(&mut f, edited.as_bytes()))
+            .unwrap();
+        let (index, report) = Index::load(&store);
+        assert_eq!(report.records_read, 0);
+        let mut damaged: Vec<_> = report.corrupt.iter().map(|c| c.path.clone()).collect();
+        damaged.sort();
+        assert_eq!(damaged, vec![store.record_path(&a), store.record_path(&b)]);
+        assert!(!index.contains(&a) && !index.contains(&b) && index.contains(&c));
+        assert_eq!(index.get(&b), None);
+        assert_eq!(index.digest(&b), None);
+        // Still reported next time (the index does not forget a damaged record).
+        let (_, report) = Index::load(&store);
+        assert_eq!(report.corrupt.len(), 2);
+        // Repaired by a new record of the same run: it is found again, with its digest.
+        assert_eq!(store.put(&sample_record(b)).unwrap(), digest_b);
+        let (index, report) = Index::load(&store);
+        assert_eq!(report.corrupt.len(), 1);
+        assert_eq!(index.digest(&b), Some(digest_b));
+    }
+
+    #[test]
+    fn a_touched_record_is_checked_once_and_a_replaced_one_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let a = RunKey([1; 32]);
+        store.put(&sample_record(a)).unwrap();
+        let (mut index, _) = Index::load(&store);
+        age_shards(&store);
+        index.save(&store).unwrap();
+        // chmod: another change time, same bytes.
+        let path = store.record_path(&a);
+        let mut perms = fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o600);
+        fs::set_permissions(&path, perms).unwrap();
+        let (mut index, report) = Index::load(&store);
+        assert!(report.corrupt.is_empty() && report.records_reverified == 0);
+        index.save(&store).unwrap();
+        let (_, report) = Index::load(&store);
+        assert!(report.changed.is_empty(), "the new stamp was saved");
+        // Another valid record of the run (redone with another outcome): its summary is used.
+        let mut other = sample_record(a);
+        other.answers[0].value = Value::Int(9);
+        store.put(&other).unwrap();
+        age_shards(&store);
+        let (index, report) = Index::load(&store);
+        assert!(report.corrupt.is_empty());
+        assert_eq!(index.get(&a).unwrap().answers[0], (0, Value::Int(9)));
     }
 
     #[test]

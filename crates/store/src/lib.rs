@@ -22,26 +22,60 @@ pub use index::{Index, Summary};
 pub use record::{RunRecord, SlurmPlacement, VmInfo, RECORD_FORMAT};
 
 use mccbuild_core::fsio::{temp_sibling, write_atomically, write_atomically_in_batch};
+use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
 
-/// The store's own format version (the layout of folders and files).
-pub const STORE_FORMAT: u32 = 1;
+/// The least free space a command that records runs starts with (records are small; a store
+/// with less is about to fill up, and a run made then not recorded is lost work).
+pub const MIN_FREE_BYTES: u64 = 16 << 20;
+
+/// The store's own format version (the layout of folders and files). 2: records carry a content
+/// digest (format 1 stores are upgraded in place when opened, [`Store::open`]).
+pub const STORE_FORMAT: u32 = 2;
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot create the store {path}: {source}")]
     Create { path: PathBuf, source: io::Error },
-    #[error("{path} is a store of another format (`{found}`); this mccbuild reads format {STORE_FORMAT}. Use another `store` in [contest] or remove that folder")]
+    #[error("{path} is a store of another format (`{found}`); this mccbuild reads format {STORE_FORMAT} (and upgrades format 1). Use the mccbuild that wrote it, or set another `store` in [contest]")]
     OtherFormat { path: PathBuf, found: String },
+    #[error("the store marker {path} is damaged (it holds `{found}`, not `mccbuild store {STORE_FORMAT}`); the records beside it were not touched. If this folder is an mccbuild store, write the line `mccbuild store {STORE_FORMAT}` into {path}; otherwise set another `store` in [contest]")]
+    DamagedMarker { path: PathBuf, found: String },
+    #[error("cannot upgrade the store {path} from format 1 to {STORE_FORMAT} (adding a content digest to each record): {source}; the upgrade needs a writable store once (the records are kept as they are until then)")]
+    Upgrade { path: PathBuf, source: io::Error },
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error("the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only?), or set `store` in [contest]")]
+    #[error("the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only? full?), or set `store` in [contest]")]
     ReadOnly { path: PathBuf, source: io::Error },
     #[error("cannot read the run record {path}: {reason}")]
     Record { path: PathBuf, reason: String },
+    #[error("the store {path} has no room: {free} bytes free on its file system, a command that records runs needs at least {MIN_FREE_BYTES}; make room there (or set another `store` in [contest])")]
+    Full { path: PathBuf, free: u64 },
+    #[error("cannot write the run record {path}: {reason}; no more runs were started ({recorded} recorded by this command, runs in flight stopped and not recorded). Make room on the store's file system or make it writable; then `mccbuild run` does the missing runs")]
+    RecordNotWritten {
+        path: PathBuf,
+        reason: String,
+        recorded: usize,
+    },
+    #[error("the store {path} is busy: another mccbuild executes runs there ({holder}); without --no-wait this command waits for it to end")]
+    Busy { path: PathBuf, holder: String },
+}
+
+/// The right to execute runs into a store, held until dropped (or the process ends, however it
+/// ends: the kernel releases an flock with its last descriptor).
+#[derive(Debug)]
+pub struct StoreLock {
+    _file: fs::File,
+}
+
+/// Whether a command that would execute runs waits for another one on the same store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockWait {
+    Wait,
+    Refuse,
 }
 
 /// Why a record cannot be used.
@@ -56,6 +90,8 @@ pub struct CorruptRecord {
 #[derive(Clone, Debug)]
 pub struct Store {
     root: PathBuf,
+    /// What opening the store did that the user should know (an upgrade of its format).
+    pub notes: Vec<String>,
 }
 
 impl Store {
@@ -68,17 +104,41 @@ impl Store {
                 source,
             })?;
         }
-        match fs::read_to_string(&marker) {
-            Ok(text) => {
+        let mut notes = Vec::new();
+        match fs::read(&marker) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
                 let version = text
                     .trim()
                     .strip_prefix("mccbuild store ")
                     .and_then(|v| v.parse::<u32>().ok());
-                if version != Some(STORE_FORMAT) {
-                    return Err(StoreError::OtherFormat {
-                        path: root.to_path_buf(),
-                        found: text.trim().to_string(),
-                    });
+                match version {
+                    Some(STORE_FORMAT) => {}
+                    Some(1) => {
+                        let n = upgrade_from_format_1(root).map_err(|source| {
+                            StoreError::Upgrade {
+                                path: root.to_path_buf(),
+                                source,
+                            }
+                        })?;
+                        notes.push(format!(
+                            "upgraded the store {} from format 1 to {STORE_FORMAT}: {n} records now carry a content digest",
+                            root.display()
+                        ));
+                    }
+                    Some(_) => {
+                        return Err(StoreError::OtherFormat {
+                            path: root.to_path_buf(),
+                            found: text.trim().to_string(),
+                        })
+                    }
+                    None => {
+                        let found: String = text.trim().chars().take(60).collect();
+                        return Err(StoreError::DamagedMarker {
+                            path: marker,
+                            found,
+                        });
+                    }
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -100,18 +160,122 @@ impl Store {
         }
         Ok(Store {
             root: root.to_path_buf(),
+            notes,
         })
     }
 
     /// Checks that records can be written (commands that record runs check before they start:
     /// a run made and then not recorded would be lost work).
+    /// It also checks that the store's file system has [`MIN_FREE_BYTES`] free.
     pub fn check_writable(&self) -> Result<(), StoreError> {
         let probe = self.temp_path("write-check");
         let result = fs::write(&probe, b"mccbuild").and_then(|()| fs::remove_file(&probe));
-        result.map_err(|source| StoreError::ReadOnly {
-            path: self.root.clone(),
-            source,
-        })
+        if let Err(source) = result {
+            let _ = fs::remove_file(&probe);
+            if source.raw_os_error() == Some(libc::ENOSPC) {
+                return Err(StoreError::Full {
+                    path: self.root.clone(),
+                    free: self.free_bytes().unwrap_or(0),
+                });
+            }
+            return Err(StoreError::ReadOnly {
+                path: self.root.clone(),
+                source,
+            });
+        }
+        match self.free_bytes() {
+            Ok(free) if free < MIN_FREE_BYTES => Err(StoreError::Full {
+                path: self.root.clone(),
+                free,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Free bytes on the store's file system (for an unprivileged writer).
+    pub fn free_bytes(&self) -> io::Result<u64> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(self.root.as_os_str().as_bytes())
+            .map_err(io::Error::other)?;
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a NUL-terminated path and a struct of ours.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    }
+
+    /// Takes the store's execution lock (`lock`, an flock): one command executing runs per
+    /// store, so that two `mccbuild run` never execute the same run twice nor pin runs onto the
+    /// same cores. Readers (`scores`, `watch`, `export`...) never take it. When another process
+    /// holds it, `waiting` is told who (and the call waits) or, with [`LockWait::Refuse`],
+    /// [`StoreError::Busy`] is returned.
+    pub fn lock_for_execution(
+        &self,
+        wait: LockWait,
+        command: &str,
+        waiting: impl FnOnce(&str),
+    ) -> Result<StoreLock, StoreError> {
+        use std::io::{Read, Seek, Write};
+        use std::os::unix::io::AsRawFd;
+        let path = self.root.join("lock");
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|source| StoreError::ReadOnly {
+                path: self.root.clone(),
+                source,
+            })?;
+        let flock = |file: &fs::File, how: libc::c_int| {
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        if let Err(e) = flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+            if e.kind() != io::ErrorKind::WouldBlock {
+                return Err(StoreError::Write { path, source: e });
+            }
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = match holder.trim() {
+                "" => "a process that has not said who it is yet".to_string(),
+                h => h.replace('\n', ", "),
+            };
+            match wait {
+                LockWait::Refuse => {
+                    return Err(StoreError::Busy {
+                        path: self.root.clone(),
+                        holder,
+                    })
+                }
+                LockWait::Wait => {
+                    waiting(&holder);
+                    flock(&file, libc::LOCK_EX)
+                        .map_err(|source| StoreError::Write { path: path.clone(), source })?;
+                }
+            }
+        }
+        // Who holds it, for the next one's message (the lock is the flock, not this text).
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let host = fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| {
+            write!(
+                file,
+                "pid {} on {}\n`{command}`\nsince unix time {since}\n",
+                std::process::id(),
+                host.trim()
+            )
+        });
+        Ok(StoreLock { _file: file })
     }
 
     pub fn root(&self) -> &Path {
@@ -160,30 +324,45 @@ impl Store {
         parse_record(&path, &bytes, key).map(Some)
     }
 
-    /// Writes a record atomically: a reader sees the old state or the whole new record.
-    pub fn put(&self, record: &RunRecord) -> io::Result<()> {
-        let json = serde_json::to_vec(record).map_err(io::Error::other)?;
-        write_atomically(&self.record_path(&record.key), &json)
+    /// [`Store::get`], with the record's content digest.
+    pub fn get_verified(&self, key: &RunKey) -> Result<Option<(RunRecord, Digest)>, CorruptRecord> {
+        let path = self.record_path(key);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(CorruptRecord {
+                    path,
+                    reason: format!("cannot read: {e}"),
+                })
+            }
+        };
+        parse_record_verified(&path, &bytes, key).map(Some)
+    }
+
+    /// Writes a record atomically: a reader sees the old state or the whole new record. Returns
+    /// the record's content digest.
+    pub fn put(&self, record: &RunRecord) -> io::Result<Digest> {
+        let (bytes, digest) = encode_record(record)?;
+        write_atomically(&self.record_path(&record.key), &bytes)?;
+        Ok(digest)
     }
 
     /// Writes many records (an import, a generated store): each atomically, made durable together
     /// by one `syncfs` at the end instead of one fsync per record.
+    /// Returns the records' content digests, in order.
     pub fn put_many<'a>(
         &self,
         records: impl IntoIterator<Item = &'a RunRecord>,
-    ) -> io::Result<usize> {
-        let mut n = 0;
+    ) -> io::Result<Vec<Digest>> {
+        let mut digests = Vec::new();
         for record in records {
-            let json = serde_json::to_vec(record).map_err(io::Error::other)?;
-            write_atomically_in_batch(&self.record_path(&record.key), &json)?;
-            n += 1;
+            let (bytes, digest) = encode_record(record)?;
+            write_atomically_in_batch(&self.record_path(&record.key), &bytes)?;
+            digests.push(digest);
         }
-        let dir = fs::File::open(&self.root)?;
-        // SAFETY: syncfs on a file descriptor we own.
-        if unsafe { libc::syncfs(std::os::unix::io::AsRawFd::as_raw_fd(&dir)) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(n)
+        sync_filesystem(&self.root)?;
+        Ok(digests)
     }
 
     /// Removes a record (to have its run redone).
@@ -195,8 +374,75 @@ impl Store {
     }
 }
 
+fn sync_filesystem(root: &Path) -> io::Result<()> {
+    let dir = fs::File::open(root)?;
+    // SAFETY: syncfs on a file descriptor we own.
+    if unsafe { libc::syncfs(std::os::unix::io::AsRawFd::as_raw_fd(&dir)) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The last field of every record file: `,"digest":"<64 hex>"}`.
+const DIGEST_FIELD: &[u8] = b",\"digest\":\"";
+const DIGEST_TAIL: usize = DIGEST_FIELD.len() + 64 + 2;
+
+/// A record file's bytes and its content digest. The file is the record's JSON with one more
+/// field at its end, `"digest"`: the blake3 hash of that same JSON without it (the bytes before
+/// `,"digest"`, then `}`). So a record verifies itself: any change of its content (an edited
+/// answer that stays valid JSON, a truncation) no longer matches its digest.
+pub fn encode_record(record: &RunRecord) -> io::Result<(Vec<u8>, Digest)> {
+    let mut bytes = serde_json::to_vec(record).map_err(io::Error::other)?;
+    let digest = *blake3::hash(&bytes).as_bytes();
+    bytes.pop(); // the closing `}`
+    bytes.extend_from_slice(DIGEST_FIELD);
+    bytes.extend_from_slice(mccbuild_core::digest::hex(&digest).as_bytes());
+    bytes.extend_from_slice(b"\"}");
+    Ok((bytes, digest))
+}
+
+/// Checks a record file's content digest; returns it.
+pub fn verify_digest(bytes: &[u8]) -> Result<Digest, String> {
+    let n = bytes.len();
+    if n < DIGEST_TAIL + 1
+        || &bytes[n - DIGEST_TAIL..n - DIGEST_TAIL + DIGEST_FIELD.len()] != DIGEST_FIELD
+        || &bytes[n - 2..] != b"\"}"
+    {
+        return Err(format!(
+            "its content digest is missing (the file ends without `\"digest\":\"...\"}}`): truncated or rewritten ({n} bytes)"
+        ));
+    }
+    let written = std::str::from_utf8(&bytes[n - 66..n - 2])
+        .ok()
+        .and_then(|h| blake3::Hash::from_hex(h).ok())
+        .map(|h| *h.as_bytes())
+        .ok_or("its content digest is not 64 hex digits")?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&bytes[..n - DIGEST_TAIL]);
+    hasher.update(b"}");
+    let computed = hasher.finalize();
+    // Byte for byte (lower-case hex, as written): no two files carry one digest.
+    if computed.as_bytes() != &written || computed.to_hex().as_bytes() != &bytes[n - 66..n - 2] {
+        return Err(
+            "its content does not match its digest: the record was changed after it was written (an edited or damaged file)"
+                .into(),
+        );
+    }
+    Ok(written)
+}
+
 /// Decodes and checks a record file's content.
 pub fn parse_record(path: &Path, bytes: &[u8], key: &RunKey) -> Result<RunRecord, CorruptRecord> {
+    parse_record_verified(path, bytes, key).map(|(record, _)| record)
+}
+
+/// Decodes and checks a record file's content (format, content digest, key); returns the record
+/// and its content digest.
+pub fn parse_record_verified(
+    path: &Path,
+    bytes: &[u8],
+    key: &RunKey,
+) -> Result<(RunRecord, Digest), CorruptRecord> {
     let corrupt = |reason: String| CorruptRecord {
         path: path.to_path_buf(),
         reason,
@@ -213,6 +459,7 @@ pub fn parse_record(path: &Path, bytes: &[u8], key: &RunKey) -> Result<RunRecord
             format.format
         )));
     }
+    let digest = verify_digest(bytes).map_err(corrupt)?;
     let record: RunRecord =
         serde_json::from_slice(bytes).map_err(|e| corrupt(format!("damaged run record: {e}")))?;
     if record.key != *key {
@@ -221,7 +468,54 @@ pub fn parse_record(path: &Path, bytes: &[u8], key: &RunKey) -> Result<RunRecord
             record.key
         )));
     }
-    Ok(record)
+    Ok((record, digest))
+}
+
+/// Upgrades a format 1 store: each readable record of format 1 is rewritten as format 2 (with its
+/// content digest); damaged ones are left as they are (they are reported and their runs done
+/// again, as always). Rerunnable: an interrupted upgrade goes on where it stopped.
+fn upgrade_from_format_1(root: &Path) -> io::Result<usize> {
+    let mut n = 0;
+    let runs = root.join("runs");
+    for shard in fs::read_dir(&runs)? {
+        let shard = shard?.path();
+        if !shard.is_dir() {
+            continue;
+        }
+        for entry in fs::read_dir(&shard)? {
+            let path = entry?.path();
+            let Some(key) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(RunKey::from_hex)
+            else {
+                continue;
+            };
+            let Ok(bytes) = fs::read(&path) else { continue };
+            let Ok(mut record) = serde_json::from_slice::<RunRecord>(&bytes) else {
+                continue;
+            };
+            if record.format != 1 || record.key != key {
+                continue;
+            }
+            record.format = RECORD_FORMAT;
+            let (bytes, _) = encode_record(&record)?;
+            write_atomically_in_batch(&path, &bytes)?;
+            n += 1;
+        }
+    }
+    sync_filesystem(root)?;
+    // The old index has no digests (and another magic): it is rebuilt from the records.
+    match fs::remove_file(root.join("index.bin")) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    write_atomically(
+        &root.join("STORE"),
+        format!("mccbuild store {STORE_FORMAT}\n").as_bytes(),
+    )?;
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -334,8 +628,81 @@ pub(crate) mod tests {
             .reason
             .contains("record format 99"));
         let other = sample_record(RunKey([5; 32]));
-        fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
+        fs::write(&path, encode_record(&other).unwrap().0).unwrap();
         assert!(store.get(&key).unwrap_err().reason.contains("instead"));
+    }
+
+    #[test]
+    fn a_record_verifies_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = RunKey([6; 32]);
+        let digest = store.put(&sample_record(key)).unwrap();
+        let path = store.record_path(&key);
+        let good = fs::read(&path).unwrap();
+        assert_eq!(verify_digest(&good), Ok(digest));
+        assert!(good.ends_with(format!("\"digest\":\"{}\"}}", mccbuild_core::digest::hex(&digest)).as_bytes()));
+        // An answer changed, the file still valid JSON of the same length.
+        let text = String::from_utf8(good.clone()).unwrap();
+        let edited = text.replacen("\"value\":\"6\"", "\"value\":\"7\"", 1);
+        assert_ne!(edited, text);
+        serde_json::from_str::<serde_json::Value>(&edited).unwrap();
+        fs::write(&path, &edited).unwrap();
+        let err = store.get(&key).unwrap_err();
+        assert!(err.reason.contains("does not match its digest"), "{err}");
+        // Truncated.
+        fs::write(&path, &good[..good.len() - 10]).unwrap();
+        assert!(store.get(&key).is_err());
+        fs::write(&path, &good[..good.len() / 2]).unwrap();
+        assert!(store.get(&key).is_err());
+        // The digest's hex in upper case: the same number, another file.
+        let upper = text.replace(&mccbuild_core::digest::hex(&digest), &mccbuild_core::digest::hex(&digest).to_uppercase());
+        fs::write(&path, &upper).unwrap();
+        assert!(store.get(&key).is_err());
+        // Without its digest (a record of format 2 written by hand).
+        fs::write(&path, serde_json::to_vec(&sample_record(key)).unwrap()).unwrap();
+        assert!(store.get(&key).unwrap_err().reason.contains("digest is missing"));
+        fs::write(&path, &good).unwrap();
+        assert_eq!(store.get_verified(&key).unwrap().unwrap().1, digest);
+    }
+
+    #[test]
+    fn a_format_1_store_is_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (RunKey([7; 32]), RunKey([8; 32]));
+        fs::write(dir.path().join("STORE"), "mccbuild store 1\n").unwrap();
+        let mut old = sample_record(a);
+        old.format = 1;
+        let path_a = dir.path().join("runs/07").join(format!("{}.json", a.hex()));
+        let path_b = dir.path().join("runs/08").join(format!("{}.json", b.hex()));
+        fs::create_dir_all(path_a.parent().unwrap()).unwrap();
+        fs::create_dir_all(path_b.parent().unwrap()).unwrap();
+        fs::write(&path_a, serde_json::to_vec(&old).unwrap()).unwrap();
+        fs::write(&path_b, b"{\"format\": 1, \"key\": tru").unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.notes[0].contains("1 records now carry a content digest"));
+        let upgraded = store.get(&a).unwrap().unwrap();
+        assert_eq!(upgraded.format, RECORD_FORMAT);
+        assert_eq!(upgraded.answers, old.answers);
+        // The damaged one is left as it was (reported, rerun), never removed.
+        assert_eq!(fs::read(&path_b).unwrap(), b"{\"format\": 1, \"key\": tru");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("STORE")).unwrap(),
+            format!("mccbuild store {STORE_FORMAT}\n")
+        );
+        assert!(Store::open(dir.path()).unwrap().notes.is_empty());
+    }
+
+    #[test]
+    fn a_damaged_marker_is_named_and_nothing_advises_removing() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("STORE"), "\u{0}garbage\n").unwrap();
+        let message = Store::open(dir.path()).unwrap_err().to_string();
+        assert!(message.contains("damaged") && message.contains("write the line"), "{message}");
+        assert!(!message.contains("remove") && !message.contains("delete"), "{message}");
+        fs::write(dir.path().join("STORE"), "mccbuild store 999\n").unwrap();
+        let message = Store::open(dir.path()).unwrap_err().to_string();
+        assert!(!message.contains("remove") && !message.contains("delete"), "{message}");
     }
 
     #[test]
@@ -346,5 +713,49 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string()
             .contains("another format"));
+    }
+}
+
+/// The record reader on generated input (issue 13, item 10): it never panics, every error names
+/// the file, and no change to a valid record's bytes is ever accepted.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn valid_bytes() -> (Vec<u8>, RunKey) {
+        let key = RunKey([9; 32]);
+        (encode_record(&tests::sample_record(key)).unwrap().0, key)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("MCCBUILD_PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000)
+        ))]
+
+        #[test]
+        fn arbitrary_bytes_are_an_error_naming_the_file(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let path = Path::new("/store/runs/09/x.json");
+            match parse_record_verified(path, &bytes, &RunKey([9; 32])) {
+                Ok(_) => prop_assert!(false, "arbitrary bytes accepted"),
+                Err(e) => prop_assert_eq!(e.path, path.to_path_buf()),
+            }
+        }
+
+        #[test]
+        fn any_change_to_a_valid_record_is_refused(at in any::<prop::sample::Index>(), byte in any::<u8>(), how in 0u8..3) {
+            let (good, key) = valid_bytes();
+            let i = at.index(good.len());
+            let mut bad = good.clone();
+            match how {
+                0 => bad[i] = byte,
+                1 => bad.truncate(i),
+                _ => bad.insert(i, byte),
+            }
+            prop_assume!(bad != good);
+            let path = Path::new("/store/runs/09/x.json");
+            let result = parse_record_verified(path, &bad, &key);
+            prop_assert!(result.is_err(), "a changed record was accepted: byte {} ({})", i, how);
+        }
     }
 }

@@ -7,8 +7,9 @@ use mccbuild_core::{CapturedOutput, Measurement, Outcome, Response, RunKey};
 use mccbuild_rules::edition::Limits;
 use serde::{Deserialize, Serialize};
 
-/// Bump when the layout of records changes; readers refuse other versions clearly.
-pub const RECORD_FORMAT: u32 = 1;
+/// Bump when the layout of records changes; readers refuse other versions clearly. 2: the file
+/// ends with the record's content digest (`crate::encode_record`).
+pub const RECORD_FORMAT: u32 = 2;
 
 /// One run's record in the store.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

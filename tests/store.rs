@@ -1,0 +1,323 @@
+//! The store's guarantees through the `mccbuild` binary (docs/cache.md): self-verifying records,
+//! cached views keyed by content.
+
+mod common;
+
+use std::fs;
+use std::path::PathBuf;
+
+use common::*;
+
+const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 14 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 4 TECHNIQUES EXPLICIT\n";
+
+/// Three scripted tools that agree on StateSpace for two instances.
+fn three_tools() -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.copy_demo_instance("Philosophers-PT-000003");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    for tool in ["a", "b", "c"] {
+        c.scripted_tool(tool, "examinations = [\"StateSpace\"]");
+        for instance in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
+            c.answer(tool, instance, "StateSpace", SS);
+        }
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    c
+}
+
+fn record_path(c: &TestContest, tool: &str, instance: &str) -> PathBuf {
+    let key = c.record(tool, instance, "StateSpace")["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.path()
+        .join("cache/runs")
+        .join(&key[..2])
+        .join(format!("{key}.json"))
+}
+
+/// Writes `bytes` into an existing file in place (same inode, the shard folder's time unchanged),
+/// as an editor saving in place or a failing disk would.
+fn overwrite_in_place(path: &PathBuf, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+/// b's value of STATES on one instance, as `scores --json` shows it (None: b's answer not used).
+fn b_states(c: &TestContest, instance: &str) -> Option<String> {
+    let out = c.mccbuild(&["scores", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["instance"] == instance && v["id"] == "STATES")
+        .and_then(|v| v["answers"]["b"].as_str().map(str::to_string))
+}
+
+fn no_advice_to_delete(text: &str) {
+    for word in ["delete", "remove", "rm "] {
+        assert!(!text.to_lowercase().contains(word), "advises `{word}`: {text}");
+    }
+}
+
+#[test]
+fn a_record_truncated_in_place_is_reported_by_every_command_and_rerun() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    // Let the shard folders' times settle, so that only the records' own stamps can tell.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert!(c.mccbuild(&["plan", "--json"]).status.success());
+    let path = record_path(&c, "b", "Philosophers-PT-000002");
+    let good = fs::read(&path).unwrap();
+    overwrite_in_place(&path, &good[..good.len() / 2]);
+    let named = path.display().to_string();
+    for args in [
+        &["plan", "--json"][..],
+        &["scores"][..],
+        &["scores", "--json"][..],
+        &["explain", "--tool", "b", "--category", "StateSpace"][..],
+    ] {
+        let out = c.mccbuild(args);
+        let err = stderr(&out);
+        assert!(
+            err.contains("damaged run record") && err.contains(&named),
+            "{args:?}: {err}"
+        );
+        no_advice_to_delete(&err);
+    }
+    let plan = json(&c.mccbuild(&["plan", "--json"]));
+    assert_eq!(plan["to_run"], 1, "{plan}");
+    assert_eq!(b_states(&c, "Philosophers-PT-000002"), None, "never scored");
+    let out = c.mccbuild(&["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 1, "cached": 5, "failed": 0})
+    );
+    // The new record replaced it; nothing is said any more.
+    let out = c.mccbuild(&["scores"]);
+    assert!(!stderr(&out).contains("damaged"), "{}", stderr(&out));
+    assert_eq!(b_states(&c, "Philosophers-PT-000002").as_deref(), Some("9"));
+}
+
+#[test]
+fn an_answer_edited_into_valid_json_is_never_scored_and_is_rerun() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
+    let path = record_path(&c, "b", "Philosophers-PT-000003");
+    let text = fs::read_to_string(&path).unwrap();
+    let edited = text.replacen("\"value\":\"9\"", "\"value\":\"8\"", 1);
+    assert_ne!(edited, text);
+    serde_json::from_str::<serde_json::Value>(&edited).expect("still valid JSON");
+    overwrite_in_place(&path, edited.as_bytes());
+    // Nor after the index is rebuilt from the records.
+    fs::write(c.path().join("cache/index.bin"), b"garbage").unwrap();
+    let out = c.mccbuild(&["scores", "--json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&path.display().to_string()) && err.contains("does not match its digest"),
+        "{err}"
+    );
+    no_advice_to_delete(&err);
+    assert_eq!(b_states(&c, "Philosophers-PT-000003"), None);
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
+    assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
+}
+
+#[test]
+fn a_rebuilt_index_is_written_back_by_a_reading_command() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    let index = c.path().join("cache/index.bin");
+    fs::write(&index, b"garbage").unwrap();
+    let out = c.mccbuild(&["scores"]);
+    assert!(stderr(&out).contains("rebuilding it from the records"));
+    no_advice_to_delete(&stderr(&out));
+    assert_ne!(fs::read(&index).unwrap(), b"garbage");
+    let out = c.mccbuild(&["plan", "--json"]);
+    assert!(!stderr(&out).contains("rebuilding"), "{}", stderr(&out));
+}
+
+/// Replaces a record by another valid record of the same run (as a rerun of it, or a record
+/// copied from another store, would): `change` edits its JSON, the digest is made anew.
+fn replace_with_valid_record(path: &PathBuf, change: impl Fn(&mut serde_json::Value)) {
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    record.as_object_mut().unwrap().remove("digest");
+    change(&mut record);
+    let mut body = serde_json::to_vec(&record).unwrap();
+    let digest = blake3::hash(&body).to_hex().to_string();
+    body.pop();
+    body.extend_from_slice(format!(",\"digest\":\"{digest}\"}}").as_bytes());
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, body).unwrap();
+    fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_run_redone_with_another_outcome_changes_the_printed_podium() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    let before = c.mccbuild(&["scores"]);
+    // b's runs redone: this time b says DO_NOT_COMPETE, so it leaves the StateSpace podium.
+    for instance in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
+        replace_with_valid_record(&record_path(&c, "b", instance), |r| {
+            r["verdict"] = "do_not_compete".into();
+            r["answers"] = serde_json::json!([]);
+        });
+    }
+    let cached = c.mccbuild(&["scores"]);
+    assert!(cached.status.success(), "{}", stderr(&cached));
+    let scores = json(&c.mccbuild(&["scores", "--json"]));
+    let podium: Vec<String> = scores["podiums"]["StateSpace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(podium, ["a", "c"], "{scores}");
+    assert_ne!(stdout(&before), stdout(&cached), "the podium changed");
+    // What `scores` printed is what computing afresh prints (the results cache emptied).
+    fs::remove_dir_all(c.path().join("cache/results")).unwrap();
+    let fresh = c.mccbuild(&["scores"]);
+    assert_eq!(stdout(&cached), stdout(&fresh));
+    // And `run`, which prints the podiums from the same cache, agrees.
+    let run = c.mccbuild(&["run"]);
+    assert_eq!(stdout(&run), stdout(&fresh));
+}
+
+/// Three tools that each take 0.6 s per run: 6 runs, 2 at a time.
+fn slow_tools() -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.copy_demo_instance("Philosophers-PT-000003");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    for tool in ["a", "b", "c"] {
+        c.script_tool(
+            tool,
+            &format!("#!/bin/sh\nsleep 0.6\nprintf '{}'\n", SS.replace('\n', "\\n")),
+            "examinations = [\"StateSpace\"]",
+        );
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    c
+}
+
+#[test]
+fn two_runs_on_one_store_execute_each_run_once() {
+    let c = slow_tools();
+    let spawn = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = spawn(&["run", "--json"]);
+    // Wait until the first holds the store's lock (it writes who it is into it).
+    let lock = c.path().join("cache/lock");
+    let t0 = std::time::Instant::now();
+    while !fs::read_to_string(&lock).is_ok_and(|t| t.contains("pid")) {
+        assert!(t0.elapsed().as_secs() < 30, "the first run never took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = spawn(&["run", "--json"]);
+    // Refusing instead of waiting: exit 3, saying who holds the store.
+    let refused = c.mccbuild(&["run", "--json", "--no-wait"]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is busy") && stderr(&refused).contains("mccbuild run"),
+        "{}",
+        stderr(&refused)
+    );
+    // Readers are not held up.
+    let t = std::time::Instant::now();
+    let scores = c.mccbuild(&["scores", "--json"]);
+    assert!(scores.status.success(), "{}", stderr(&scores));
+    assert!(t.elapsed().as_secs_f64() < 1.5, "scores waited {:?}", t.elapsed());
+    let first = first.wait_with_output().unwrap();
+    let second = second.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("waiting for the store"),
+        "{}",
+        stderr(&second)
+    );
+    let (a, b) = (json(&first), json(&second));
+    assert_eq!(a, serde_json::json!({"executed": 6, "cached": 0, "failed": 0}));
+    assert_eq!(b, serde_json::json!({"executed": 0, "cached": 6, "failed": 0}));
+    assert_eq!(c.records().len(), 6);
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `script` with sh in the contest's folder, in a mount namespace of its own (so that a
+/// tmpfs mounted on `cache` there vanishes with it).
+fn in_own_mounts(c: &TestContest, script: &str) -> std::process::Output {
+    std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .current_dir(c.path())
+        .env("BIN", env!("CARGO_BIN_EXE_mccbuild"))
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("unshare runs")
+}
+
+#[test]
+fn a_full_store_is_refused_before_any_run() {
+    if !is_root() {
+        mccbuild_testkit::skip("a full store needs a small tmpfs mounted, which needs root");
+        return;
+    }
+    let c = slow_tools();
+    let out = in_own_mounts(
+        &c,
+        "mkdir -p cache && mount -t tmpfs -o size=4M tmpfs cache && $BIN plan >/dev/null && (dd if=/dev/zero of=cache/fill bs=64k 2>/dev/null; true) && $BIN run --json; echo \"exit $?\"; find cache/runs -name '*.json' | wc -l",
+    );
+    let (out_text, err) = (stdout(&out), stderr(&out));
+    assert!(out_text.contains("exit 3\n0\n"), "{out_text}{err}");
+    assert!(err.contains("has no room") && err.contains("make room"), "{err}");
+    no_advice_to_delete(&err);
+}
+
+#[test]
+fn a_store_that_fills_up_stops_the_runs_at_the_first_record_it_cannot_write() {
+    if !is_root() {
+        mccbuild_testkit::skip("a store that fills up needs a small tmpfs mounted, which needs root");
+        return;
+    }
+    let c = slow_tools();
+    // One run at a time; once the first record is there, the file system is filled.
+    let out = in_own_mounts(
+        &c,
+        "mkdir -p cache && mount -t tmpfs -o size=24M tmpfs cache || exit 99
+         $BIN run --json --jobs 1 & pid=$!
+         while [ -z \"$(find cache/runs -name '*.json' 2>/dev/null)\" ]; do sleep 0.05; done
+         dd if=/dev/zero of=cache/fill bs=64k 2>/dev/null
+         wait $pid; echo \"exit $?\"; find cache/runs -name '*.json' | wc -l",
+    );
+    let (out_text, err) = (stdout(&out), stderr(&out));
+    assert!(out_text.contains("exit 3\n1\n"), "{out_text}{err}");
+    assert!(
+        err.contains("cannot write the run record") && err.contains("no more runs were started"),
+        "{err}"
+    );
+    // One run recorded, the second one not: the other four were never started (jobs = 1).
+    assert!(err.contains("[2/6]") && !err.contains("[3/6]"), "{err}");
+    no_advice_to_delete(&err);
+}
