@@ -38,6 +38,23 @@ pub struct ExecSummary {
     pub record_not_written: Option<(PathBuf, String)>,
 }
 
+impl ExecSummary {
+    /// The store error when a record could not be written (docs/cli.md: exit 3), after which
+    /// no run was started: every command that executes runs ends with it.
+    pub fn record_error(&self) -> Result<(), crate::error::Error> {
+        match &self.record_not_written {
+            Some((path, reason)) => Err(crate::error::Error::Store(
+                mccbuild_store::StoreError::RecordNotWritten {
+                    path: path.clone(),
+                    reason: reason.clone(),
+                    recorded: self.executed,
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }

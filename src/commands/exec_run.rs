@@ -40,13 +40,7 @@ pub fn exec_run(
     let cancel = crate::signals::cancel_on_interrupt()
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let outcome = session.execute_here(&selection, jobs, &mut StepProgress, &cancel);
-    if let Some((path, reason)) = outcome.record_not_written.clone() {
-        return Err(Error::Store(mccbuild_store::StoreError::RecordNotWritten {
-            path,
-            reason,
-            recorded: outcome.executed,
-        }));
-    }
+    outcome.record_error()?;
     if cancel.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }

@@ -86,13 +86,7 @@ pub fn qualify(
     let cancel = crate::signals::cancel_on_interrupt()
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let outcome = session.execute(&selection, jobs, &mut CliProgress::new(), &cancel);
-    if let Some((path, reason)) = outcome.record_not_written.clone() {
-        return Err(Error::Store(mccbuild_store::StoreError::RecordNotWritten {
-            path,
-            reason,
-            recorded: outcome.executed,
-        }));
-    }
+    outcome.record_error()?;
     if cancel.load(Ordering::SeqCst) {
         crate::signals::say(&format!(
             "interrupted: {} runs recorded; runs in flight were stopped and not recorded",

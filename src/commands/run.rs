@@ -44,13 +44,7 @@ pub fn run(
         .collect();
     let mut shown = CliProgress::with_format(progress);
     let outcome = session.execute(&selection, jobs, &mut shown, &cancel);
-    if let Some((path, reason)) = outcome.record_not_written.clone() {
-        return Err(Error::Store(mccbuild_store::StoreError::RecordNotWritten {
-            path,
-            reason,
-            recorded: outcome.executed,
-        }));
-    }
+    outcome.record_error()?;
     if cancel.load(Ordering::SeqCst) {
         crate::signals::say(&format!(
             "interrupted: {} recorded; runs in flight were stopped and not recorded",
