@@ -310,18 +310,7 @@ impl Store {
     /// Reads one record: `Ok(None)` if absent, an error if it is unreadable or not a record of
     /// this key.
     pub fn get(&self, key: &RunKey) -> Result<Option<RunRecord>, CorruptRecord> {
-        let path = self.record_path(key);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(CorruptRecord {
-                    path,
-                    reason: format!("cannot read: {e}"),
-                })
-            }
-        };
-        parse_record(&path, &bytes, key).map(Some)
+        Ok(self.get_verified(key)?.map(|(record, _)| record))
     }
 
     /// [`Store::get`], with the record's content digest.
