@@ -37,7 +37,14 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress,
             no_wait,
-        } => run::run(&manifest.manifest, &filter.filter(), jobs, json, progress, no_wait),
+        } => run::run(
+            &manifest.manifest,
+            &filter.filter(),
+            jobs,
+            json,
+            progress,
+            no_wait,
+        ),
         Command::Diff {
             manifest,
             old,

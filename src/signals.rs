@@ -54,7 +54,8 @@ fn cancel_when_output_closes(cancel: Arc<AtomicBool>) {
                 cancel.store(true, std::sync::atomic::Ordering::SeqCst);
                 return;
             }
-        } else if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+        } else if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
             return;
         }
     });

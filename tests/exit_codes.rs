@@ -229,7 +229,15 @@ fn exit_3_when_watch_cannot_watch_the_store() {
         env!("CARGO_BIN_EXE_mccbuild")
     );
     let out = Command::new("timeout")
-        .args(["60", "unshare", "--user", "--map-root-user", "sh", "-c", &script])
+        .args([
+            "60",
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            &script,
+        ])
         .current_dir(c.path())
         .output()
         .expect("unshare runs");

@@ -711,7 +711,8 @@ fn export_errors_name_what_to_fix() {
     let err = stderr(&damaged);
     assert_eq!(damaged.status.code(), Some(3), "{err}");
     assert!(
-        err.contains(record.to_str().unwrap()) && err.contains("`mccbuild run` does these runs again"),
+        err.contains(record.to_str().unwrap())
+            && err.contains("`mccbuild run` does these runs again"),
         "{err}"
     );
     assert!(!err.contains("delete") && !err.contains("remove"), "{err}");

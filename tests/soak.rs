@@ -114,7 +114,9 @@ fn cgroup_folders() -> Vec<PathBuf> {
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next(), parts.next(), parts.next());
-        let (Some(controllers), Some(path)) = (controllers, path) else { continue };
+        let (Some(controllers), Some(path)) = (controllers, path) else {
+            continue;
+        };
         let path = path.trim_start_matches('/');
         let roots: Vec<PathBuf> = if controllers.is_empty() {
             vec!["/sys/fs/cgroup/unified".into(), "/sys/fs/cgroup".into()]
@@ -202,7 +204,8 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         return;
     }
     let slow = "#!/bin/sh\nsleep 1.5\necho DO_NOT_COMPETE\n";
-    let busy = "#!/bin/sh\ni=0\nwhile [ $i -lt 150000 ]; do i=$((i+1)); done\necho DO_NOT_COMPETE\n";
+    let busy =
+        "#!/bin/sh\ni=0\nwhile [ $i -lt 150000 ]; do i=$((i+1)); done\necho DO_NOT_COMPETE\n";
     let c = contest(
         &[
             ("slow1", slow),
@@ -237,7 +240,12 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         std::thread::sleep(Duration::from_millis(300 + rng.below(2200)));
         let hangup = rng.below(2) == 0;
         // SAFETY: a signal to our own child.
-        unsafe { libc::kill(pid as i32, if hangup { libc::SIGHUP } else { libc::SIGKILL }) };
+        unsafe {
+            libc::kill(
+                pid as i32,
+                if hangup { libc::SIGHUP } else { libc::SIGKILL },
+            )
+        };
         let status = child.wait().unwrap();
         if hangup {
             hangups += 1;
@@ -344,7 +352,10 @@ fn a_closed_output_pipe_stops_the_runs_like_sigterm() {
         "stopped when the pipe closed, not at the next line: {:?}",
         closed.elapsed()
     );
-    assert_eq!(wait_no_processes(&needle, Duration::from_secs(5)), Vec::<String>::new());
+    assert_eq!(
+        wait_no_processes(&needle, Duration::from_secs(5)),
+        Vec::<String>::new()
+    );
     assert!(c.records().is_empty(), "runs stopped are not recorded");
     assert_eq!(leftovers_of(run.id()), Vec::<PathBuf>::new());
 }
@@ -376,9 +387,18 @@ while :; do :; done
         started.elapsed()
     );
     for (exam, termination) in [
-        ("StateSpace", serde_json::json!({"reason": "signal", "signal": 15})),
-        ("ReachabilityDeadlock", serde_json::json!({"reason": "signal", "signal": 9})),
-        ("QuasiLiveness", serde_json::json!({"reason": "exit", "code": 3})),
+        (
+            "StateSpace",
+            serde_json::json!({"reason": "signal", "signal": 15}),
+        ),
+        (
+            "ReachabilityDeadlock",
+            serde_json::json!({"reason": "signal", "signal": 9}),
+        ),
+        (
+            "QuasiLiveness",
+            serde_json::json!({"reason": "exit", "code": 3}),
+        ),
     ] {
         let r = c.record("watchdog", "Philosophers-PT-000002", exam);
         assert_eq!(r["termination"], termination, "{exam}: {r}");
@@ -388,7 +408,10 @@ while :; do :; done
         assert!(cpu < 5.0, "{exam}: not a CPU time-out: {cpu}");
     }
     let r = c.record("watchdog", "Philosophers-PT-000002", "QuasiLiveness");
-    assert!(r["stdout"]["text"].as_str().unwrap().contains("GOT TERM"), "{r}");
+    assert!(
+        r["stdout"]["text"].as_str().unwrap().contains("GOT TERM"),
+        "{r}"
+    );
 }
 
 /// Two contests on different stores, run at once: no two of their runs ever use one core at the

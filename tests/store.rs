@@ -63,7 +63,10 @@ fn b_states(c: &TestContest, instance: &str) -> Option<String> {
 
 fn no_advice_to_delete(text: &str) {
     for word in ["delete", "remove", "rm "] {
-        assert!(!text.to_lowercase().contains(word), "advises `{word}`: {text}");
+        assert!(
+            !text.to_lowercase().contains(word),
+            "advises `{word}`: {text}"
+        );
     }
 }
 
@@ -203,7 +206,10 @@ fn slow_tools() -> TestContest {
     for tool in ["a", "b", "c"] {
         c.script_tool(
             tool,
-            &format!("#!/bin/sh\nsleep 0.6\nprintf '{}'\n", SS.replace('\n', "\\n")),
+            &format!(
+                "#!/bin/sh\nsleep 0.6\nprintf '{}'\n",
+                SS.replace('\n', "\\n")
+            ),
             "examinations = [\"StateSpace\"]",
         );
     }
@@ -229,7 +235,10 @@ fn two_runs_on_one_store_execute_each_run_once() {
     let lock = c.path().join("cache/lock");
     let t0 = std::time::Instant::now();
     while !fs::read_to_string(&lock).is_ok_and(|t| t.contains("pid")) {
-        assert!(t0.elapsed().as_secs() < 30, "the first run never took the lock");
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "the first run never took the lock"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let second = spawn(&["run", "--json"]);
@@ -245,7 +254,11 @@ fn two_runs_on_one_store_execute_each_run_once() {
     let t = std::time::Instant::now();
     let scores = c.mccbuild(&["scores", "--json"]);
     assert!(scores.status.success(), "{}", stderr(&scores));
-    assert!(t.elapsed().as_secs_f64() < 1.5, "scores waited {:?}", t.elapsed());
+    assert!(
+        t.elapsed().as_secs_f64() < 1.5,
+        "scores waited {:?}",
+        t.elapsed()
+    );
     let first = first.wait_with_output().unwrap();
     let second = second.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", stderr(&first));
@@ -256,8 +269,14 @@ fn two_runs_on_one_store_execute_each_run_once() {
         stderr(&second)
     );
     let (a, b) = (json(&first), json(&second));
-    assert_eq!(a, serde_json::json!({"executed": 6, "cached": 0, "failed": 0}));
-    assert_eq!(b, serde_json::json!({"executed": 0, "cached": 6, "failed": 0}));
+    assert_eq!(
+        a,
+        serde_json::json!({"executed": 6, "cached": 0, "failed": 0})
+    );
+    assert_eq!(
+        b,
+        serde_json::json!({"executed": 0, "cached": 6, "failed": 0})
+    );
     assert_eq!(c.records().len(), 6);
 }
 
@@ -291,14 +310,19 @@ fn a_full_store_is_refused_before_any_run() {
     );
     let (out_text, err) = (stdout(&out), stderr(&out));
     assert!(out_text.contains("exit 3\n0\n"), "{out_text}{err}");
-    assert!(err.contains("has no room") && err.contains("make room"), "{err}");
+    assert!(
+        err.contains("has no room") && err.contains("make room"),
+        "{err}"
+    );
     no_advice_to_delete(&err);
 }
 
 #[test]
 fn a_store_that_fills_up_stops_the_runs_at_the_first_record_it_cannot_write() {
     if !is_root() {
-        mccbuild_testkit::skip("a store that fills up needs a small tmpfs mounted, which needs root");
+        mccbuild_testkit::skip(
+            "a store that fills up needs a small tmpfs mounted, which needs root",
+        );
         return;
     }
     let c = slow_tools();

@@ -288,43 +288,12 @@ pub fn resolve_detailed(
     expected: Expected<'_>,
 ) -> (RunAnswers, Vec<DiagnosticKind>) {
     let mut diagnostics = Diagnostics::default();
-    let mut lines: Vec<(usize, DiagnosticKind, &String)> = parsed
-        .malformed
-        .iter()
-        .map(|(line, text)| (*line, DiagnosticKind::Malformed, text))
-        .chain(
-            parsed
-                .invalid_values
-                .iter()
-                .map(|(line, text)| (*line, DiagnosticKind::InvalidValue, text)),
-        )
-        .collect();
-    lines.sort_by_key(|(line, _, _)| *line);
-    for (line, kind, text) in lines {
-        let what = match kind {
-            DiagnosticKind::InvalidValue => "answer line with no valid value",
-            _ => "malformed answer line",
-        };
-        diagnostics.push(kind, format!("line {line}: {what} `{text}` ignored"));
-    }
+    report_unreadable_lines(parsed, &mut diagnostics);
     let mut chosen: BTreeMap<usize, (Value, Vec<String>, usize)> = BTreeMap::new();
     let mut not_computed: BTreeMap<usize, usize> = BTreeMap::new();
     if expected.form == AnswerForm::VerificationResult && !expected.ids.is_empty() {
-        let mut last: Option<(usize, &str)> = None;
-        for (line, word) in &parsed.verification_results {
-            if let Some((previous_line, previous)) = last {
-                if previous != word {
-                    diagnostics.push(DiagnosticKind::Contradiction, format!("lines {previous_line} and {line}: two different verification results ({previous} then {word}); the last one counts"));
-                }
-            }
-            last = Some((*line, word));
-        }
-        match last {
-            Some((line, "SAFE")) => drop(chosen.insert(0, (Value::Bool(true), Vec::new(), line))),
-            Some((line, "UNSAFE")) => {
-                drop(chosen.insert(0, (Value::Bool(false), Vec::new(), line)))
-            }
-            _ => {}
+        if let Some((line, value)) = verification_result(parsed, &mut diagnostics) {
+            chosen.insert(0, (value, Vec::new(), line));
         }
     }
     for answer in &parsed.lines {
@@ -407,6 +376,51 @@ pub fn resolve_detailed(
         },
         diagnostics.kinds,
     )
+}
+
+/// The malformed lines and the lines without a valid value, in line order, as diagnostics.
+fn report_unreadable_lines(parsed: &ParsedOutput, diagnostics: &mut Diagnostics) {
+    let mut lines: Vec<(usize, DiagnosticKind, &String)> = parsed
+        .malformed
+        .iter()
+        .map(|(line, text)| (*line, DiagnosticKind::Malformed, text))
+        .chain(
+            parsed
+                .invalid_values
+                .iter()
+                .map(|(line, text)| (*line, DiagnosticKind::InvalidValue, text)),
+        )
+        .collect();
+    lines.sort_by_key(|(line, _, _)| *line);
+    for (line, kind, text) in lines {
+        let what = match kind {
+            DiagnosticKind::InvalidValue => "answer line with no valid value",
+            _ => "malformed answer line",
+        };
+        diagnostics.push(kind, format!("line {line}: {what} `{text}` ignored"));
+    }
+}
+
+/// SV-COMP's verification result: the last SAFE/UNSAFE line (true/false) and its line; two
+/// different results are a contradiction, the last one counts.
+fn verification_result(
+    parsed: &ParsedOutput,
+    diagnostics: &mut Diagnostics,
+) -> Option<(usize, Value)> {
+    let mut last: Option<(usize, &str)> = None;
+    for (line, word) in &parsed.verification_results {
+        if let Some((previous_line, previous)) = last {
+            if previous != word {
+                diagnostics.push(DiagnosticKind::Contradiction, format!("lines {previous_line} and {line}: two different verification results ({previous} then {word}); the last one counts"));
+            }
+        }
+        last = Some((*line, word));
+    }
+    match last {
+        Some((line, "SAFE")) => Some((line, Value::Bool(true))),
+        Some((line, "UNSAFE")) => Some((line, Value::Bool(false))),
+        _ => None,
+    }
 }
 
 /// Diagnostics with their kinds, kept side by side.

@@ -607,7 +607,12 @@ unsafe fn wait_and_mirror(child: libc::pid_t, slot: *mut i32, init_alive: i32) -
     if init_alive > 3 {
         libc::syscall(libc::SYS_close_range, 3u32, (init_alive - 1) as u32, 0u32);
     }
-    libc::syscall(libc::SYS_close_range, (init_alive + 1) as u32, u32::MAX, 0u32);
+    libc::syscall(
+        libc::SYS_close_range,
+        (init_alive + 1) as u32,
+        u32::MAX,
+        0u32,
+    );
     let mut status: libc::c_int = 0;
     loop {
         if libc::waitpid(child, &mut status, 0) == child {

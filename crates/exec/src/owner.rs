@@ -70,7 +70,10 @@ mod tests {
     fn tags_name_their_owner() {
         let tag = tag();
         let name = format!("mccbuild-0123456789ab-{tag}-7");
-        assert_eq!(owner_of(&name).map(|o| o.0), Some(std::process::id() as i32));
+        assert_eq!(
+            owner_of(&name).map(|o| o.0),
+            Some(std::process::id() as i32)
+        );
         assert!(!owner_is_dead(&name), "this process is alive");
     }
 

@@ -132,13 +132,12 @@ fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset
                 }
                 stack.push(name);
             }
-            Event::Empty(e)
-                if !root_seen => {
-                    root_seen = true;
-                    if e.local_name().as_ref() != b"property-set" {
-                        return Ok(None);
-                    }
+            Event::Empty(e) if !root_seen => {
+                root_seen = true;
+                if e.local_name().as_ref() != b"property-set" {
+                    return Ok(None);
                 }
+            }
             Event::Text(t) => {
                 if let Some(id) = current.as_mut() {
                     id.push_str(&String::from_utf8_lossy(&t.into_inner()));

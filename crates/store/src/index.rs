@@ -92,10 +92,7 @@ struct Meta {
 }
 
 /// Reads one record file, checks its digest and key; returns it with its digest and stamp.
-fn read_verified(
-    store: &Store,
-    key: &RunKey,
-) -> Result<(RunRecord, Digest, Stamp), CorruptRecord> {
+fn read_verified(store: &Store, key: &RunKey) -> Result<(RunRecord, Digest, Stamp), CorruptRecord> {
     let path = store.record_path(key);
     let cannot = |e: io::Error| CorruptRecord {
         path: path.clone(),
@@ -144,8 +141,7 @@ fn stat_all(store: &Store, keys: &[RunKey]) -> Vec<Option<Stamp>> {
                                 unsafe { libc::close(fd) };
                             }
                             let dir = runs.join(format!("{:02x}", key.0[0]));
-                            let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes())
-                            else {
+                            let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
                                 continue;
                             };
                             // SAFETY: a NUL-terminated path; the descriptor is closed below.
@@ -881,7 +877,10 @@ mod tests {
         index.save(&store).unwrap();
         let digest_b = index.digest(&b).unwrap();
         // In place, the shard folders' times unchanged: a truncation, a valid-JSON edit.
-        let truncate = fs::OpenOptions::new().write(true).open(store.record_path(&a)).unwrap();
+        let truncate = fs::OpenOptions::new()
+            .write(true)
+            .open(store.record_path(&a))
+            .unwrap();
         truncate.set_len(100).unwrap();
         let text = fs::read_to_string(store.record_path(&b)).unwrap();
         let edited = text.replacen("\"value\":\"6\"", "\"value\":\"5\"", 1);

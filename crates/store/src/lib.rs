@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 pub use index::{Index, Summary};
 pub use record::{RunRecord, SlurmPlacement, VmInfo, RECORD_FORMAT};
 
-use mccbuild_core::fsio::{temp_sibling, write_atomically, write_atomically_in_batch};
 use mccbuild_core::digest::Digest;
+use mccbuild_core::fsio::{temp_sibling, write_atomically, write_atomically_in_batch};
 use mccbuild_core::RunKey;
 
 /// The least free space a command that records runs starts with (records are small; a store
@@ -115,12 +115,11 @@ impl Store {
                 match version {
                     Some(STORE_FORMAT) => {}
                     Some(1) => {
-                        let n = upgrade_from_format_1(root).map_err(|source| {
-                            StoreError::Upgrade {
+                        let n =
+                            upgrade_from_format_1(root).map_err(|source| StoreError::Upgrade {
                                 path: root.to_path_buf(),
                                 source,
-                            }
-                        })?;
+                            })?;
                         notes.push(format!(
                             "upgraded the store {} from format 1 to {STORE_FORMAT}: {n} records now carry a content digest",
                             root.display()
@@ -195,8 +194,8 @@ impl Store {
     /// Free bytes on the store's file system (for an unprivileged writer).
     pub fn free_bytes(&self) -> io::Result<u64> {
         use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(self.root.as_os_str().as_bytes())
-            .map_err(io::Error::other)?;
+        let c =
+            std::ffi::CString::new(self.root.as_os_str().as_bytes()).map_err(io::Error::other)?;
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
         // SAFETY: a NUL-terminated path and a struct of ours.
         if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
@@ -256,8 +255,10 @@ impl Store {
                 }
                 LockWait::Wait => {
                     waiting(&holder);
-                    flock(&file, libc::LOCK_EX)
-                        .map_err(|source| StoreError::Write { path: path.clone(), source })?;
+                    flock(&file, libc::LOCK_EX).map_err(|source| StoreError::Write {
+                        path: path.clone(),
+                        source,
+                    })?;
                 }
             }
         }
@@ -630,7 +631,9 @@ pub(crate) mod tests {
         let path = store.record_path(&key);
         let good = fs::read(&path).unwrap();
         assert_eq!(verify_digest(&good), Ok(digest));
-        assert!(good.ends_with(format!("\"digest\":\"{}\"}}", mccbuild_core::digest::hex(&digest)).as_bytes()));
+        assert!(good.ends_with(
+            format!("\"digest\":\"{}\"}}", mccbuild_core::digest::hex(&digest)).as_bytes()
+        ));
         // An answer changed, the file still valid JSON of the same length.
         let text = String::from_utf8(good.clone()).unwrap();
         let edited = text.replacen("\"value\":\"6\"", "\"value\":\"7\"", 1);
@@ -645,12 +648,19 @@ pub(crate) mod tests {
         fs::write(&path, &good[..good.len() / 2]).unwrap();
         assert!(store.get(&key).is_err());
         // The digest's hex in upper case: the same number, another file.
-        let upper = text.replace(&mccbuild_core::digest::hex(&digest), &mccbuild_core::digest::hex(&digest).to_uppercase());
+        let upper = text.replace(
+            &mccbuild_core::digest::hex(&digest),
+            &mccbuild_core::digest::hex(&digest).to_uppercase(),
+        );
         fs::write(&path, &upper).unwrap();
         assert!(store.get(&key).is_err());
         // Without its digest (a record of format 2 written by hand).
         fs::write(&path, serde_json::to_vec(&sample_record(key)).unwrap()).unwrap();
-        assert!(store.get(&key).unwrap_err().reason.contains("digest is missing"));
+        assert!(store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("digest is missing"));
         fs::write(&path, &good).unwrap();
         assert_eq!(store.get_verified(&key).unwrap().unwrap().1, digest);
     }
@@ -687,11 +697,20 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("STORE"), "\u{0}garbage\n").unwrap();
         let message = Store::open(dir.path()).unwrap_err().to_string();
-        assert!(message.contains("damaged") && message.contains("write the line"), "{message}");
-        assert!(!message.contains("remove") && !message.contains("delete"), "{message}");
+        assert!(
+            message.contains("damaged") && message.contains("write the line"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("remove") && !message.contains("delete"),
+            "{message}"
+        );
         fs::write(dir.path().join("STORE"), "mccbuild store 999\n").unwrap();
         let message = Store::open(dir.path()).unwrap_err().to_string();
-        assert!(!message.contains("remove") && !message.contains("delete"), "{message}");
+        assert!(
+            !message.contains("remove") && !message.contains("delete"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -98,6 +98,48 @@ pub struct Search {
     pub exact: bool,
 }
 
+/// The automaton nodes from which every continuation is accepted (only where the structure's
+/// prefixes always extend), and each node's successors with those doomed nodes first: the
+/// depth-first search then tries the end of a bad prefix before going deeper.
+fn doomed_first(k: &impl Structure, a: &Gba) -> (Vec<bool>, Vec<Vec<u32>>) {
+    let doomed: Vec<bool> = if k.prefixes_extend() {
+        (0..a.num_nodes())
+            .map(|q| a.succ[q].iter().any(|&r| a.universal(r)))
+            .collect()
+    } else {
+        vec![false; a.num_nodes()]
+    };
+    let ordered = a
+        .succ
+        .iter()
+        .map(|rs| {
+            let mut rs = rs.clone();
+            rs.sort_by_key(|&r| !doomed[r as usize]);
+            rs
+        })
+        .collect();
+    (doomed, ordered)
+}
+
+/// The next successor pair (t, r) of the frame's (s, q) with t satisfying r's label, advancing
+/// the frame's indices past it; None when (s, q) has no more.
+fn next_pair(k: &impl Structure, a: &Gba, qs: &[u32], top: &mut Frame) -> Option<(u32, u32)> {
+    let gs = k.successors(top.s);
+    while (top.i as usize) < gs.len() {
+        let t = gs[top.i as usize];
+        while (top.j as usize) < qs.len() {
+            let r = qs[top.j as usize];
+            top.j += 1;
+            if k.satisfies(t, &a.labels[r as usize]) {
+                return Some((t, r));
+            }
+        }
+        top.i += 1;
+        top.j = 0;
+    }
+    None
+}
+
 /// [`accepting_run_exists`], with the number of product states entered.
 pub fn search(
     k: &impl Structure,
@@ -127,25 +169,7 @@ pub fn search(
         todo.push(Frame { s, q, i: 0, j: 0 });
     };
 
-    // nodes from which every continuation is accepted
-    let doomed: Vec<bool> = if k.prefixes_extend() {
-        (0..a.num_nodes())
-            .map(|q| a.succ[q].iter().any(|&r| a.universal(r)))
-            .collect()
-    } else {
-        vec![false; a.num_nodes()]
-    };
-    // automaton successors with the doomed nodes first: the depth-first search then tries the
-    // end of a bad prefix before going deeper
-    let ordered: Vec<Vec<u32>> = a
-        .succ
-        .iter()
-        .map(|rs| {
-            let mut rs = rs.clone();
-            rs.sort_by_key(|&r| !doomed[r as usize]);
-            rs
-        })
-        .collect();
+    let (doomed, ordered) = doomed_first(k, a);
     for &q0 in &a.init {
         if h.contains_key(&key(0, q0)) || !k.satisfies(0, &a.labels[q0 as usize]) {
             continue;
@@ -163,26 +187,7 @@ pub fn search(
             if steps & 0xfff == 0 {
                 check(h.len())?;
             }
-            // next successor pair (t, r) of (s, q) with t satisfying r
-            let gs = k.successors(top.s);
-            let qs = &ordered[top.q as usize];
-            let mut found = None;
-            while (top.i as usize) < gs.len() {
-                let t = gs[top.i as usize];
-                while (top.j as usize) < qs.len() {
-                    let r = qs[top.j as usize];
-                    top.j += 1;
-                    if k.satisfies(t, &a.labels[r as usize]) {
-                        found = Some((t, r));
-                        break;
-                    }
-                }
-                if found.is_some() {
-                    break;
-                }
-                top.i += 1;
-                top.j = 0;
-            }
+            let found = next_pair(k, a, &ordered[top.q as usize], top);
             match found {
                 Some((_, r)) if doomed[r as usize] => {
                     return Ok(Search {

@@ -53,7 +53,10 @@ pub fn bounds(
     'outer: while stopped.is_none() && i < graph.store.len() {
         if seen.inf.iter().all(|&b| b) {
             // every answer is known: no need to go on
-            return (seen.inf.iter().map(|_| Some(Bound::Infinite)).collect(), None);
+            return (
+                seen.inf.iter().map(|_| Some(Bound::Infinite)).collect(),
+                None,
+            );
         }
         stopped = graph.over_budget(i, limits);
         if stopped.is_some() {

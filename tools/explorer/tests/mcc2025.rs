@@ -81,11 +81,18 @@ fn skip(reason: &str) {
     if std::env::var("MCCBUILD_ALLOW_SKIP").map_or(true, |v| v != "1") {
         panic!("{reason}\n(set MCCBUILD_ALLOW_SKIP=1 to skip such tests on this machine)");
     }
-    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
     let line = format!("SKIPPED explorer {test}: {reason}\n");
     let _ = std::io::stderr().write_all(line.as_bytes());
     if let Some(log) = std::env::var_os("MCCBUILD_SKIPPED_LOG") {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
             let _ = f.write_all(line.as_bytes());
         }
     }
