@@ -148,7 +148,8 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     std::fs::write(&vm, manifest(&qemu_executor(""))).unwrap();
     let run = |manifest: &Path| {
         // All of the demo's examinations on its six instances: every run the explorer has in
-        // the demo contest (60).
+        // the demo contest (13 examinations x 6 instances = 78; every instance has its seven
+        // formula files).
         let args = ["run", "--json", "--manifest", manifest.to_str().unwrap()];
         let out = mccbuild_checked(dir.path(), &args);
         assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -161,8 +162,8 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     assert_eq!(local_counts["failed"], 0, "{local_counts}");
     let runs = total(&local_counts);
     assert_eq!(
-        runs, 60,
-        "the explorer's 60 runs of the demo: {local_counts}"
+        runs, 78,
+        "the explorer's 78 runs of the demo: {local_counts}"
     );
     let first = run(&vm);
     assert_eq!(first["failed"], 0, "{first}");
@@ -257,7 +258,9 @@ fn a_guest_that_never_finishes_is_killed_at_the_wall_clock_limit() {
     // vCPU waits for the host, and the shell's start alone can cost a second of guest CPU time.
     let c = script_contest(
         "#!/bin/sh\necho started\nexec sleep 100000\n",
-        "time_s = 5\nmemory_mb = 512",
+        // A CPU limit: the VM's own wall-clock safety net is what this test is about (under
+        // `time = "wall"` the guest's runner stops the tool at 5 s of clock).
+        "time_s = 5\nmemory_mb = 512\ntime = \"cpu\"",
         "boot_timeout_s = 10",
     );
     let out = mccbuild_checked(c.path(), &["run", "--json"]);
