@@ -22,7 +22,7 @@ use std::sync::Arc;
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
-use mccbuild_rules::exact::{zero, Exact};
+use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -503,14 +503,16 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let tools = contest.tools(db).len();
     let categories = edition.categories.len();
     let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
-    let mut performance = vec![vec![Performance::default(); tools]; categories];
+    // `[category][tool]`: completed examinations, time, memory.
+    let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight first, then weighted once. The same total as
+    // tool's points are summed per weight first (small fractions: in machine words while they
+    // fit, see `Sum`), then weighted once. The same total as
     // weighting each entry (the weighting is linear and the arithmetic exact), with a few
     // multiplications by large fractions per category instead of one per entry.
-    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Exact>)>> =
+    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Sum>)>> =
         vec![std::collections::HashMap::new(); categories];
     for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
         let Some(weight) = w.first() else {
@@ -519,16 +521,19 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
         let c = weight.category;
         let (_, sums) = by_weight[c]
             .entry(weight.factor())
-            .or_insert_with(|| (weight, vec![zero(); tools]));
+            .or_insert_with(|| (weight, vec![Sum::default(); tools]));
         for scores in exam_scores(db, *m) {
             for s in scores {
                 let t = s.tool as usize;
                 participating[c][t] = true;
                 if !s.score.points.is_zero() {
-                    sums[t] += &s.score.points;
+                    sums[t].add(&s.score.points);
                 }
                 if let Some(r) = s.reported {
-                    performance[c][t].add(r.cpu_time_s, r.peak_memory_mb());
+                    let p = &mut performance[c][t];
+                    p.0 += 1;
+                    p.1.add_f64(r.cpu_time_s);
+                    p.2.add_f64(r.peak_memory_mb());
                 }
             }
         }
@@ -537,7 +542,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
         for (weight, sums) in groups.values() {
             for (t, sum) in sums.iter().enumerate() {
                 if !sum.is_zero() {
-                    weighted[c][t].push(weighted_points(sum, weight));
+                    weighted[c][t].push(weighted_points(&sum.value(), weight));
                 }
             }
         }
@@ -548,7 +553,19 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
             .map(|tools| tools.into_iter().map(category_total).collect())
             .collect(),
         participating,
-        performance,
+        performance: performance
+            .into_iter()
+            .map(|tools| {
+                tools
+                    .into_iter()
+                    .map(|(completed, cpu, memory)| Performance {
+                        completed,
+                        cpu_s: cpu.value(),
+                        peak_memory_mb: memory.value(),
+                    })
+                    .collect()
+            })
+            .collect(),
     }
 }
 
