@@ -206,6 +206,25 @@ fn gcd_u128(mut a: u128, mut b: u128) -> u128 {
 
 /// `n1/d1 + n2/d2` (both reduced, denominators positive), reduced; `None` on overflow.
 fn add_small(n1: i128, d1: i128, n2: i128, d2: i128) -> Option<(i128, i128)> {
+    // Without a gcd where the result is known reduced: an integer added (gcd(n1 + n2 d1, d1) =
+    // gcd(n1, d1) = 1), or powers of two (the floats), whose gcds are shifts.
+    if d2 == 1 {
+        return Some((n1.checked_add(n2.checked_mul(d1)?)?, d1));
+    }
+    if d1 == 1 {
+        return Some((n1.checked_mul(d2)?.checked_add(n2)?, d2));
+    }
+    if d1 & (d1 - 1) == 0 && d2 & (d2 - 1) == 0 {
+        let d = d1.max(d2);
+        let n = n1
+            .checked_mul(d / d1)?
+            .checked_add(n2.checked_mul(d / d2)?)?;
+        if n == 0 {
+            return Some((0, 1));
+        }
+        let shift = n.trailing_zeros().min(d.trailing_zeros());
+        return Some((n >> shift, d >> shift));
+    }
     let g = gcd_u128(d1 as u128, d2 as u128) as i128;
     let (a, b) = (d1 / g, d2 / g);
     let n = n1.checked_mul(b)?.checked_add(n2.checked_mul(a)?)?;

@@ -512,7 +512,9 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     // fit, see `Sum`), then weighted once. The same total as
     // weighting each entry (the weighting is linear and the arithmetic exact), with a few
     // multiplications by large fractions per category instead of one per entry.
-    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Sum>)>> =
+    // Grouped by the two factors (no multiplication per model examination): the same totals.
+    #[allow(clippy::type_complexity)]
+    let mut by_weight: Vec<std::collections::HashMap<(&Exact, &Exact), (&Weight, Vec<Sum>)>> =
         vec![std::collections::HashMap::new(); categories];
     for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
         let Some(weight) = w.first() else {
@@ -520,7 +522,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
         };
         let c = weight.category;
         let (_, sums) = by_weight[c]
-            .entry(weight.factor())
+            .entry((&weight.instance, &weight.kind))
             .or_insert_with(|| (weight, vec![Sum::default(); tools]));
         for scores in exam_scores(db, *m) {
             for s in scores {
