@@ -177,6 +177,15 @@ pub enum Sum {
     Big(Exact),
 }
 
+impl PartialEq for Sum {
+    fn eq(&self, other: &Sum) -> bool {
+        match (self, other) {
+            (Sum::Small(n, d), Sum::Small(m, e)) => n == m && d == e,
+            _ => self.value() == other.value(),
+        }
+    }
+}
+
 impl Default for Sum {
     fn default() -> Sum {
         Sum::Small(0, 1)
