@@ -164,6 +164,178 @@ pub fn fraction(x: &Exact) -> String {
     }
 }
 
+/// An exact sum, fast while it stays a small fraction: numerator and denominator in `i128`
+/// (terms too), added with checked arithmetic and reduced by a machine-word gcd; on
+/// overflow, or for a term too large, it goes on with big integers. The result is the same
+/// fraction as adding the [`Exact`]s one by one (a sum is a sum; fractions are kept reduced).
+/// For the scoring's hot sums (points of 16/values, measured floats), where `Ratio<BigInt>`'s
+/// big-integer gcds per addition cost most of the time (docs/BENCHMARKS.md).
+#[derive(Clone, Debug)]
+pub enum Sum {
+    /// `n / d`, `d > 0`, reduced.
+    Small(i128, i128),
+    Big(Exact),
+}
+
+impl PartialEq for Sum {
+    fn eq(&self, other: &Sum) -> bool {
+        match (self, other) {
+            (Sum::Small(n, d), Sum::Small(m, e)) => n == m && d == e,
+            _ => self.value() == other.value(),
+        }
+    }
+}
+
+impl Default for Sum {
+    fn default() -> Sum {
+        Sum::Small(0, 1)
+    }
+}
+
+fn gcd_u128(mut a: u128, mut b: u128) -> u128 {
+    if a == 0 {
+        return b;
+    }
+    if b == 0 {
+        return a;
+    }
+    let shift = (a | b).trailing_zeros();
+    a >>= a.trailing_zeros();
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
+}
+
+/// `n1/d1 + n2/d2` (both reduced, denominators positive), reduced; `None` on overflow.
+fn add_small(n1: i128, d1: i128, n2: i128, d2: i128) -> Option<(i128, i128)> {
+    // Without a gcd where the result is known reduced: an integer added (gcd(n1 + n2 d1, d1) =
+    // gcd(n1, d1) = 1), or powers of two (the floats), whose gcds are shifts.
+    if d2 == 1 {
+        return Some((n1.checked_add(n2.checked_mul(d1)?)?, d1));
+    }
+    if d1 == 1 {
+        return Some((n1.checked_mul(d2)?.checked_add(n2)?, d2));
+    }
+    if d1 & (d1 - 1) == 0 && d2 & (d2 - 1) == 0 {
+        let d = d1.max(d2);
+        let n = n1
+            .checked_mul(d / d1)?
+            .checked_add(n2.checked_mul(d / d2)?)?;
+        if n == 0 {
+            return Some((0, 1));
+        }
+        let shift = n.trailing_zeros().min(d.trailing_zeros());
+        return Some((n >> shift, d >> shift));
+    }
+    let g = gcd_u128(d1 as u128, d2 as u128) as i128;
+    let (a, b) = (d1 / g, d2 / g);
+    let n = n1.checked_mul(b)?.checked_add(n2.checked_mul(a)?)?;
+    let d = a.checked_mul(d2)?;
+    if n == 0 {
+        return Some((0, 1));
+    }
+    let r = gcd_u128(n.unsigned_abs(), d as u128) as i128;
+    Some((n / r, d / r))
+}
+
+impl Sum {
+    /// Adds `x`.
+    pub fn add(&mut self, x: &Exact) {
+        use num_traits::ToPrimitive;
+        if let Sum::Small(n, d) = *self {
+            if let (Some(xn), Some(xd)) = (x.numer().to_i128(), x.denom().to_i128()) {
+                if let Some((n, d)) = add_small(n, d, xn, xd) {
+                    *self = Sum::Small(n, d);
+                    return;
+                }
+            }
+            *self = Sum::Big(Exact::new(BigInt::from(n), BigInt::from(d)));
+        }
+        if let Sum::Big(total) = self {
+            *total += x;
+        }
+    }
+
+    /// Adds another sum.
+    pub fn merge(&mut self, other: &Sum) {
+        match (&*self, other) {
+            (Sum::Small(n, d), Sum::Small(m, e)) => match add_small(*n, *d, *m, *e) {
+                Some((n, d)) => *self = Sum::Small(n, d),
+                None => {
+                    let total = self.value() + other.value();
+                    *self = Sum::Big(total);
+                }
+            },
+            _ => {
+                let total = self.value() + other.value();
+                *self = Sum::Big(total);
+            }
+        }
+    }
+
+    /// Adds a float's exact value (as [`from_f64_exact`]), without big integers while it can.
+    pub fn add_f64(&mut self, x: f64) {
+        if !x.is_finite() || x == 0.0 {
+            return;
+        }
+        let bits = x.to_bits();
+        let negative = bits >> 63 == 1;
+        let exponent = ((bits >> 52) & 0x7ff) as i32;
+        let fraction = bits & ((1u64 << 52) - 1);
+        let (mut mantissa, mut exponent) = if exponent == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1u64 << 52), exponent - 1075)
+        };
+        let zeros = mantissa.trailing_zeros().min(exponent.unsigned_abs()) as i32;
+        if exponent < 0 {
+            mantissa >>= zeros;
+            exponent += zeros;
+        }
+        if (-62..=10).contains(&exponent) {
+            let m = if negative {
+                -(mantissa as i128)
+            } else {
+                mantissa as i128
+            };
+            let (n, d) = if exponent >= 0 {
+                (m << exponent, 1i128)
+            } else {
+                (m, 1i128 << -exponent)
+            };
+            if let Sum::Small(sn, sd) = *self {
+                if let Some((n, d)) = add_small(sn, sd, n, d) {
+                    *self = Sum::Small(n, d);
+                    return;
+                }
+            }
+        }
+        self.add(&from_f64_exact(x));
+    }
+
+    /// The sum.
+    pub fn value(&self) -> Exact {
+        match self {
+            Sum::Small(n, d) => Exact::new_raw(BigInt::from(*n), BigInt::from(*d)),
+            Sum::Big(x) => x.clone(),
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Sum::Small(n, _) => *n == 0,
+            Sum::Big(x) => x.is_zero(),
+        }
+    }
+}
+
 /// Serde for numbers of rules files and exports: read from a TOML integer, float (as the decimal
 /// written) or string (`"254/25"`); written as the fraction string of [`fraction`].
 pub mod serde_exact {
@@ -286,6 +458,41 @@ mod tests {
         assert_eq!(thirds, int(16) + int(16));
         // 1/6 + 1 = 7/6 = 1/2 + 2/3.
         assert_eq!(ratio(1, 6) + one(), ratio(1, 2) + ratio(2, 3));
+    }
+
+    #[test]
+    fn sums_equal_big_integer_sums() {
+        let terms = [
+            ratio(16, 3),
+            ratio(-32, 7),
+            int(16),
+            ratio(1, 6),
+            Exact::new(BigInt::from(7), BigInt::from(2).pow(70)),
+            ratio(i64::MAX, 3),
+            ratio(i64::MAX - 1, i64::MAX),
+            ratio(5, 11),
+        ];
+        let mut sum = Sum::default();
+        let mut total = zero();
+        for x in &terms {
+            sum.add(x);
+            total += x;
+            assert_eq!(sum.value(), total);
+        }
+        let floats = [0.1, 12.75, 3e-5, 1e300, -2.5, 5e-324, 123456.789];
+        let (mut sum, mut total) = (Sum::default(), zero());
+        let mut merged = Sum::default();
+        for x in floats {
+            sum.add_f64(x);
+            let mut one = Sum::default();
+            one.add_f64(x);
+            assert_eq!(one.value(), from_f64_exact(x));
+            merged.merge(&one);
+            total += from_f64_exact(x);
+            assert_eq!(sum.value(), total);
+            assert_eq!(merged.value(), total);
+        }
+        assert!(Sum::default().is_zero());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
-use mccbuild_rules::exact::{zero, Exact};
+use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
@@ -340,11 +340,40 @@ pub struct ToolExamScore {
     pub reported: Option<Measurement>,
 }
 
+/// The scores of a model examination: `[examination instance][tool taking part]` (through
+/// `Deref`), and what they add up to per tool ([`ExamTotal`]), summed here once so that a
+/// re-score adds the model examinations that changed, not all their examination instances again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExamScores {
+    scores: Vec<Vec<ToolExamScore>>,
+    /// Per tool taking part, in tool order.
+    pub totals: Vec<ExamTotal>,
+}
+
+impl std::ops::Deref for ExamScores {
+    type Target = [Vec<ToolExamScore>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.scores
+    }
+}
+
+/// One tool's points over the examination instances of a model examination, and its time and
+/// memory over those it completed (E-4.3), exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExamTotal {
+    pub tool: ToolIdx,
+    pub points: Sum,
+    pub completed: u32,
+    pub cpu_s: Sum,
+    pub peak_memory_mb: Sum,
+}
+
 /// Rules E-4.2 and E-4.3 for every tool that takes part in each examination instance of a model
 /// examination (a tool that computed nothing scores 0 but takes part; one that said
 /// DO_NOT_COMPETE does not: E-1.8).
 #[salsa::tracked(returns(ref))]
-pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<ToolExamScore>> {
+pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
     let edition = m.contest(db).edition(db);
     let decisions = trusted_values(db, m);
     let (exam_instances, runs, competes, measurements) = (
@@ -376,7 +405,34 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Too
         }
         all.push(scores);
     }
-    all
+    let tools = all
+        .iter()
+        .flatten()
+        .map(|s| s.tool as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut totals: Vec<Option<ExamTotal>> = vec![None; tools];
+    for s in all.iter().flatten() {
+        let total = totals[s.tool as usize].get_or_insert_with(|| ExamTotal {
+            tool: s.tool,
+            points: Sum::default(),
+            completed: 0,
+            cpu_s: Sum::default(),
+            peak_memory_mb: Sum::default(),
+        });
+        if !s.score.points.is_zero() {
+            total.points.add(&s.score.points);
+        }
+        if let Some(r) = s.reported {
+            total.completed += 1;
+            total.cpu_s.add_f64(r.cpu_time_s);
+            total.peak_memory_mb.add_f64(r.peak_memory_mb());
+        }
+    }
+    ExamScores {
+        scores: all,
+        totals: totals.into_iter().flatten().collect(),
+    }
 }
 
 /// Rule E-4.4's factors of each examination instance of each model examination
@@ -503,14 +559,18 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let tools = contest.tools(db).len();
     let categories = edition.categories.len();
     let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
-    let mut performance = vec![vec![Performance::default(); tools]; categories];
+    // `[category][tool]`: completed examinations, time, memory.
+    let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight first, then weighted once. The same total as
+    // tool's points are summed per weight first (small fractions: in machine words while they
+    // fit, see `Sum`), then weighted once. The same total as
     // weighting each entry (the weighting is linear and the arithmetic exact), with a few
     // multiplications by large fractions per category instead of one per entry.
-    let mut by_weight: Vec<std::collections::HashMap<Exact, (&Weight, Vec<Exact>)>> =
+    // Grouped by the two factors (no multiplication per model examination): the same totals.
+    #[allow(clippy::type_complexity)]
+    let mut by_weight: Vec<std::collections::HashMap<(&Exact, &Exact), (&Weight, Vec<Sum>)>> =
         vec![std::collections::HashMap::new(); categories];
     for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
         let Some(weight) = w.first() else {
@@ -518,18 +578,19 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
         };
         let c = weight.category;
         let (_, sums) = by_weight[c]
-            .entry(weight.factor())
-            .or_insert_with(|| (weight, vec![zero(); tools]));
-        for scores in exam_scores(db, *m) {
-            for s in scores {
-                let t = s.tool as usize;
-                participating[c][t] = true;
-                if !s.score.points.is_zero() {
-                    sums[t] += &s.score.points;
-                }
-                if let Some(r) = s.reported {
-                    performance[c][t].add(r.cpu_time_s, r.peak_memory_mb());
-                }
+            .entry((&weight.instance, &weight.kind))
+            .or_insert_with(|| (weight, vec![Sum::default(); tools]));
+        for total in &exam_scores(db, *m).totals {
+            let t = total.tool as usize;
+            participating[c][t] = true;
+            if !total.points.is_zero() {
+                sums[t].merge(&total.points);
+            }
+            if total.completed > 0 {
+                let p = &mut performance[c][t];
+                p.0 += total.completed;
+                p.1.merge(&total.cpu_s);
+                p.2.merge(&total.peak_memory_mb);
             }
         }
     }
@@ -537,7 +598,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
         for (weight, sums) in groups.values() {
             for (t, sum) in sums.iter().enumerate() {
                 if !sum.is_zero() {
-                    weighted[c][t].push(weighted_points(sum, weight));
+                    weighted[c][t].push(weighted_points(&sum.value(), weight));
                 }
             }
         }
@@ -548,7 +609,19 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
             .map(|tools| tools.into_iter().map(category_total).collect())
             .collect(),
         participating,
-        performance,
+        performance: performance
+            .into_iter()
+            .map(|tools| {
+                tools
+                    .into_iter()
+                    .map(|(completed, cpu, memory)| Performance {
+                        completed,
+                        cpu_s: cpu.value(),
+                        peak_memory_mb: memory.value(),
+                    })
+                    .collect()
+            })
+            .collect(),
     }
 }
 
