@@ -94,7 +94,7 @@ def solve(exams, model, scan, props, cap, deadline):
             self.expanded += 1
             if self.expanded > cap:
                 raise mc.StateCap("more than %d states (MCC_STATE_LIMIT)" % cap)
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and time.process_time() > deadline:
                 raise mc.TimeBudget("time budget spent after %d states" % self.expanded)
             enabled = ClassicSemantics.enabled_transitions(self, pn, m, **kwargs)
             if observer.active and observer.observe(
@@ -112,7 +112,7 @@ def solve(exams, model, scan, props, cap, deadline):
     # marking_flow_petri stops by itself after MAX_ELAB_TIME and then silently returns a partial
     # graph: give it more time than our own budget (checked at every expansion above), and
     # detect a partial graph below anyway.
-    budget = float("inf") if deadline is None else max(1.0, deadline - time.monotonic()) + 60.0
+    budget = float("inf") if deadline is None else max(1.0, deadline - time.process_time()) + 60.0
     params = {reachability_graph.Parameters.PETRI_SEMANTICS: sem,
               reachability_graph.Parameters.MAX_ELAB_TIME: budget}
     t0 = time.monotonic()

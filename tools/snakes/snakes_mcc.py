@@ -85,7 +85,7 @@ def solve(exams, model, scan, props, cap, deadline):
         if len(g) > cap:
             stopped = mc.StateCap("more than %d states (MCC_STATE_LIMIT)" % cap)
             break
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             stopped = mc.TimeBudget("time budget spent after %d states" % len(g))
             break
         if observer.active and observer.observe(
