@@ -342,9 +342,11 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
         counts["executed"].as_u64().unwrap(),
         "every run recorded once"
     );
+    // 5 instances (Philosophers x2, TokenRing, Deadlock, ProdCons) x (explorer 13 + snakes 13
+    // + pm4py 7 examinations) = 165.
     assert_eq!(
         records.len(),
-        120,
+        165,
         "the demo's runs of its four quick models"
     );
     // Nothing recorded as a tool's failure: every run's verdict, termination and answers are
