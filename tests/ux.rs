@@ -325,10 +325,13 @@ fn the_running_count_comes_back_after_infrastructure_failures() {
     c.script_tool("a", SLOW, "examinations = [\"StateSpace\"]");
     c.script_tool("b", SLOW, "cores = 4\nexaminations = [\"StateSpace\"]");
     c.write("time_s = 10\nmemory_mb = 512");
+    // Its own core reservations (docs/execution.md): the other tests of this file run mccbuild
+    // at the same time, and would make this one's runs wait for their cores.
+    let core_locks = tempfile::tempdir().unwrap();
     let out = mccbuild_with(
         &c,
         "0,1",
-        &[],
+        &[("MCCBUILD_CORE_LOCKS", core_locks.path().to_str().unwrap())],
         &["run", "--jobs", "2", "--progress", "json", "--json"],
     )
     .output()
