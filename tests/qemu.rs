@@ -138,7 +138,7 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = |executor: &str| {
         format!(
-            "[contest]\nname = \"demo in VMs\"\nrules = \"{rules}\"\nstore = \"{REPO}/cache\"\n\n{executor}\n[limits]\ntime_s = 60\nmemory_mb = 2048\n\n[[model]]\nname = \"Philosophers\"\ninstances = [\"{REPO}/models/Philosophers-PT-*\"]\n\n[[model]]\nname = \"TokenRing\"\ninstances = [\"{REPO}/models/TokenRing-PT-4\"]\n\n[[model]]\nname = \"Deadlock\"\ninstances = [\"{REPO}/models/Deadlock-PT-1\"]\n\n[[model]]\nname = \"Unbounded\"\ninstances = [\"{REPO}/models/Unbounded-PT-1\"]\n\n[[model]]\nname = \"ProdCons\"\nkind = \"surprise\"\ninstances = [\"{REPO}/models/ProdCons-PT-2\"]\n\n[[tool]]\nname = \"explorer\"\ndir = \"{REPO}/tools/explorer\"\nsetup = \"./setup.sh\"\nexaminations = [\"all\"]\n",
+            "[contest]\nname = \"demo in VMs\"\nrules = \"{rules}\"\nstore = \"{REPO}/cache\"\n\n{executor}\n[limits]\ntime_s = 60\nmemory_mb = 2048\n\n[[model]]\nname = \"Philosophers\"\ninstances = [\"{REPO}/models/Philosophers-PT-000003\"]\n\n[[model]]\nname = \"Deadlock\"\ninstances = [\"{REPO}/models/Deadlock-PT-1\"]\n\n[[model]]\nname = \"ProdCons\"\nkind = \"surprise\"\ninstances = [\"{REPO}/models/ProdCons-PT-2\"]\n\n[[tool]]\nname = \"explorer\"\ndir = \"{REPO}/tools/explorer\"\nsetup = \"./setup.sh\"\nexaminations = [\"all\"]\n",
             rules = rules()
         )
     };
@@ -147,9 +147,11 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     std::fs::write(&local, manifest("[executor]\nkind = \"local\"\njobs = 2\n")).unwrap();
     std::fs::write(&vm, manifest(&qemu_executor(""))).unwrap();
     let run = |manifest: &Path| {
-        // All of the demo's examinations on its six instances: every run the explorer has in
-        // the demo contest (13 examinations x 6 instances = 78; every instance has its seven
-        // formula files).
+        // All of the demo's examinations on three of its six instances (a known model, the
+        // deadlocking one, the surprise one): 13 examinations x 3 instances = 39 runs, each
+        // instance with its seven formula files. Each VM run boots a kernel under TCG (~5-8 s on
+        // this machine), so the three other instances would double the suite's time and test
+        // nothing the local suites do not.
         let args = ["run", "--json", "--manifest", manifest.to_str().unwrap()];
         let out = mccbuild_checked(dir.path(), &args);
         assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -162,8 +164,8 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
     assert_eq!(local_counts["failed"], 0, "{local_counts}");
     let runs = total(&local_counts);
     assert_eq!(
-        runs, 78,
-        "the explorer's 78 runs of the demo: {local_counts}"
+        runs, 39,
+        "the explorer's 39 runs of the demo on three instances: {local_counts}"
     );
     let first = run(&vm);
     assert_eq!(first["failed"], 0, "{first}");
@@ -195,8 +197,13 @@ fn the_demo_explorer_in_the_kernel_guest_gives_the_local_answers_once() {
                 } else {
                     r["executor"]["kind"] == "local"
                 };
+                let instance = r["instance"].as_str().unwrap_or_default();
+                let chosen = ["Philosophers-PT-000003", "Deadlock-PT-1", "ProdCons-PT-2"]
+                    .iter()
+                    .any(|name| instance.ends_with(name));
                 if r["tool"] == "explorer"
                     && wanted
+                    && chosen
                     && r["limits"]["time_s"] == 60
                     && (!is_vm || r["executor"]["kernel"].is_string())
                 {
