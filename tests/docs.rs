@@ -159,3 +159,130 @@ fn synopsis_lines_run_in_their_shortest_form() {
         ["sandbox", "--", "/bin/true"].map(String::from)
     );
 }
+
+/// The pages whose promises each name the test that proves them.
+const PROMISE_PAGES: &[&str] = &["docs/cache.md", "docs/execution.md"];
+
+/// Names of four words or more in these pages that are not tests: record fields.
+const NOT_TESTS: &[&str] = &["qemu_cpu_time_s", "vm_wall_time_s"];
+
+/// The `#[test]` functions of the workspace: (file relative to the repository, name).
+fn test_functions() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.ends_with("target") {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let repo = Path::new(REPO);
+    let mut files = Vec::new();
+    for d in ["src", "tests", "crates"] {
+        walk(&repo.join(d), &mut files);
+    }
+    let mut tests = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let rel = f.strip_prefix(repo).unwrap().display().to_string();
+        let mut after_test = false;
+        for line in text.lines().map(str::trim) {
+            if line == "#[test]" {
+                after_test = true;
+            } else if after_test && line.starts_with("#[") {
+                // #[ignore], #[cfg(...)]...: still the same test.
+            } else if after_test {
+                let name = line
+                    .split("fn ")
+                    .nth(1)
+                    .and_then(|r| r.split('(').next())
+                    .unwrap_or("");
+                if !name.is_empty() {
+                    tests.push((rel.clone(), name.to_string()));
+                }
+                after_test = false;
+            }
+        }
+    }
+    tests
+}
+
+/// The tests a page names: `name` or `file.rs::name` in backquotes, where the name has at least
+/// four words (`a_full_store_is_refused...`), or three and the code defines no other item of
+/// that name (fields such as `cpu_time_s` are not tests).
+fn named_tests(text: &str, tests: &[(String, String)]) -> Vec<(Option<String>, String)> {
+    let snake = |s: &str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    let mut out = Vec::new();
+    for (i, span) in text.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        let (file, name) = match span.rsplit_once("::") {
+            Some((f, n)) if f.ends_with(".rs") => (Some(f.to_string()), n),
+            _ => (None, span),
+        };
+        if !snake(name) || NOT_TESTS.contains(&name) {
+            continue;
+        }
+        let words = name.split('_').count();
+        let is_test = tests.iter().any(|(_, t)| t == name);
+        if file.is_some() || words >= 4 || (words == 3 && is_test) {
+            out.push((file, name.to_string()));
+        }
+    }
+    out
+}
+
+/// A test named in docs/cache.md or docs/execution.md as the proof of a promise must exist
+/// (in the file named with it, when one is): renaming or deleting it fails here, so a promise
+/// cannot silently lose its test.
+#[test]
+fn every_test_named_by_the_cache_and_execution_pages_exists() {
+    let tests = test_functions();
+    assert!(tests.len() > 300, "only {} tests found", tests.len());
+    let mut missing = Vec::new();
+    let mut named = std::collections::BTreeSet::new();
+    for page in PROMISE_PAGES {
+        let text = std::fs::read_to_string(Path::new(REPO).join(page)).unwrap();
+        for (file, name) in named_tests(&text, &tests) {
+            let found = tests
+                .iter()
+                .any(|(f, t)| *t == name && file.as_ref().is_none_or(|file| f == file));
+            if !found {
+                missing.push(format!(
+                    "{page}: `{}{name}` is not a #[test] of the workspace",
+                    file.map(|f| f + "::").unwrap_or_default()
+                ));
+            }
+            named.insert(name);
+        }
+    }
+    eprintln!("{} tests named by {PROMISE_PAGES:?}", named.len());
+    assert!(named.len() >= 50, "only {} tests named", named.len());
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn named_tests_are_found_with_or_without_their_file() {
+    let tests = vec![(
+        "crates/plan/src/instance.rs".to_string(),
+        "real_archive_facts".to_string(),
+    )];
+    let text =
+        "`cpu_time_s`, `real_archive_facts`, `tests/a.rs::x_y`, `an_old_name_of_a_test`, `run_key`";
+    assert_eq!(
+        named_tests(text, &tests),
+        [
+            (None, "real_archive_facts".to_string()),
+            (Some("tests/a.rs".to_string()), "x_y".to_string()),
+            (None, "an_old_name_of_a_test".to_string()),
+        ]
+    );
+}
