@@ -186,3 +186,142 @@ fn is_root() -> bool {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
+
+/// The sandbox of the run records of `c`, or None (with a skip) when runs are not isolated here.
+fn isolated(c: &TestContest, tool: &str) -> bool {
+    let rec = c.record(tool, PHIL, "UpperBounds");
+    if rec["executor"]["sandbox"] != "cgroup+namespaces" {
+        skip(&format!(
+            "runs are not isolated by namespaces here (sandbox {}): they need root and cgroups",
+            rec["executor"]["sandbox"]
+        ));
+        return false;
+    }
+    true
+}
+
+/// docs/execution.md, "Isolation": `/dev` holds only null, zero, full, random, urandom and tty
+/// (with the links fd, stdin, stdout, stderr and the private shm), and the tool has no capability, cannot regain one (`no_new_privs`) and
+/// cannot mount anything.
+#[test]
+fn a_run_has_no_capabilities_and_only_a_few_devices() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance(PHIL);
+    c.model("Philosophers", "known", &[&format!("models/{PHIL}")]);
+    c.script_tool(
+        "caps",
+        "#!/bin/sh\necho \"DEV $(ls /dev | tr '\\n' ' ')\" >&2\n\
+         grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs):' /proc/self/status >&2\n\
+         if mount -t tmpfs none \"$HOME\" 2>/dev/null; then echo MOUNTED >&2; else echo 'MOUNT REFUSED' >&2; fi\n\
+         echo \"UID $(id -u)\" >&2\necho DO_NOT_COMPETE\n",
+        "examinations = [\"UpperBounds\"]",
+    );
+    c.write("time_s = 20\nmemory_mb = 512");
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    if !isolated(&c, "caps") {
+        return;
+    }
+    let err = c.record("caps", PHIL, "UpperBounds")["stderr"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let devices: Vec<&str> = err
+        .lines()
+        .find_map(|l| l.strip_prefix("DEV "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let mut expected = vec![
+        "fd", "full", "null", "random", "stderr", "stdin", "stdout", "tty", "urandom", "zero",
+    ];
+    let mut seen: Vec<&str> = devices.iter().copied().filter(|d| *d != "shm").collect();
+    seen.sort();
+    expected.sort();
+    assert_eq!(seen, expected, "{err}");
+    for line in [
+        "CapEff:\t0000000000000000",
+        "CapBnd:\t0000000000000000",
+        "CapPrm:\t0000000000000000",
+        "NoNewPrivs:\t1",
+    ] {
+        assert!(err.contains(line), "{line} missing: {err}");
+    }
+    assert!(err.contains("MOUNT REFUSED"), "{err}");
+    assert!(err.contains("UID 0"), "{err}");
+}
+
+/// docs/execution.md, "The run's init": process 1 of the run's PID namespace forwards SIGTERM
+/// (as Slurm's scancel sends it to every process of a step) to the tool, which is process 2 and
+/// ends as its handler says; the record says how the tool ended.
+#[test]
+fn the_runs_init_forwards_sigterm_to_the_tool() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance(PHIL);
+    c.model("Philosophers", "known", &[&format!("models/{PHIL}")]);
+    let dir = c.script_tool(
+        "sig",
+        "#!/bin/sh\ntrap 'echo \"GOT TERM AS $$\" >&2; echo DO_NOT_COMPETE; exit 7' TERM\n\
+         echo \"STARTED $$ $PPID\" >&2\nwhile :; do sleep 0.1; done\n",
+        "examinations = [\"UpperBounds\"]",
+    );
+    let entry = dir.join("BenchKit_head.sh").display().to_string();
+    c.write("time_s = 30\nmemory_mb = 512");
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["run"])
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The tool's process on the host: the one executing this test's own entry script.
+    let started = std::time::Instant::now();
+    let tool = loop {
+        let found = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(&entry)
+                .then_some(pid)
+        });
+        if let Some(pid) = found {
+            break pid;
+        }
+        assert!(started.elapsed().as_secs() < 20, "the tool never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let status = std::fs::read_to_string(format!("/proc/{tool}/status")).unwrap();
+    let parent: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+    if comm.trim() != "mccbuild-init" {
+        let _ = run.wait();
+        if isolated(&c, "sig") {
+            panic!("the tool's parent is {comm:?}, not the run's init");
+        }
+        return;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &parent.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert!(run.wait().unwrap().success());
+    let rec = c.record("sig", PHIL, "UpperBounds");
+    let err = rec["stderr"]["text"].as_str().unwrap();
+    assert!(
+        err.contains("STARTED 2 1"),
+        "the tool is process 2 under init: {err}"
+    );
+    assert!(err.contains("GOT TERM AS 2"), "{err}");
+    assert_eq!(rec["termination"]["reason"], "exit", "{rec}");
+    assert_eq!(rec["termination"]["code"], 7, "{rec}");
+    assert!(rec["wall_time_s"].as_f64().unwrap() < 20.0, "{rec}");
+}
