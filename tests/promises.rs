@@ -325,3 +325,55 @@ fn the_runs_init_forwards_sigterm_to_the_tool() {
     assert_eq!(rec["termination"]["code"], 7, "{rec}");
     assert!(rec["wall_time_s"].as_f64().unwrap() < 20.0, "{rec}");
 }
+
+/// docs/cache.md, "Cached results": `scores` prints the cached podium report, `scores --json`
+/// always computes. A report planted under the key of the current state (the report of another
+/// state) shows in `scores` and changes nothing in `scores --json`.
+#[test]
+fn scores_json_always_computes_where_scores_reads_the_cached_report() {
+    let mut c = one_run_contest("known", "Philosophers");
+    c.scripted_tool("u", "examinations = [\"UpperBounds\"]");
+    c.answer(
+        "u",
+        PHIL,
+        "UpperBounds",
+        "FORMULA Philosophers-PT-000002-UpperBounds-00 2\n",
+    );
+    c.write("time_s = 20\nmemory_mb = 512");
+    assert!(c.mccbuild(&["run"]).status.success());
+    let results = c.path().join("cache/results");
+    let reports = || -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&results)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    let podium = stdout(&c.mccbuild(&["scores"]));
+    let computed = stdout(&c.mccbuild(&["scores", "--json"]));
+    let before = reports();
+    assert_eq!(before.len(), 1);
+    // Another state: `u` a reference tool (not on the podium).
+    let competing = c.tools[1].clone();
+    c.tools[1] = format!("{competing}kind = \"reference\"\n");
+    c.write("time_s = 20\nmemory_mb = 512");
+    let other_podium = stdout(&c.mccbuild(&["scores"]));
+    assert_ne!(podium, other_podium, "the two states print other podiums");
+    let other = reports().into_iter().find(|p| !before.contains(p)).unwrap();
+    // Back to the first state, with the other state's report planted under its key.
+    c.tools[1] = competing;
+    c.write("time_s = 20\nmemory_mb = 512");
+    std::fs::copy(&other, &before[0]).unwrap();
+    assert_eq!(
+        stdout(&c.mccbuild(&["scores"])),
+        other_podium,
+        "`scores` prints the cached report"
+    );
+    assert_eq!(
+        stdout(&c.mccbuild(&["scores", "--json"])),
+        computed,
+        "`scores --json` computes"
+    );
+}
