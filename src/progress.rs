@@ -58,6 +58,47 @@ pub trait Progress {
 pub struct Quiet;
 impl Progress for Quiet {}
 
+/// One stream of events to two reporters (what is shown, and the store's copy).
+pub struct Tee<'a>(pub &'a mut dyn Progress, pub &'a mut dyn Progress);
+impl Progress for Tee<'_> {
+    fn setup_started(&mut self, tool: &str, log: &Path) {
+        self.0.setup_started(tool, log);
+        self.1.setup_started(tool, log);
+    }
+    fn setup_finished(&mut self, tool: &str, ok: bool) {
+        self.0.setup_finished(tool, ok);
+        self.1.setup_finished(tool, ok);
+    }
+    fn planned(&mut self, runs: &[RunInfo]) {
+        self.0.planned(runs);
+        self.1.planned(runs);
+    }
+    fn started(&mut self, total: usize) {
+        self.0.started(total);
+        self.1.started(total);
+    }
+    fn run_started(&mut self, label: &str) {
+        self.0.run_started(label);
+        self.1.run_started(label);
+    }
+    fn run_finished(&mut self, label: &str, outcome: &str, failed: bool) {
+        self.0.run_finished(label, outcome, failed);
+        self.1.run_finished(label, outcome, failed);
+    }
+    fn run_requeued(&mut self, label: &str) {
+        self.0.run_requeued(label);
+        self.1.run_requeued(label);
+    }
+    fn message(&mut self, text: &str) {
+        self.0.message(text);
+        self.1.message(text);
+    }
+    fn finished(&mut self) {
+        self.0.finished();
+        self.1.finished();
+    }
+}
+
 /// A step's lines, for its job's log.
 pub struct StepProgress;
 
@@ -396,9 +437,26 @@ fn plain_interval() -> Duration {
         .map_or(Duration::from_secs(5), Duration::from_millis)
 }
 
+/// Where JSON lines go: stderr, or a file (the store's copy of the events, `progress.jsonl`).
+type Sink = Option<Arc<Mutex<std::fs::File>>>;
+
+/// One JSON line to its sink, in one write (a reader never sees half a line unless it reads
+/// during that write: it takes whole lines only). A log that cannot be written only loses the log.
+fn emit(sink: &Sink, line: &str) {
+    match sink {
+        Some(file) => {
+            use std::io::Write as _;
+            let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = file.write_all(format!("{line}\n").as_bytes());
+        }
+        None => crate::signals::say(line),
+    }
+}
+
 /// Progress on stderr: a bar on a terminal, plain lines otherwise, or JSON lines.
 pub struct CliProgress {
     format: ProgressFormat,
+    sink: Sink,
     tally: Arc<Mutex<Tally>>,
     bar: Option<ProgressBar>,
     ticker: Option<Ticker>,
@@ -427,11 +485,19 @@ impl CliProgress {
         };
         CliProgress {
             format,
+            sink: None,
             tally: Arc::default(),
             bar: None,
             ticker: None,
             setup: None,
         }
+    }
+
+    /// The JSON lines of `--progress=json`, written into `file` instead of stderr.
+    pub fn json_into(file: std::fs::File) -> Self {
+        let mut p = Self::with_format(ProgressFormat::Json);
+        p.sink = Some(Arc::new(Mutex::new(file)));
+        p
     }
 
     fn json(&self, event: &str, label: Option<&str>, extra: serde_json::Value) {
@@ -458,7 +524,7 @@ impl CliProgress {
                 object[k] = v;
             }
         }
-        say!("{object}");
+        emit(&self.sink, &object.to_string());
     }
 
     fn update_bar(&self) {
@@ -488,11 +554,13 @@ impl Progress for CliProgress {
                     serde_json::json!({"tool": tool, "log": log}),
                 );
                 let (tool, log) = (tool.to_string(), log.to_path_buf());
+                let sink = self.sink.clone();
                 let ticker = Ticker::start(plain_interval(), move || {
-                    say!(
-                        "{}",
-                        serde_json::json!({"event": "setup_progress", "tool": tool,
+                    emit(
+                        &sink,
+                        &serde_json::json!({"event": "setup_progress", "tool": tool,
                             "elapsed_s": started.elapsed().as_secs(), "log_tail": last_line(&log, 200)})
+                        .to_string(),
                     );
                 });
                 (None, Some(ticker))

@@ -377,3 +377,50 @@ fn scores_json_always_computes_where_scores_reads_the_cached_report() {
         "`scores --json` computes"
     );
 }
+
+/// docs/cache.md, "The store": `progress.jsonl` holds the events of the store's last execution,
+/// the very lines `run --progress=json` prints (one source, several reporters), whatever the
+/// terminal shows; a run that executes nothing leaves it as it is.
+#[test]
+fn the_store_keeps_the_events_of_its_last_execution() {
+    let mut c = one_run_contest("known", "Philosophers");
+    c.scripted_tool("u", "examinations = [\"UpperBounds\"]");
+    c.write("time_s = 20\nmemory_mb = 512");
+    let log = c.path().join("cache/progress.jsonl");
+    let out = c.mccbuild(&["run", "--tool", "t", "--progress", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(String::from)
+        .collect();
+    let kept = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(kept.lines().collect::<Vec<_>>(), printed, "the same lines");
+    let events: Vec<serde_json::Value> = kept
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["started", "run_started", "run_finished", "finished"],
+        "{kept}"
+    );
+    assert_eq!(events[3]["done"], 1);
+    assert_eq!(events[3]["total"], 1);
+    // Plain progress on stderr: the store's copy is JSON all the same, of this execution.
+    let out = c.mccbuild(&["run", "--progress", "plain"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept = std::fs::read_to_string(&log).unwrap();
+    let last: serde_json::Value = serde_json::from_str(kept.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "finished", "{kept}");
+    assert_eq!(last["done"], 1);
+    assert!(kept.contains("\"run\":\"u "), "the run of u: {kept}");
+    // Nothing to execute: the log of the last execution stays.
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), kept);
+}

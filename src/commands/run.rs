@@ -11,7 +11,7 @@ use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 use mccbuild_store::LockWait;
 
 use crate::error::Error;
-use crate::progress::{count, CliProgress, ProgressFormat};
+use crate::progress::{count, CliProgress, ProgressFormat, Tee};
 use crate::session::{Filter, Session};
 
 pub fn run(
@@ -43,7 +43,19 @@ pub fn run(
         .filter(|&i| !session.is_stored(i))
         .collect();
     let mut shown = CliProgress::with_format(progress);
-    let outcome = session.execute(&selection, jobs, &mut shown, &cancel);
+    // The store keeps the events of its last execution (docs/cache.md, `progress.jsonl`).
+    // A no-op run leaves it as it is; a log that cannot be created only loses the log.
+    let log = (!missing.is_empty())
+        .then(|| std::fs::File::create(session.store.root().join("progress.jsonl")).ok())
+        .flatten();
+    let outcome = match log {
+        Some(log) => {
+            let mut kept = CliProgress::json_into(log);
+            let mut both = Tee(&mut shown, &mut kept);
+            session.execute(&selection, jobs, &mut both, &cancel)
+        }
+        _ => session.execute(&selection, jobs, &mut shown, &cancel),
+    };
     outcome.record_error()?;
     if cancel.load(Ordering::SeqCst) {
         crate::signals::say(&format!(
