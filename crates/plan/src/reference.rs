@@ -4,7 +4,9 @@
 //! - the MCC's published consensus: files `<instance>-<EXAM>.out` (in a folder, or a `.tar.gz`
 //!   of one such as `mcc2025/oracle.tar.gz`), each starting with a line `<instance>
 //!   <Examination>`, then answer lines in the tool-output form (`FORMULA <id> <value> ...`,
-//!   `STATE_SPACE <STATES|...> <n> ...`), `?` where the value is unknown;
+//!   `STATE_SPACE <STATES|...> <n> ...`), `?` where the value is unknown; a formula id of the
+//!   consensus (`<instance>-<Examination>-<nn>`) also matches the formula file's id with the
+//!   edition's year (`<instance>-<Examination>-2025-<nn>`);
 //! - a results CSV (the `results.csv` of `mccbuild export`, or the MCC's
 //!   `raw-result-analysis.csv`): the `estimated result` column of each row, by position in the
 //!   examination instance's value ids.
@@ -116,7 +118,13 @@ impl Reference {
         Some(match given {
             Given::ById(by_id) => ids
                 .iter()
-                .map(|id| by_id.get(&**id).cloned().flatten())
+                .map(|id| {
+                    by_id
+                        .get(&**id)
+                        .or_else(|| without_year(id).and_then(|short| by_id.get(&short)))
+                        .cloned()
+                        .flatten()
+                })
                 .collect(),
             Given::ByPosition(values) => (0..ids.len())
                 .map(|i| values.get(i).cloned().flatten())
@@ -141,6 +149,16 @@ impl Reference {
         };
         format!("{form} {}", self.path.display())
     }
+}
+
+/// A formula id without its edition year: the formula files of MCC 2024 and later name
+/// formulas `<instance>-<Examination>-<year>-<nn>`, the published consensus
+/// `<instance>-<Examination>-<nn>`.
+fn without_year(id: &str) -> Option<String> {
+    let (rest, number) = id.rsplit_once('-')?;
+    let (prefix, year) = rest.rsplit_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (year.len() == 4 && digits(year) && digits(number)).then(|| format!("{prefix}-{number}"))
 }
 
 /// Whether a `<instance>-<EXAM>.out` file name is of one of `instances`.
@@ -310,6 +328,19 @@ mod tests {
             ]
         );
         assert!(r.values("X-PT-1", "StateSpace", &ids).is_none());
+        // The formula files' ids carry the edition's year, the consensus's do not.
+        let with_year: Vec<Arc<str>> = ["X-PT-1-UpperBounds-2025-00", "X-PT-1-UpperBounds-2025-02"]
+            .map(Arc::from)
+            .to_vec();
+        assert_eq!(
+            &*r.values("X-PT-1", "UpperBounds", &with_year).unwrap(),
+            &[Some(Value::parse("3").unwrap()), Some(Value::Inf)]
+        );
+        assert_eq!(
+            without_year("A-PT-1-CTLFireability-2025-07").as_deref(),
+            Some("A-PT-1-CTLFireability-07")
+        );
+        assert_eq!(without_year("A-PT-1-CTLFireability-07"), None);
         let set: HashSet<&str> = ["X-PT-1"].into();
         assert!(wanted("X-PT-1-UB.out", &set));
         assert!(!wanted("X-PT-10-UB.out", &set));
