@@ -255,3 +255,40 @@ fn a_missing_reference_is_a_manifest_problem() {
         stderr(&out)
     );
 }
+
+/// A results CSV as the reference (another contest's export, or the MCC's
+/// raw-result-analysis.csv): its `estimated result` column, by position. The same reference as
+/// the consensus files above gives the same judgements.
+#[test]
+fn a_results_csv_is_a_reference_too() {
+    let c = contest(Some("reference"));
+    fs::write(
+        c.path().join("estimated.csv"),
+        format!(
+            "tool,Input,Examination,results,estimated result\n\
+             other,{INSTANCE},ReachabilityCardinality,TT?F,TT?F\n\
+             other,{INSTANCE},StateSpace,10 21 ? ?,10 21 ? ?\n\
+             other,Elsewhere-PT-1,StateSpace,1 1 1 1,1 1 1 1\n"
+        ),
+    )
+    .unwrap();
+    let manifest = fs::read_to_string(c.path().join("contest.toml"))
+        .unwrap()
+        .replace("answers = \"oracle\"", "answers = \"estimated.csv\"");
+    fs::write(c.path().join("contest.toml"), manifest).unwrap();
+    run(&c);
+    let s = scores(&c);
+    let r = &s["reference"];
+    assert!(
+        r["answers"].as_str().unwrap().contains("estimated.csv"),
+        "{r}"
+    );
+    assert_eq!(
+        (r["values"].as_u64(), r["known"].as_u64()),
+        (Some(8), Some(5))
+    );
+    assert_eq!(
+        r["tools"]["solo"],
+        serde_json::json!({"right": 2, "wrong": 2, "unknown": 3, "unanswered": 1})
+    );
+}

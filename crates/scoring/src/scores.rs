@@ -289,10 +289,17 @@ pub fn reference_report(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Optio
     };
     let mut counts = vec![JudgementCounts::default(); tools.len()];
     let mut taking_part = vec![false; tools.len()];
+    // The plan's examination instance of each (model examination, examination instance there).
+    let plan_index: std::collections::HashMap<(usize, usize), usize> = handles
+        .exam_instances
+        .iter()
+        .enumerate()
+        .map(|(e, &at)| (at, e))
+        .collect();
     for (i, m) in handles.examinations.iter().enumerate() {
         let votes = vote_decisions(db, *m);
         for (j, ei) in m.exam_instances(db).iter().enumerate() {
-            let Some(e) = handles.exam_instance_at(i, j) else {
+            let Some(&e) = plan_index.get(&(i, j)) else {
                 continue;
             };
             let pei = &plan.exam_instances[e];
