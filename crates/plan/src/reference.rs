@@ -4,9 +4,11 @@
 //! - the MCC's published consensus: files `<instance>-<EXAM>.out` (in a folder, or a `.tar.gz`
 //!   of one such as `mcc2025/oracle.tar.gz`), each starting with a line `<instance>
 //!   <Examination>`, then answer lines in the tool-output form (`FORMULA <id> <value> ...`,
-//!   `STATE_SPACE <STATES|...> <n> ...`), `?` where the value is unknown; a formula id of the
-//!   consensus (`<instance>-<Examination>-<nn>`) also matches the formula file's id with the
-//!   edition's year (`<instance>-<Examination>-2025-<nn>`);
+//!   `STATE_SPACE <STATES|...> <n> ...`), `?` where the value is unknown; the consensus numbers
+//!   a file's formulas `<instance>-<Examination>-<nn>`, `nn` being the position of the formula's
+//!   id among the formula file's ids *sorted as strings* (files that mix `-2023-` and `-2025-`
+//!   ids, such as Angiogenesis-PT-01's CTLCardinality, sort the `-2023-` ones first; the
+//!   explorer's `tests/mcc2025.rs` pairs them the same way, with 0 disagreements);
 //! - a results CSV (the `results.csv` of `mccbuild export`, or the MCC's
 //!   `raw-result-analysis.csv`): the `estimated result` column of each row, by position in the
 //!   examination instance's value ids.
@@ -116,16 +118,22 @@ impl Reference {
     ) -> Option<Arc<[Option<Value>]>> {
         let given = self.given.get(&(instance.to_string(), exam.to_string()))?;
         Some(match given {
-            Given::ById(by_id) => ids
-                .iter()
-                .map(|id| {
-                    by_id
-                        .get(&**id)
-                        .or_else(|| without_year(id).and_then(|short| by_id.get(&short)))
-                        .cloned()
-                        .flatten()
-                })
-                .collect(),
+            Given::ById(by_id) => {
+                let mut sorted: Vec<&str> = ids.iter().map(|id| &**id).collect();
+                sorted.sort_unstable();
+                ids.iter()
+                    .map(|id| {
+                        by_id
+                            .get(&**id)
+                            .or_else(|| {
+                                let nn = sorted.binary_search(&&**id).ok()?;
+                                by_id.get(&consensus_id(instance, exam, nn))
+                            })
+                            .cloned()
+                            .flatten()
+                    })
+                    .collect()
+            }
             Given::ByPosition(values) => (0..ids.len())
                 .map(|i| values.get(i).cloned().flatten())
                 .collect(),
@@ -151,14 +159,10 @@ impl Reference {
     }
 }
 
-/// A formula id without its edition year: the formula files of MCC 2024 and later name
-/// formulas `<instance>-<Examination>-<year>-<nn>`, the published consensus
-/// `<instance>-<Examination>-<nn>`.
-fn without_year(id: &str) -> Option<String> {
-    let (rest, number) = id.rsplit_once('-')?;
-    let (prefix, year) = rest.rsplit_once('-')?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (year.len() == 4 && digits(year) && digits(number)).then(|| format!("{prefix}-{number}"))
+/// The consensus's name of the formula at position `nn` of a formula file's ids sorted as
+/// strings (the MCC's published consensus numbers formulas so, whatever the ids of the file).
+fn consensus_id(instance: &str, exam: &str, nn: usize) -> String {
+    format!("{instance}-{exam}-{nn:02}")
 }
 
 /// Whether a `<instance>-<EXAM>.out` file name is of one of `instances`.
@@ -328,19 +332,21 @@ mod tests {
             ]
         );
         assert!(r.values("X-PT-1", "StateSpace", &ids).is_none());
-        // The formula files' ids carry the edition's year, the consensus's do not.
-        let with_year: Vec<Arc<str>> = ["X-PT-1-UpperBounds-2025-00", "X-PT-1-UpperBounds-2025-02"]
-            .map(Arc::from)
-            .to_vec();
+        // The formula files' ids carry the edition's year, the consensus's do not: the consensus
+        // numbers them by position among the ids sorted as strings. In a file that mixes years
+        // the -2023- ids sort first: here the consensus's 00 is -2023-12, 01 is -2025-00 and
+        // 02 is -2025-01 (a file order of 2025-00, 2025-01, 2023-12).
+        let mixed: Vec<Arc<str>> = [
+            "X-PT-1-UpperBounds-2025-00",
+            "X-PT-1-UpperBounds-2025-01",
+            "X-PT-1-UpperBounds-2023-12",
+        ]
+        .map(Arc::from)
+        .to_vec();
         assert_eq!(
-            &*r.values("X-PT-1", "UpperBounds", &with_year).unwrap(),
-            &[Some(Value::parse("3").unwrap()), Some(Value::Inf)]
+            &*r.values("X-PT-1", "UpperBounds", &mixed).unwrap(),
+            &[None, Some(Value::Inf), Some(Value::parse("3").unwrap())]
         );
-        assert_eq!(
-            without_year("A-PT-1-CTLFireability-2025-07").as_deref(),
-            Some("A-PT-1-CTLFireability-07")
-        );
-        assert_eq!(without_year("A-PT-1-CTLFireability-07"), None);
         let set: HashSet<&str> = ["X-PT-1"].into();
         assert!(wanted("X-PT-1-UB.out", &set));
         assert!(!wanted("X-PT-10-UB.out", &set));
