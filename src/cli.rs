@@ -109,6 +109,9 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also write the comparison as an HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// The MCC's qualification phase: each tool on every examination it takes part in, on the
     /// first instance of each known model (runs cached like any other), every run checked

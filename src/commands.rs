@@ -50,7 +50,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             old,
             new,
             json,
-        } => diff::diff(&manifest.manifest, &old, &new, json),
+            html,
+        } => diff::diff(&manifest.manifest, &old, &new, json, html.as_deref()),
         Command::Qualify {
             manifest,
             filter,

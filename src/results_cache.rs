@@ -8,7 +8,7 @@ use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;
 
 /// Bump when what the results report holds changes.
-const RESULTS_SCHEMA: u32 = 2;
+const RESULTS_SCHEMA: u32 = 3;
 
 /// The key of a plan's results: everything scoring depends on. The rules text, the scoring
 /// shape of the contest (tools with family and kind, models with kind and size, which values each
@@ -49,6 +49,20 @@ pub fn results_key(
         put(&[ei.instance as u64, ei.exam as u64, ei.ids.len() as u64]
             .map(u64::to_le_bytes)
             .concat());
+    }
+    // The reference answers and the basis: a new reference re-scores (it is in no run key).
+    if let (Some(config), Some(reference)) = (&plan.contest.reference, &plan.reference) {
+        put(config.basis.name().as_bytes());
+        put(reference.describe().as_bytes());
+        for ei in &plan.exam_instances {
+            for v in ei.reference.iter().flat_map(|r| r.iter()) {
+                put(v
+                    .as_ref()
+                    .map_or_else(|| "?".to_string(), |v| v.to_string())
+                    .as_bytes());
+            }
+            put(b";");
+        }
     }
     for (i, run) in plan.runs.iter().enumerate() {
         put(&[run.exam_instance as u64, run.tool as u64]

@@ -160,14 +160,35 @@ dir = "{r}/tools/snakes"
     assert_eq!(d["measurements"]["ReachabilityDeadlock"]["runs"], 3);
     assert_eq!(d["measurements"]["OneSafe"]["runs"], 3);
 
+    let page = dir.path().join("diff.html");
     let text = stdout(&mccbuild_in(
         dir.path(),
-        &["diff", "--old", "explorer", "--new", "explorer-bug"],
+        &[
+            "diff",
+            "--old",
+            "explorer",
+            "--new",
+            "explorer-bug",
+            "--html",
+            page.to_str().unwrap(),
+        ],
     ));
     assert!(
         text.contains("newly right 0, newly wrong 3, newly solved 0, newly unsolved 0"),
         "{text}"
     );
+    assert!(
+        text.contains("(answers against the trusted values the contest's tools vote (E-3.1))"),
+        "{text}"
+    );
+    // The page lists the same values, each marked newly wrong.
+    let html = fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("<td class=\"bad\">newly wrong</td>").count(),
+        3,
+        "{html}"
+    );
+    assert!(html.contains("basis: <b>vote</b>"), "{html}");
     assert!(text.contains("  Deadlock-PT-1 ReachabilityDeadlock ReachabilityDeadlock: TRUE -> FALSE (trusted TRUE)"), "{text}");
 
     // The other way round, the fix: every value newly right.

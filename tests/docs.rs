@@ -286,3 +286,69 @@ fn named_tests_are_found_with_or_without_their_file() {
         ]
     );
 }
+
+/// examples/explorer-vs-mcc2025/README.md: every command of the worked example runs from the
+/// repository root, and the explorer's figures against the MCC 2025 consensus that the README
+/// quotes are those `scores --json` computes. Reads ../shared/data (skips, with its reason,
+/// where it is absent). About 160 small runs on a fresh store (the repository's, shared with
+/// the demo); none once they are stored.
+#[test]
+fn the_worked_example_runs_from_its_readme() {
+    if mcc_data().is_none() {
+        return;
+    }
+    let repo = Path::new(REPO);
+    let readme = repo.join("examples/explorer-vs-mcc2025/README.md");
+    let commands = commands(&readme);
+    assert_eq!(commands.len(), 6, "{commands:?}");
+    for (line, command) in &commands {
+        let args: Vec<&str> = command
+            .strip_prefix("mccbuild ")
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let out = mccbuild_in(repo, &args);
+        assert!(
+            out.status.success(),
+            "README.md:{line}: `{command}`: {:?}\n{}",
+            out.status.code(),
+            stderr(&out)
+        );
+        let text = stdout(&out);
+        match args[0] {
+            "diff" => assert!(
+                text.contains("(answers against the contest's reference answers)"),
+                "{text}"
+            ),
+            "qualify" => assert!(text.contains("explorer: qualified"), "{text}"),
+            "explain" => assert!(text.contains("(basis: reference)"), "{text}"),
+            _ => {}
+        }
+    }
+    // The README's table row, against the computed figures.
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("| explorer |"))
+        .expect("the explorer's row");
+    let quoted: Vec<u64> = row
+        .split('|')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let scores = json(&mccbuild_in(
+        repo,
+        &[
+            "scores",
+            "--json",
+            "--manifest",
+            "examples/explorer-vs-mcc2025/contest.toml",
+        ],
+    ));
+    assert_eq!(scores["basis"], "reference");
+    let c = &scores["reference"]["tools"]["explorer"];
+    let computed: Vec<u64> = ["right", "wrong", "unknown", "unanswered"]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap())
+        .collect();
+    assert_eq!(quoted, computed, "README.md's figures: {row}");
+}

@@ -84,6 +84,8 @@ pub struct Ratios {
 pub struct DiffReport {
     pub old: String,
     pub new: String,
+    /// What the trusted values are: `vote`, `ground-truth` or `reference` (scores --json).
+    pub basis: String,
     /// How many values changed in each way (a value can change in two ways: newly solved and
     /// newly right).
     pub counts: BTreeMap<Change, usize>,
@@ -97,9 +99,23 @@ pub struct DiffReport {
     pub not_in_store: usize,
 }
 
-pub fn diff(manifest: &Path, old: &str, new: &str, json: bool) -> Result<(), Error> {
+pub fn diff(
+    manifest: &Path,
+    old: &str,
+    new: &str,
+    json: bool,
+    html: Option<&Path>,
+) -> Result<(), Error> {
     let session = Session::open_and_warn(manifest)?;
     let report = diff_report(&session, old, new)?;
+    if let Some(path) = html {
+        mccbuild_core::fsio::write_atomically(path, diff_page(&report).as_bytes()).map_err(
+            |source| Error::Output {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
+    }
     if report.not_in_store > 0 {
         eprintln!(
             "note: {} examination instances left out: a version's run is not in the store (`mccbuild run --tool {old} --tool {new}` makes them)",
@@ -213,6 +229,7 @@ fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport, Er
     Ok(DiffReport {
         old: old.to_string(),
         new: new.to_string(),
+        basis: scores["basis"].as_str().unwrap_or("vote").to_string(),
         counts,
         values,
         scores: by_category,
@@ -249,11 +266,12 @@ fn classify(old: Option<&str>, new: Option<&str>, trusted: Option<&str>) -> Vec<
 
 fn diff_text(r: &DiffReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} -> {} (answers against the contest's trusted values)",
-        r.old, r.new
-    );
+    let basis = match r.basis.as_str() {
+        "reference" => "the contest's reference answers",
+        "ground-truth" => "the expected answers given with the tasks",
+        _ => "the trusted values the contest's tools vote (E-3.1)",
+    };
+    let _ = writeln!(out, "{} -> {} (answers against {basis})", r.old, r.new);
     let counts: Vec<String> = CHANGES
         .iter()
         .map(|c| format!("{} {}", c.name(), r.counts.get(c).copied().unwrap_or(0)))
@@ -302,6 +320,56 @@ fn diff_text(r: &DiffReport) -> String {
         );
     }
     out
+}
+
+/// The comparison as one standalone HTML page (no script, no external resource).
+fn diff_page(r: &DiffReport) -> String {
+    use maud::{html, DOCTYPE};
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let title = format!("{} -> {}", r.old, r.new);
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}td.n{text-align:right}.ok{color:#070}.bad{color:#b00}" }
+            }
+            body {
+                h1 { (title) }
+                p { "Every value whose answer differs, against the contest's trusted values (basis: " b { (r.basis) } "; docs/cli.md, \"mccbuild diff\")." }
+                p { @for (i, c) in CHANGES.iter().enumerate() { @if i > 0 { ", " } (c.name()) " " b { (r.counts.get(c).copied().unwrap_or(0)) } } }
+                @if r.not_in_store > 0 { p.bad { (r.not_in_store) " examination instances left out: a version's run is not in the store." } }
+                table {
+                    tr { th { "instance" } th { "examination" } th { "value" } th { (r.old) } th { (r.new) } th { "trusted" } th { "change" } }
+                    @for v in &r.values {
+                        @let changes: Vec<&str> = v.changes.iter().map(|c| c.name()).collect();
+                        tr {
+                            td { (v.instance) } td { (v.examination) } td { (v.id) }
+                            td { (show(&v.old)) } td { (show(&v.new)) } td { (v.trusted.as_deref().unwrap_or("unknown")) }
+                            td class=(if v.changes.contains(&Change::NewlyWrong) { "bad" } else if v.changes.contains(&Change::NewlyRight) { "ok" } else { "" }) { (changes.join(", ")) }
+                        }
+                    }
+                }
+                h2 { "Scores" }
+                table {
+                    tr { th { "category" } th { (r.old) } th { (r.new) } }
+                    @for (category, (a, b)) in &r.scores {
+                        @if !(a.is_null() && b.is_null()) { tr { td { (category) } td.n { (a) } td.n { (b) } } }
+                    }
+                }
+                h2 { "CPU time and memory, new / old" }
+                table {
+                    tr { th { "examination" } th { "runs" } th { "CPU time (s), old" } th { "new" } th { "CPU time ratio" } th { "memory ratio" } }
+                    @for (exam, m) in &r.measurements {
+                        tr { td { (exam) } td.n { (m.runs) } td.n { (format!("{:.2}", m.old_cpu_time_s)) } td.n { (format!("{:.2}", m.new_cpu_time_s)) }
+                            td.n { (format!("{:.2}", m.cpu_time_ratio)) } td.n { (format!("{:.2}", m.memory_ratio)) } }
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

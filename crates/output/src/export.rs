@@ -687,6 +687,19 @@ pub fn verdict_explanation(
     computed: usize,
 ) -> String {
     let tools = |n: usize| if n == 1 { "tool" } else { "tools" };
+    if case == TrustCase::Reference {
+        return if known {
+            format!(
+                "the contest's reference answer; {agreeing} of the {computed} {} that computed it gave it",
+                tools(computed)
+            )
+        } else {
+            format!(
+                "unknown in the contest's reference answers; {computed} {} computed it",
+                tools(computed)
+            )
+        };
+    }
     match (known, ground_truth) {
         (true, true) => format!(
             "expected answer given with the task; {agreeing} of the {computed} {} that computed it gave it",
@@ -968,6 +981,10 @@ mod tests {
         assert_eq!(
             verdict_explanation(false, true, TrustCase::GroundTruth, 0, 1),
             "no expected answer given with the task; 1 tool computed it"
+        );
+        assert_eq!(
+            verdict_explanation(true, false, TrustCase::Reference, 1, 2),
+            "the contest's reference answer; 1 of the 2 tools that computed it gave it"
         );
     }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use mccbuild_plan::Plan;
 use mccbuild_rules::exact::{decimal, parse, Exact};
 use mccbuild_scoring::explain::{ConfidenceRow, ToolExplanation, ValueExplanation};
-use mccbuild_scoring::scores::ScoresReport;
+use mccbuild_scoring::scores::{ReferenceReport, ScoresReport};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// How the podium tables are printed on a terminal.
@@ -88,6 +88,17 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
         "{}",
         paint("1", &format!("{} ({})", report.contest, report.edition))
     );
+    if let Some(r) = &report.reference {
+        let _ = writeln!(
+            out,
+            "trusted values: {}",
+            if report.basis == "reference" {
+                format!("the reference ({})", r.answers)
+            } else {
+                format!("the {} (reference: {})", report.basis, r.answers)
+            }
+        );
+    }
     for category in &plan.contest.edition.categories {
         let Some(rows) = report.standings.get(&category.name) else {
             continue;
@@ -161,6 +172,54 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
             }
         }
     }
+    if let Some(r) = &report.reference {
+        out.push_str(&reference_text(r));
+    }
+    out
+}
+
+/// The tools against the reference answers, and the vote against them.
+pub fn reference_text(r: &ReferenceReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nAgainst the reference ({}; it knows {} of {} values)",
+        r.answers, r.known, r.values
+    );
+    let width = r.tools.keys().map(|t| columns(t)).max().unwrap_or(4);
+    for (tool, c) in &r.tools {
+        let _ = writeln!(
+            out,
+            "  {}  right {}, wrong {}, unknown {}, unanswered {}",
+            pad(tool, width),
+            c.right,
+            c.wrong,
+            c.unknown,
+            c.unanswered
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  vote and reference: {} values differ, {} known to the vote only, {} to the reference only",
+        r.disagreements.len(),
+        r.vote_only,
+        r.reference_only
+    );
+    const SHOWN: usize = 20;
+    for d in r.disagreements.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "    {} {} {}: vote {} ({}), reference {}",
+            d.instance, d.examination, d.id, d.vote, d.case, d.reference
+        );
+    }
+    if r.disagreements.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "    ... and {} more (`mccbuild scores --json`: reference.disagreements)",
+            r.disagreements.len() - SHOWN
+        );
+    }
     out
 }
 
@@ -225,9 +284,34 @@ pub fn value_text(x: &ValueExplanation) -> String {
     let _ = writeln!(out, "  {}", x.reason);
     let _ = writeln!(
         out,
-        "  trusted value: {}",
-        x.trusted.as_deref().unwrap_or("unknown")
+        "  trusted value: {}{}",
+        x.trusted.as_deref().unwrap_or("unknown"),
+        if x.reference.is_some() {
+            format!(" (basis: {})", x.basis)
+        } else {
+            String::new()
+        }
     );
+    if let Some(r) = &x.reference {
+        let judged: Vec<String> = r
+            .judgements
+            .iter()
+            .map(|(t, j)| format!("{t} {}", j.name()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  reference ({}): {}; the vote: {} ({}){}",
+            r.answers,
+            r.value.as_deref().unwrap_or("unknown"),
+            r.vote.as_deref().unwrap_or("unknown"),
+            r.vote_case,
+            if judged.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", judged.join(", "))
+            }
+        );
+    }
     out
 }
 

@@ -10,6 +10,7 @@ pub mod key;
 pub mod manifest;
 pub mod model_files;
 pub mod plan;
+pub mod reference;
 pub mod results_file;
 
 pub use plan::{ExamInstance, Plan, PlannedInstance, PlannedModel, Run, RunOrigin};

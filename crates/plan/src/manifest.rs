@@ -15,6 +15,7 @@ use toml::Spanned;
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::toml_file::read_toml;
 use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits, TimeLimit};
+use mccbuild_rules::reference::Basis;
 
 const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 
@@ -32,6 +33,16 @@ struct ManifestFile {
     models: Vec<Spanned<ModelSection>>,
     #[serde(default, rename = "tool")]
     tools: Vec<Spanned<ToolSection>>,
+    #[serde(default)]
+    reference: Option<ReferenceSection>,
+}
+
+/// `[reference]` as written (docs/manifest.md): reference answers to judge the tools against.
+#[derive(Debug, Deserialize)]
+struct ReferenceSection {
+    answers: Spanned<String>,
+    #[serde(default)]
+    basis: Basis,
 }
 
 #[derive(Debug, Deserialize)]
@@ -398,6 +409,17 @@ pub struct Contest {
     pub results: Vec<PathBuf>,
     /// Kinds given to models that get their instances from `inputs` or `results`.
     pub model_kinds: BTreeMap<String, usize>,
+    /// `[reference]`: reference answers (a folder or .tar.gz of `<instance>-<EXAM>.out` files, or
+    /// a results CSV) and whether the trusted values are the vote's (the default) or theirs.
+    /// Not part of any run key.
+    pub reference: Option<ReferenceConfig>,
+}
+
+/// `[reference]`, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferenceConfig {
+    pub answers: PathBuf,
+    pub basis: Basis,
 }
 
 impl Contest {
@@ -430,6 +452,7 @@ impl Contest {
         let (mut models, model_kinds) = reading.declared_models(&file);
         let model_kinds = reading.input_models(&file, &mut models, model_kinds);
         let results = reading.results_files(&file);
+        let reference = reading.reference(&file);
         reading.check_instance_names(&mut models);
         if models.is_empty() && results.is_empty() {
             reading.problems.push(
@@ -464,6 +487,7 @@ impl Contest {
             tools,
             results,
             model_kinds,
+            reference,
         })
     }
 
@@ -754,6 +778,26 @@ impl Reading<'_> {
             }
         }
         results
+    }
+
+    /// `[reference]`: the answers must exist.
+    fn reference(&mut self, file: &ManifestFile) -> Option<ReferenceConfig> {
+        let section = file.reference.as_ref()?;
+        let path = self.root.join(section.answers.get_ref());
+        if !path.exists() {
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        Some(section.answers.span()),
+                        format!("reference answers {} do not exist", path.display()),
+                    )
+                    .help("`answers` names a folder or .tar.gz of <instance>-<EXAM>.out files (the MCC's consensus), or a results CSV, relative to the manifest"),
+            );
+        }
+        Some(ReferenceConfig {
+            answers: path,
+            basis: section.basis,
+        })
     }
 
     /// Each model's instances sorted and unique; an instance in two models is a problem.

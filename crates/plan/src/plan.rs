@@ -3,7 +3,7 @@
 //! An examination exists on an instance when it needs no file (StateSpace, the global
 //! properties) or when the instance has its formula file with at least one formula.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use mccbuild_core::diag::{Problem, Problems};
@@ -17,6 +17,7 @@ use crate::digest_cache::DigestCache;
 use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts};
 use crate::key::{files_digest, reading, tool_files_digest, KeyBuilder, ToolIdentity};
 use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, Tool, ToolKind};
+use crate::reference::Reference;
 use crate::results_file::{parse_results, read_results, ResultRow, RowResults};
 
 /// An instance of the contest.
@@ -51,6 +52,9 @@ pub struct ExamInstance {
     pub scored: usize,
     /// Ground-truth contests: the expected value of each id (from the instance's truth file).
     pub truth: Option<Arc<[Option<Value>]>>,
+    /// The reference answer of each id (`[reference]`; `None`: unknown there), or `None` when
+    /// the contest names none or the reference says nothing of this examination instance.
+    pub reference: Option<Arc<[Option<Value>]>>,
 }
 
 /// One run of the plan.
@@ -89,6 +93,9 @@ pub struct Plan {
     /// Problems with instances (a malformed model.pnml or formula file): errors for `check`,
     /// warnings for `run` (the runs that can be made are made).
     pub problems: Problems,
+    /// The reference answers of `[reference]`, as read (their values are in each examination
+    /// instance's `reference`).
+    pub reference: Option<Reference>,
 }
 
 /// The expected answer of a verification task's truth file: SAFE (the property holds) is TRUE,
@@ -138,12 +145,44 @@ impl Plan {
             exam_instances: Vec::new(),
             runs: Vec::new(),
             problems,
+            reference: None,
         };
         plan.add_executed_runs(executor);
         drop(t);
-        let _t = phase("plan: imported runs");
+        let t = phase("plan: imported runs");
         plan.add_imported_runs(&imported_instance);
+        drop(t);
+        let _t = phase("plan: reference answers");
+        plan.add_reference();
         Ok(plan)
+    }
+
+    /// `[reference]`: reads the reference answers of the contest's instances and gives each
+    /// examination instance its values (not part of any run key: a new reference re-scores).
+    fn add_reference(&mut self) {
+        let Some(config) = &self.contest.reference else {
+            return;
+        };
+        let names: HashSet<&str> = self.instances.iter().map(|i| i.name.as_str()).collect();
+        let reference = match Reference::load(&config.answers, &names, &self.contest.edition) {
+            Ok((reference, problems)) => {
+                self.problems.extend(problems);
+                reference
+            }
+            Err(problems) => {
+                self.problems.extend(problems);
+                return;
+            }
+        };
+        let edition = &self.contest.edition;
+        for ei in &mut self.exam_instances {
+            ei.reference = reference.values(
+                &self.instances[ei.instance].name,
+                &edition.examinations[ei.exam].name,
+                &ei.ids,
+            );
+        }
+        self.reference = Some(reference);
     }
 
     /// The examination name of a run.
@@ -329,6 +368,7 @@ fn exam_instance(
         ids,
         scored,
         truth,
+        reference: None,
     }
 }
 

@@ -14,6 +14,7 @@
 //! | exact numbers (fractions of big integers), rounded only for display | [`exact`] |
 //! | E-5.1: one machine per model | [`execution`] |
 //! | M-9: files a run does not see | [`hidden_files`] |
+//! | reference answers: right, wrong, unknown against them (not an MCC rule) | [`reference`] |
 
 pub mod confidence;
 pub mod edition;
@@ -23,5 +24,6 @@ pub mod hidden_files;
 pub mod participation;
 pub mod podium;
 pub mod points;
+pub mod reference;
 pub mod trusted;
 pub mod weights;

@@ -26,11 +26,15 @@ pub enum TrustCase {
     NoAnswer,
     /// The value is given with the task (ground-truth contests such as SV-COMP).
     GroundTruth,
+    /// The contest's reference answers decide (a past edition's consensus, another store's
+    /// trusted values, an exported results CSV): the contest is scored against them instead of
+    /// the vote (`[reference] basis = "reference"`).
+    Reference,
 }
 
 impl TrustCase {
     /// The case's name, as reports and exports write it (`unanimity`, `weighted-majority`,
-    /// `two-tools`, `single-tool`, `no-answer`, `ground-truth`).
+    /// `two-tools`, `single-tool`, `no-answer`, `ground-truth`, `reference`).
     pub fn name(self) -> &'static str {
         match self {
             TrustCase::Unanimity => "unanimity",
@@ -39,10 +43,11 @@ impl TrustCase {
             TrustCase::SingleTool => "single-tool",
             TrustCase::NoAnswer => "no-answer",
             TrustCase::GroundTruth => "ground-truth",
+            TrustCase::Reference => "reference",
         }
     }
 
-    /// Its situation in rule E-3.1's list (1 to 5); none for a given truth.
+    /// Its situation in rule E-3.1's list (1 to 5); none for a given truth or a reference.
     pub fn situation(self) -> Option<u8> {
         match self {
             TrustCase::Unanimity => Some(1),
@@ -50,7 +55,7 @@ impl TrustCase {
             TrustCase::TwoTools => Some(3),
             TrustCase::SingleTool => Some(4),
             TrustCase::NoAnswer => Some(5),
-            TrustCase::GroundTruth => None,
+            TrustCase::GroundTruth | TrustCase::Reference => None,
         }
     }
 }
@@ -371,6 +376,7 @@ mod tests {
             TrustCase::SingleTool,
             TrustCase::NoAnswer,
             TrustCase::GroundTruth,
+            TrustCase::Reference,
         ];
         for (i, case) in cases.into_iter().enumerate() {
             assert_eq!(

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::edition::Edition;
+use mccbuild_rules::reference::Basis;
 use mccbuild_rules::trusted::Decision;
 use mccbuild_rules::weights::Weight;
 use salsa::{Durability, Setter};
@@ -114,6 +115,8 @@ pub struct ContestInputs {
     pub models: Vec<ModelInfo>,
     /// One per examination instance, in any order.
     pub exam_instances: Vec<ExamInstanceInputs>,
+    /// The vote (the default) or the reference answers.
+    pub basis: Basis,
 }
 
 /// One examination instance and its planned runs.
@@ -124,6 +127,8 @@ pub struct ExamInstanceInputs {
     /// How many of `ids` (the first ones) earn points.
     pub scored: u32,
     pub truth: Option<Arc<[Option<Value>]>>,
+    /// The reference answer of each value id (`[reference]`), if the reference gives them.
+    pub reference: Option<Arc<[Option<Value>]>>,
     pub runs: Vec<RunInputs>,
 }
 
@@ -203,6 +208,7 @@ impl ScoringDb {
             inputs.models.into(),
             Arc::from(Vec::new()),
             Arc::from(Vec::new()),
+            inputs.basis,
         )
         .durability(Durability::HIGH)
         .new(self);
@@ -248,7 +254,9 @@ impl ScoringDb {
     ) -> ModelExamination {
         let mut exam_instances = Vec::with_capacity(members.len());
         let (mut answers, mut competes, mut measurements) = (Vec::new(), Vec::new(), Vec::new());
+        let mut reference = Vec::new();
         for ei in members {
+            reference.push(ei.reference);
             exam_instances.push(ExamInstance {
                 exam: ei.exam,
                 ids: ei.ids,
@@ -277,6 +285,7 @@ impl ScoringDb {
             answers.into(),
             competes.into(),
             measurements.into(),
+            reference.into(),
         )
         .contest_durability(Durability::HIGH)
         .model_durability(Durability::HIGH)
@@ -302,6 +311,32 @@ impl ScoringDb {
     pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
         if let Some(new) = replaced(run.examination.measurements(self), run, measurement) {
             run.examination.set_measurements(self).to(new);
+        }
+    }
+
+    /// Sets the reference answers of examination instance `e` (in the inputs' order), only if
+    /// they changed: the answers, hence the vote, stay as they are.
+    pub fn set_reference(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        reference: Option<Arc<[Option<Value>]>>,
+    ) {
+        let (i, j) = handles.exam_instances[e];
+        let m = handles.examinations[i];
+        let all = m.reference(self);
+        if all[j] == reference {
+            return;
+        }
+        let mut new: Vec<Option<Arc<[Option<Value>]>>> = all.to_vec();
+        new[j] = reference;
+        m.set_reference(self).to(new.into());
+    }
+
+    /// Sets what the trusted values are (the vote or the reference), only if it changed.
+    pub fn set_basis(&mut self, handles: &Handles, basis: Basis) {
+        if handles.contest.basis(self) != basis {
+            handles.contest.set_basis(self).to(basis);
         }
     }
 

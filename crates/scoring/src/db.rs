@@ -27,6 +27,7 @@ use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
 };
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
+use mccbuild_rules::reference::{trusted_by_reference, Basis};
 use mccbuild_rules::trusted::{
     contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
 };
@@ -69,6 +70,9 @@ pub struct ContestData {
     pub tool_data: Arc<[ToolData]>,
     #[returns(ref)]
     pub examinations: Arc<[ModelExamination]>,
+    /// What the trusted values are: the vote (E-3.1, the default) or the reference answers.
+    #[returns(copy)]
+    pub basis: Basis,
 }
 
 #[salsa::input(debug)]
@@ -122,6 +126,11 @@ pub struct ModelExamination {
     /// Per examination instance, each run's measurement.
     #[returns(ref)]
     pub measurements: Arc<[Arc<[Measurement]>]>,
+    /// Per examination instance, the reference answer of each value (`[reference]`), if the
+    /// reference gives it; a field of its own: a new reference re-scores without touching the
+    /// answers.
+    #[returns(ref)]
+    pub reference: Arc<[Option<Arc<[Option<Value>]>>]>,
 }
 
 /// A planned run: its model examination, the examination instance there and its position.
@@ -248,10 +257,42 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
     )
 }
 
-/// Rule E-3.1: the trusted value of each value of each examination instance of a model
-/// examination (or the given truth, in a ground-truth contest).
+/// The trusted value of each value of each examination instance of a model examination: rule
+/// E-3.1's vote (or the given truth, in a ground-truth contest), or, when the contest's basis
+/// is its reference answers, those.
 #[salsa::tracked(returns(ref))]
 pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    if m.contest(db).basis(db) == Basis::Reference {
+        return reference_decisions(db, m);
+    }
+    vote_decisions(db, m)
+}
+
+/// The reference answers of a model examination as decisions (unknown where the reference does
+/// not give a value).
+pub fn reference_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    m.exam_instances(db)
+        .iter()
+        .zip(m.reference(db).iter())
+        .map(|(ei, reference)| {
+            (0..ei.ids.len())
+                .map(|i| {
+                    trusted_by_reference(
+                        reference
+                            .as_ref()
+                            .and_then(|r| r.get(i))
+                            .and_then(Option::as_ref),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Rule E-3.1: the voted trusted value of each value of each examination instance of a model
+/// examination (or the given truth, in a ground-truth contest), whatever the contest's basis
+/// (the comparison of the vote with the reference reads it).
+pub fn vote_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
     let contest = m.contest(db);
     if contest.edition(db).info.trust == TrustKind::GroundTruth {
         return m

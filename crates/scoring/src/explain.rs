@@ -16,7 +16,9 @@ use mccbuild_rules::points::score_value;
 use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
 
 use crate::database::{Handles, ScoringDb};
-use crate::db::{category_entries, confidence_tally, tool_confidence, ContestData};
+use crate::db::{category_entries, confidence_tally, tool_confidence, vote_decisions, ContestData};
+use crate::scores::basis_name;
+use mccbuild_rules::reference::{judge, Judgement};
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AnswerRow {
@@ -55,6 +57,25 @@ pub struct ValueExplanation {
     pub trusted: Option<String>,
     /// The decision in words, with its rule.
     pub reason: String,
+    /// What the trusted value is: `vote`, `ground-truth` or `reference`.
+    pub basis: String,
+    /// With `[reference]`: the reference answer, the vote beside it, each answer judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ValueReference>,
+}
+
+/// One value against the contest's reference answers.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ValueReference {
+    /// The reference: its form and path.
+    pub answers: String,
+    /// The reference answer (`None`: the reference does not know it).
+    pub value: Option<String>,
+    /// The vote's trusted value (E-3.1), and the situation that decided it.
+    pub vote: Option<String>,
+    pub vote_case: String,
+    /// Each answer: right, wrong or unknown against the reference.
+    pub judgements: BTreeMap<String, Judgement>,
 }
 
 /// Why an explanation cannot be given: what was asked for is not in the contest.
@@ -149,6 +170,31 @@ pub fn explain_value(
         weights,
         trusted,
         reason,
+        basis: basis_name(plan, handles.contest.basis(db)).to_string(),
+        reference: plan.reference.as_ref().map(|r| {
+            let (i, j) = handles.exam_instances[e];
+            let m = handles.examinations[i];
+            let given = m.reference(db)[j]
+                .as_ref()
+                .and_then(|g| g.get(index).cloned())
+                .flatten();
+            let vote = &vote_decisions(db, m)[j][index];
+            ValueReference {
+                answers: r.describe(),
+                value: given.as_ref().map(|v| v.to_string()),
+                vote: vote.value.as_ref().map(|v| v.to_string()),
+                vote_case: vote.case.name().to_string(),
+                judgements: answers_given
+                    .iter()
+                    .map(|(t, v)| {
+                        (
+                            tools[*t as usize].name.clone(),
+                            judge(Some(v), given.as_ref()),
+                        )
+                    })
+                    .collect(),
+            }
+        }),
     })
 }
 
@@ -253,6 +299,10 @@ fn reason(
             }
         }
         TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
+        TrustCase::Reference => match &plan.reference {
+            Some(r) => format!("scored against the reference ({}): {shown}", r.describe()),
+            None => format!("scored against the reference: {shown}"),
+        },
     }
 }
 

@@ -6,6 +6,7 @@ use mccbuild_core::{Measurement, RunKey};
 use mccbuild_plan::manifest::ToolKind;
 use mccbuild_plan::Plan;
 use mccbuild_rules::participation::takes_part;
+use mccbuild_rules::reference::Basis;
 use mccbuild_store::Summary;
 
 use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
@@ -79,6 +80,7 @@ pub fn build_scoring<'a>(
             ids: ei.ids.clone(),
             scored: ei.scored as u32,
             truth: ei.truth.clone(),
+            reference: ei.reference.clone(),
             runs,
         })
         .collect();
@@ -87,6 +89,11 @@ pub fn build_scoring<'a>(
         tools,
         models,
         exam_instances,
+        basis: plan
+            .contest
+            .reference
+            .as_ref()
+            .map_or(Basis::Vote, |r| r.basis),
     });
     (db, handles)
 }

@@ -86,6 +86,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
             scored: 4,
             runs,
             truth: None,
+            reference: None,
         });
     }
     let models = vec![ModelInfo {
@@ -98,6 +99,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
         tools,
         models,
         exam_instances,
+        basis: mccbuild_rules::reference::Basis::Vote,
     })
 }
 
@@ -252,6 +254,7 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
             scored: 16,
             runs,
             truth: None,
+            reference: None,
         });
     }
     let models = (0..6)
@@ -267,6 +270,7 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
             tools,
             models,
             exam_instances,
+            basis: mccbuild_rules::reference::Basis::Vote,
         }),
         rc_eis,
         ctl_eis,
@@ -356,4 +360,45 @@ fn an_explanations_total_is_the_podiums_to_the_last_bit() {
         }
     }
     assert!(checked > 0);
+}
+
+/// Reference answers are an input of their own: under the vote (the default) a new reference
+/// re-executes nothing; under the reference basis it re-decides and re-scores the model
+/// examination, and never recomputes the answers by value, the agreement or any Confidence.
+#[test]
+fn a_new_reference_rescores_without_touching_the_answers() {
+    use mccbuild_rules::reference::Basis;
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let voted = podiums(&db, handles.contest).clone();
+    db.start_logging();
+    // The reference says 7 for instance 0's STATES, where every tool says 1.
+    let reference: Arc<[Option<Value>]> =
+        [Some(Value::Int(7)), Some(Value::Int(1)), None, None].into();
+    db.set_reference(&handles, 0, Some(reference));
+    assert_eq!(podiums(&db, handles.contest), &voted);
+    assert_eq!(counts(db.take_executed()), BTreeMap::new());
+
+    db.set_basis(&handles, Basis::Reference);
+    let against_reference = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("trusted_values", 1),
+        ("exam_scores", 1),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    assert_ne!(against_reference, voted, "every tool is now wrong once");
+    let decisions = &mccbuild_scoring::db::trusted_values(&db, handles.examinations[0])[0];
+    assert_eq!(decisions[0].value, Some(Value::Int(7)));
+    assert_eq!(decisions[0].case, TrustCase::Reference);
+    assert_eq!(decisions[2].value, None, "unknown in the reference");
+
+    // Back to the vote: the first podiums again.
+    db.set_basis(&handles, Basis::Vote);
+    assert_eq!(podiums(&db, handles.contest), &voted);
 }

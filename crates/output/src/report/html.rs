@@ -101,6 +101,26 @@ fn index(data: &ReportData<'_>) -> String {
         p { (plan.contest.tools.len()) " tools, " (plan.models.len()) " models, " (plan.instances.len()) " instances, "
             (plan.runs.len()) " runs (" (stored) " done). Rules: " (edition.info.name) "." }
         @if stored < plan.runs.len() { p.warn { (plan.runs.len() - stored) " runs are not done yet: these results are partial." } }
+        @if let Some(r) = &data.scores.reference {
+            p { "Trusted values: " b { @if data.scores.basis == "reference" { "the reference answers" } @else { "the vote (E-3.1)" } }
+                "; reference answers: " code { (r.answers) } " (they know " (r.known) " of " (r.values) " values)." }
+            h2 { "Against the reference" }
+            table {
+                tr { th { "tool" } th { "right" } th { "wrong" } th { "unknown" } th { "unanswered" } }
+                @for (tool, c) in &r.tools {
+                    tr { td { (tool) } td.n { (c.right) } td.n { (c.wrong) } td.n { (c.unknown) } td.n { (c.unanswered) } }
+                }
+            }
+            p { "Vote and reference: " (r.disagreements.len()) " values differ; " (r.vote_only) " known to the vote only, " (r.reference_only) " to the reference only." }
+            @if !r.disagreements.is_empty() {
+                table {
+                    tr { th { "instance" } th { "examination" } th { "value" } th { "vote" } th { "reference" } }
+                    @for d in &r.disagreements {
+                        tr { td { (d.instance) } td { (d.examination) } td { (d.id) } td { (d.vote) " (" (d.case) ")" } td { (d.reference) } }
+                    }
+                }
+            }
+        }
         @if data.exports {
             p { "Exports: " a href="exports/results.csv" { "results.csv" } " (the layout of the MCC's raw-result-analysis.csv), "
                 a href="exports/results.json" { "results.json" } " (scores, values, every run), "
