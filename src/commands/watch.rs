@@ -9,8 +9,11 @@
 //! the runs a change makes necessary are executed by a `mccbuild run` child, whose records then
 //! arrive like any other.
 //!
-//! Changes are noticed through inotify (the `notify` crate) and, as a safety net, a rescan every
-//! second; bursts are coalesced (all records present when an update starts go into it).
+//! Changes are noticed through inotify (the `notify` crate): a record event reads that record
+//! only (the store's whole reconciliation, which checks every record file's stamp, costs ~0.5 s
+//! at an edition's scale). As a safety net the store is reconciled in full every 30 s, and at
+//! once when the kernel's event queue overflowed; bursts are coalesced (all records present
+//! when an update starts go into it).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -107,16 +110,67 @@ impl State {
         })
     }
 
-    /// Applies the records that appeared or disappeared since the last look; returns how many
-    /// concern this plan and the write time of the newest.
+    /// The records among `paths` (and those found damaged before, looked at again): each read
+    /// and verified, and put in (or taken out of) the index when its content changed.
+    fn look_at_records(
+        &mut self,
+        paths: &[PathBuf],
+        pending_corrupt: &HashMap<PathBuf, Instant>,
+    ) -> LoadReport {
+        let mut report = LoadReport::default();
+        let runs = self.session.store.root().join("runs");
+        let mut keys: Vec<RunKey> = paths
+            .iter()
+            .chain(pending_corrupt.keys())
+            .filter(|p| p.parent().and_then(Path::parent) == Some(runs.as_path()))
+            .filter_map(|p| {
+                p.file_name()?
+                    .to_str()?
+                    .strip_suffix(".json")
+                    .and_then(RunKey::from_hex)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let index = &mut self.session.index;
+        for key in keys {
+            match self.session.store.get_verified(&key) {
+                Ok(Some((record, digest))) => {
+                    if index.digest(&key) != Some(digest) {
+                        index.insert(key, mccbuild_store::Summary::of(&record), digest);
+                        report.changed.push(key);
+                    }
+                }
+                Ok(None) => {
+                    if index.contains(&key) {
+                        index.remove(&key);
+                        report.changed.push(key);
+                    }
+                }
+                Err(corrupt) => report.corrupt.push(corrupt),
+            }
+        }
+        report
+    }
+
+    /// Applies the records that appeared or disappeared: those named by `paths` (inotify's
+    /// events), or every change since the last look when `paths` is None (the store reconciled
+    /// in full). Returns how many concern this plan and the write time of the newest.
     fn apply_store_changes(
         &mut self,
+        paths: Option<&[PathBuf]>,
         pending_corrupt: &mut HashMap<PathBuf, Instant>,
     ) -> (usize, Option<SystemTime>) {
-        let mut report = LoadReport::default();
-        self.session
-            .index
-            .reconcile(&self.session.store, &mut report);
+        let report = match paths {
+            Some(paths) => self.look_at_records(paths, pending_corrupt),
+            None => {
+                let mut report = LoadReport::default();
+                self.session
+                    .index
+                    .reconcile(&self.session.store, &mut report);
+                report
+            }
+        };
         // A record that does not parse may be half-written by a writer that does not rename
         // atomically: it is looked at again; reported if it stays broken.
         for c in report.corrupt {
@@ -318,15 +372,16 @@ fn is_input(path: &Path, store_root: &Path, inputs: &[PathBuf]) -> bool {
 
 impl State {
     /// Applies the records that arrived (or left) and re-scores: the update to publish, if
-    /// any record of this plan changed.
+    /// any record of this plan changed. `paths`: as for [`State::apply_store_changes`].
     fn update_from_records(
         &mut self,
         number: u64,
+        paths: Option<&[PathBuf]>,
         pending_corrupt: &mut HashMap<PathBuf, Instant>,
     ) -> Option<Update> {
         let t = Instant::now();
         self.db.start_logging();
-        let (records, newest) = self.apply_store_changes(pending_corrupt);
+        let (records, newest) = self.apply_store_changes(paths, pending_corrupt);
         if records == 0 {
             let _ = self.db.take_executed();
             return None;
@@ -410,6 +465,8 @@ struct Watching {
     inputs: Vec<PathBuf>,
     /// The manifest and the rules file (absolute): an edit of these may keep the plan.
     contest_files: Vec<PathBuf>,
+    /// Events may have been lost (the queue overflowed): the store is reconciled in full.
+    lost: std::sync::atomic::AtomicBool,
     store_root: PathBuf,
 }
 
@@ -436,6 +493,7 @@ impl Watching {
             watched: Vec::new(),
             inputs: Vec::new(),
             contest_files: Vec::new(),
+            lost: Default::default(),
             store_root: PathBuf::new(),
         };
         watching.aim(session, true);
@@ -465,18 +523,28 @@ impl Watching {
         }
     }
 
-    /// Waits for changes (or the one-second rescan): the changes seen, whether the wait timed
-    /// out, and which inputs of the plan changed. Reads (mccbuild's own, among others) are not
-    /// changes.
+    /// Waits for changes (at most a second): the changes seen, whether the wait timed out or
+    /// events may have been lost (the store is to be reconciled in full then), and which inputs
+    /// of the plan changed. Reads (mccbuild's own, among others) are not changes.
     fn next(&self) -> (Vec<notify::Event>, bool, InputChange) {
         let first = self.events.recv_timeout(Duration::from_secs(1));
-        let timed_out = first.is_err();
-        let events: Vec<notify::Event> = first
+        let mut timed_out = first.is_err();
+        let mut events: Vec<notify::Event> = Vec::new();
+        for event in first
             .into_iter()
             .chain(std::iter::from_fn(|| self.events.try_recv().ok()))
-            .flatten()
-            .filter(|e| is_change(&e.kind))
-            .collect();
+        {
+            match event {
+                Ok(e) if e.need_rescan() => {
+                    self.lost.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(e) if is_change(&e.kind) => events.push(e),
+                Ok(_) => {}
+                // The watcher's own error (e.g. the queue overflowed): look at everything.
+                Err(_) => self.lost.store(true, std::sync::atomic::Ordering::Relaxed),
+            }
+        }
+        timed_out |= self.lost.load(std::sync::atomic::Ordering::Relaxed);
         if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
             for e in &events {
                 eprintln!("event {:?} {:?}", e.kind, e.paths);
@@ -496,8 +564,9 @@ impl Watching {
     }
 
     /// Lets a burst of editor writes settle: waits until no change came for 25 ms (at most
-    /// 300 ms), dropping the events; says whether an input other than the manifest and the
-    /// rules file changed meanwhile.
+    /// 300 ms), dropping the events (a record among them makes the next look at the store a
+    /// full one); says whether an input other than the manifest and the rules file changed
+    /// meanwhile.
     fn settle(&self) -> bool {
         let start = Instant::now();
         let mut other = false;
@@ -508,6 +577,10 @@ impl Watching {
                         is_input(p, &self.store_root, &self.inputs)
                             && !self.contest_files.iter().any(|f| p == f)
                     });
+                    // A record among the dropped events: the store is looked at in full.
+                    if e.paths.iter().any(|p| p.starts_with(&self.store_root)) {
+                        self.lost.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
                 Ok(_) => {}
                 Err(_) => break,
@@ -541,6 +614,10 @@ impl Runner {
     }
 }
 
+/// How often the store is reconciled in full (every record file's stamp checked), as a safety
+/// net under inotify.
+const FULL_RECONCILE: Duration = Duration::from_secs(30);
+
 /// Runs the watch loop until `--updates` updates were published (or forever).
 pub fn watch(options: WatchOptions) -> Result<(), Error> {
     let mut state = State::open(&options.manifest)?;
@@ -570,6 +647,7 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let mut pending_corrupt: HashMap<PathBuf, Instant> = HashMap::new();
     let mut number = 0u64;
+    let mut reconciled = Instant::now();
     let _ = state.db.take_executed();
     publisher.publish(&state, Update::start(&state.scores));
     runner.poll(|| state.missing_runs());
@@ -629,7 +707,17 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
             }
             continue;
         }
-        if let Some(update) = state.update_from_records(number + 1, &mut pending_corrupt) {
+        // The store in full every 30 s and after lost events; otherwise the records named.
+        let full = (timed_out && reconciled.elapsed() > FULL_RECONCILE)
+            || watching
+                .lost
+                .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let paths: Vec<PathBuf> = events.into_iter().flat_map(|e| e.paths).collect();
+        if full {
+            reconciled = Instant::now();
+        }
+        let paths = (!full).then_some(&paths[..]);
+        if let Some(update) = state.update_from_records(number + 1, paths, &mut pending_corrupt) {
             number += 1;
             publisher.publish(&state, update);
         }
