@@ -603,6 +603,41 @@ pub struct CategoryScores {
     pub performance: Vec<Vec<Performance>>,
 }
 
+/// E-4.4's weights grouped: the model examinations whose examination instances share a
+/// category and both weight factors (many models share them: same number of instances, same
+/// kind). It depends on the contest's shape only, so it is computed once: a re-score sums each
+/// group's points by index instead of hashing fractions again (hashing a big fraction expands it
+/// into a continued fraction: it dominated the re-score after one run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightGroups {
+    /// Per model examination, its group (None: it has no examination instance).
+    pub of: Vec<Option<usize>>,
+    /// Each group's weight (its category included).
+    pub weights: Vec<Weight>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGroups {
+    let mut index: std::collections::HashMap<(CategoryId, &Exact, &Exact), usize> =
+        std::collections::HashMap::new();
+    let mut groups = WeightGroups {
+        of: Vec::new(),
+        weights: Vec::new(),
+    };
+    for w in weights(db, contest) {
+        let group = w.first().map(|weight| {
+            *index
+                .entry((weight.category, &weight.instance, &weight.kind))
+                .or_insert_with(|| {
+                    groups.weights.push(weight.clone());
+                    groups.weights.len() - 1
+                })
+        });
+        groups.of.push(group);
+    }
+    groups
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
     let edition = edition_shape(db, contest);
@@ -614,27 +649,22 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight first (small fractions: in machine words while they
-    // fit, see `Sum`), then weighted once. The same total as
-    // weighting each entry (the weighting is linear and the arithmetic exact), with a few
-    // multiplications by large fractions per category instead of one per entry.
-    // Grouped by the two factors (no multiplication per model examination): the same totals.
-    #[allow(clippy::type_complexity)]
-    let mut by_weight: Vec<std::collections::HashMap<(&Exact, &Exact), (&Weight, Vec<Sum>)>> =
-        vec![std::collections::HashMap::new(); categories];
-    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
-        let Some(weight) = w.first() else {
+    // tool's points are summed per weight group first (small fractions: in machine words while
+    // they fit, see `Sum`), then weighted once. The same total as weighting each entry (the
+    // weighting is linear and the arithmetic exact), with a few multiplications by large
+    // fractions per category instead of one per entry.
+    let groups = weight_groups(db, contest);
+    let mut sums: Vec<Vec<Sum>> = vec![vec![Sum::default(); tools]; groups.weights.len()];
+    for (m, group) in contest.examinations(db).iter().zip(&groups.of) {
+        let Some(g) = *group else {
             continue;
         };
-        let c = weight.category;
-        let (_, sums) = by_weight[c]
-            .entry((&weight.instance, &weight.kind))
-            .or_insert_with(|| (weight, vec![Sum::default(); tools]));
+        let c = groups.weights[g].category;
         for total in &exam_scores(db, *m).totals {
             let t = total.tool as usize;
             participating[c][t] = true;
             if !total.points.is_zero() {
-                sums[t].merge(&total.points);
+                sums[g][t].merge(&total.points);
             }
             if total.completed > 0 {
                 let p = &mut performance[c][t];
@@ -644,12 +674,10 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
             }
         }
     }
-    for (c, groups) in by_weight.iter().enumerate() {
-        for (weight, sums) in groups.values() {
-            for (t, sum) in sums.iter().enumerate() {
-                if !sum.is_zero() {
-                    weighted[c][t].push(weighted_points(&sum.value(), weight));
-                }
+    for (weight, sums) in groups.weights.iter().zip(&sums) {
+        for (t, sum) in sums.iter().enumerate() {
+            if !sum.is_zero() {
+                weighted[weight.category][t].push(weighted_points(&sum.value(), weight));
             }
         }
     }
