@@ -295,6 +295,49 @@ fn half_written_records_bursts_and_an_invalid_manifest() {
     );
 }
 
+/// A record replaced by another of the same run (a rerun whose answers differ: same key, new
+/// content) is noticed by its content, read alone, and re-scored: the published scores are a
+/// fresh computation's.
+#[test]
+fn a_record_replaced_by_new_content_is_noticed() {
+    let (c, records) = contest_with_held_records();
+    for (aside, path) in &records {
+        std::fs::rename(aside, path).unwrap();
+    }
+    let watch = Watch::start(c.path());
+    let start = watch.next();
+    assert!(start["scores"]["confidence"]["d"].as_f64().unwrap() < 1.0);
+    // d's wrong STATES (10 on instance 3) corrected in place, as its rerun would write it.
+    let store = mccbuild_store::Store::open(&c.path().join("cache")).unwrap();
+    let (path, mut record) = records
+        .iter()
+        .find_map(|(_, path)| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let key = mccbuild_core::RunKey::from_hex(v["key"].as_str()?)?;
+            let record = store.get(&key).unwrap()?;
+            (record.tool == "d"
+                && record.instance.ends_with('3')
+                && record.examination == "StateSpace")
+                .then_some((path.clone(), record))
+        })
+        .expect("d's StateSpace record of instance 3");
+    let states = record
+        .answers
+        .iter_mut()
+        .find(|a| &*a.id == "STATES")
+        .unwrap();
+    assert_eq!(states.value, mccbuild_core::Value::Int(10));
+    states.value = mccbuild_core::Value::Int(9);
+    store.put(&record).unwrap();
+    assert!(path.exists());
+    let update = watch.next();
+    assert_eq!(update["cause"], "records", "{update}");
+    assert_eq!(update["records"], 1, "{update}");
+    assert_eq!(update["scores"]["confidence"]["d"], 1.0, "{update}");
+    assert_eq!(published(&update["scores"]), fresh_scores(&c));
+}
+
 /// An edit of a scoring rule in the rules file (E-2.2's set) is applied through the scoring
 /// database's inputs: no re-plan, the answers gathered are reused, and the published scores are
 /// those a fresh `mccbuild scores` computes with the edited rules. An edit of the rules that
