@@ -269,7 +269,8 @@ fn half_written_records_bursts_and_an_invalid_manifest() {
     assert_eq!(published(&last["scores"]), fresh_scores(&c));
 
     // The manifest edited into an invalid state: the error is shown, the last good state kept;
-    // fixed again: re-planned.
+    // fixed again with another name (the same runs): re-scored without re-planning; a limit
+    // edited (in every run's key): re-planned.
     let manifest = c.path().join("contest.toml");
     let good = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, format!("{good}\n[contest2]\nbroken = true\n")).unwrap();
@@ -277,20 +278,118 @@ fn half_written_records_bursts_and_an_invalid_manifest() {
         watch.quiet(1500).is_none(),
         "no update from an invalid manifest"
     );
-    std::fs::write(
-        &manifest,
-        good.replace("name = \"Test\"", "name = \"Test again\""),
-    )
-    .unwrap();
+    let renamed = good.replace("name = \"Test\"", "name = \"Test again\"");
+    std::fs::write(&manifest, &renamed).unwrap();
+    let rescored = watch.next();
+    assert_eq!(rescored["cause"], "rules", "{rescored}");
+    assert_eq!(rescored["scores"]["contest"], "Test again");
+    assert_eq!(published(&rescored["scores"]), fresh_scores(&c));
+    std::fs::write(&manifest, renamed.replace("time_s = 10", "time_s = 11")).unwrap();
     let replan = watch.next();
     assert_eq!(replan["cause"], "replan", "{replan}");
-    assert_eq!(replan["scores"]["contest"], "Test again");
     assert_eq!(published(&replan["scores"]), fresh_scores(&c));
     let err = watch.stop();
     assert!(
         err.contains("keeping the last good state") && err.contains("contest2"),
         "{err}"
     );
+}
+
+/// A record replaced by another of the same run (a rerun whose answers differ: same key, new
+/// content) is noticed by its content, read alone, and re-scored: the published scores are a
+/// fresh computation's.
+#[test]
+fn a_record_replaced_by_new_content_is_noticed() {
+    let (c, records) = contest_with_held_records();
+    for (aside, path) in &records {
+        std::fs::rename(aside, path).unwrap();
+    }
+    let watch = Watch::start(c.path());
+    let start = watch.next();
+    assert!(start["scores"]["confidence"]["d"].as_f64().unwrap() < 1.0);
+    // d's wrong STATES (10 on instance 3) corrected in place, as its rerun would write it.
+    let store = mccbuild_store::Store::open(&c.path().join("cache")).unwrap();
+    let (path, mut record) = records
+        .iter()
+        .find_map(|(_, path)| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let key = mccbuild_core::RunKey::from_hex(v["key"].as_str()?)?;
+            let record = store.get(&key).unwrap()?;
+            (record.tool == "d"
+                && record.instance.ends_with('3')
+                && record.examination == "StateSpace")
+                .then_some((path.clone(), record))
+        })
+        .expect("d's StateSpace record of instance 3");
+    let states = record
+        .answers
+        .iter_mut()
+        .find(|a| &*a.id == "STATES")
+        .unwrap();
+    assert_eq!(states.value, mccbuild_core::Value::Int(10));
+    states.value = mccbuild_core::Value::Int(9);
+    store.put(&record).unwrap();
+    assert!(path.exists());
+    let update = watch.next();
+    assert_eq!(update["cause"], "records", "{update}");
+    assert_eq!(update["records"], 1, "{update}");
+    assert_eq!(update["scores"]["confidence"]["d"], 1.0, "{update}");
+    assert_eq!(published(&update["scores"]), fresh_scores(&c));
+}
+
+/// An edit of a scoring rule in the rules file (E-2.2's set) is applied through the scoring
+/// database's inputs: no re-plan, the answers gathered are reused, and the published scores are
+/// those a fresh `mccbuild scores` computes with the edited rules. An edit of the rules that
+/// changes the runs (a time limit) re-plans.
+#[test]
+fn a_rules_edit_is_rescored_without_replanning() {
+    let (c, records) = contest_with_held_records();
+    for (aside, path) in &records {
+        std::fs::rename(aside, path).unwrap();
+    }
+    let rules = c.path().join("rules.toml");
+    std::fs::copy(Path::new(REPO).join("rules/mcc-2026.toml"), &rules).unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let from = format!("rules = \"{REPO}/rules/mcc-2026.toml\"");
+    assert!(text.contains(&from), "{text}");
+    std::fs::write(&manifest, text.replace(&from, "rules = \"rules.toml\"")).unwrap();
+    let watch = Watch::start(c.path());
+    let start = watch.next();
+    assert_eq!(published(&start["scores"]), fresh_scores(&c));
+
+    // V (E-2.2) becomes the values all four tools agree on: c's wrong deadlocks (a, b, d
+    // agree) leave V, and c's Confidence goes up to 1.
+    let original = std::fs::read_to_string(&rules).unwrap();
+    assert!(original.contains("min_agreeing = 3"));
+    std::fs::write(
+        &rules,
+        original.replace("min_agreeing = 3", "min_agreeing = 4"),
+    )
+    .unwrap();
+    let update = watch.next();
+    assert_eq!(update["cause"], "rules", "{update}");
+    let queries = update["queries"].as_object().unwrap();
+    assert!(queries.contains_key("agreement"), "{update}");
+    assert!(!queries.contains_key("value_answers"), "{update}");
+    assert_ne!(
+        start["scores"]["confidence"]["c"],
+        update["scores"]["confidence"]["c"]
+    );
+    assert_eq!(update["scores"]["confidence"]["c"], 1.0);
+    assert_eq!(published(&update["scores"]), fresh_scores(&c));
+
+    // The edition's default time limit is in no run's key here (the manifest overrides it), but
+    // limits are planning settings: re-planned.
+    std::fs::write(
+        &rules,
+        original.replacen("time_s = 3600", "time_s = 3000", 1),
+    )
+    .unwrap();
+    let replan = watch.next();
+    assert_eq!(replan["cause"], "replan", "{replan}");
+    assert_eq!(published(&replan["scores"]), fresh_scores(&c));
 }
 
 /// A minimal Chrome DevTools Protocol client over the browser's WebSocket.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use mccbuild_core::timing::phase;
 use mccbuild_output::export::{write_all, StoredRuns};
 use mccbuild_output::report::{write_site, ReportData};
 
@@ -16,8 +17,12 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
         None => session.plan.contest.root.join("report"),
     };
     let (db, handles) = session.scoring();
+    let t = phase("report: scoring and gathering");
     let mut data = ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
+    drop(t);
+    let t = phase("report: diagnostics");
     data.diagnostics = session.diagnostics_of(0..session.plan.runs.len());
+    drop(t);
     if exports {
         let stored = StoredRuns {
             plan: &session.plan,
@@ -27,10 +32,12 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
         write_all(&stored, &db, &handles, &dir.join("exports"))?;
         data.exports = true;
     }
+    let t = phase("report: pages rendered and written");
     let summary = write_site(&data, &dir).map_err(|e| Error::Output {
         path: e.path,
         source: e.source,
     })?;
+    drop(t);
     if json {
         return super::print_json(&summary);
     }

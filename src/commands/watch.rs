@@ -1,12 +1,19 @@
 //! `mccbuild watch`: one long-lived process that keeps the scoring database and applies each
 //! change as it happens. A run record appearing in (or leaving) the store, whoever wrote it, is
 //! an input change of the salsa database: only the queries that depend on it re-execute. An edit
-//! of the manifest, the rules or a tool re-plans (a new plan: new keys, a new database), keeping
-//! the last good state while the manifest is invalid; with `--run` the runs a change makes
-//! necessary are executed by a `mccbuild run` child, whose records then arrive like any other.
+//! of the manifest or the rules that plans the same runs (a scoring rule such as E-3.1's
+//! threshold, a tool's kind or family: [`Contest::same_plan_as`]) is applied through the
+//! edition's input setters, re-scoring only what reads the changed rule; any other edit of the
+//! manifest or the rules, and an edit of a tool or a results file, re-plans (a new plan: new
+//! keys, a new database). The last good state is kept while the manifest is invalid; with `--run`
+//! the runs a change makes necessary are executed by a `mccbuild run` child, whose records then
+//! arrive like any other.
 //!
-//! Changes are noticed through inotify (the `notify` crate) and, as a safety net, a rescan every
-//! second; bursts are coalesced (all records present when an update starts go into it).
+//! Changes are noticed through inotify (the `notify` crate): a record event reads that record
+//! only (the store's whole reconciliation, which checks every record file's stamp, costs ~0.5 s
+//! at an edition's scale). As a safety net the store is reconciled in full every 30 s, and at
+//! once when the kernel's event queue overflowed; bursts are coalesced (all records present
+//! when an update starts go into it).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,9 +24,10 @@ use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 
 use mccbuild_core::RunKey;
+use mccbuild_plan::manifest::Contest;
 use mccbuild_plan::RunOrigin;
 use mccbuild_scoring::db::{podiums, Handles, RunRef, ScoringDb};
-use mccbuild_scoring::inputs::{run_inputs, run_refs};
+use mccbuild_scoring::inputs::{run_inputs, run_refs, tool_infos};
 use mccbuild_scoring::scores::{scores_report, scores_report_of_current, ScoresReport};
 use mccbuild_store::index::LoadReport;
 use mccbuild_store::StoreError;
@@ -45,14 +53,16 @@ pub struct WatchOptions {
 #[derive(Debug, Serialize)]
 pub struct Update {
     pub update: u64,
-    /// Why: "start", "records" or "replan".
+    /// Why: "start", "records", "rules" (an edit of the manifest or the rules that plans the
+    /// same runs: re-scored through the scoring database's inputs) or "replan".
     pub cause: &'static str,
     /// Run records applied (appeared or disappeared).
     pub records: usize,
     /// Applying them and re-scoring, in this process.
     pub compute_ms: f64,
-    /// From the moment the newest applied record appeared in the store (its inode change time)
-    /// to the new scores: noticing it, reading it, applying it, re-scoring.
+    /// From the moment the newest applied record appeared in the store (its inode change time),
+    /// or the edited manifest or rules file was written, to the new scores: noticing it,
+    /// reading it, applying it, re-scoring.
     pub latency_ms: Option<f64>,
     /// The salsa queries that re-executed, by name.
     pub queries: BTreeMap<String, usize>,
@@ -64,6 +74,9 @@ pub struct Update {
 /// The watched contest: a session and its scoring database.
 struct State {
     session: Session,
+    /// The manifest as read (before the plan adds the tools of results files), when it is the
+    /// one the plan was made from: what an edit is compared with. None: any edit re-plans.
+    loaded: Option<Contest>,
     db: ScoringDb,
     handles: Handles,
     runs: HashMap<RunKey, RunRef>,
@@ -82,8 +95,14 @@ impl State {
             .map(|(run, r)| (run.key, r))
             .collect();
         let scores = scores_report(&session.plan, &db, &handles, false);
+        // Read again to keep it: if it changed since the plan read it, the plan's contest
+        // differs from it and an edit will re-plan.
+        let loaded = Contest::load(manifest)
+            .ok()
+            .filter(|c| planned_from(c, &session.plan.contest));
         Ok(State {
             session,
+            loaded,
             db,
             handles,
             runs,
@@ -91,16 +110,67 @@ impl State {
         })
     }
 
-    /// Applies the records that appeared or disappeared since the last look; returns how many
-    /// concern this plan and the write time of the newest.
+    /// The records among `paths` (and those found damaged before, looked at again): each read
+    /// and verified, and put in (or taken out of) the index when its content changed.
+    fn look_at_records(
+        &mut self,
+        paths: &[PathBuf],
+        pending_corrupt: &HashMap<PathBuf, Instant>,
+    ) -> LoadReport {
+        let mut report = LoadReport::default();
+        let runs = self.session.store.root().join("runs");
+        let mut keys: Vec<RunKey> = paths
+            .iter()
+            .chain(pending_corrupt.keys())
+            .filter(|p| p.parent().and_then(Path::parent) == Some(runs.as_path()))
+            .filter_map(|p| {
+                p.file_name()?
+                    .to_str()?
+                    .strip_suffix(".json")
+                    .and_then(RunKey::from_hex)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let index = &mut self.session.index;
+        for key in keys {
+            match self.session.store.get_verified(&key) {
+                Ok(Some((record, digest))) => {
+                    if index.digest(&key) != Some(digest) {
+                        index.insert(key, mccbuild_store::Summary::of(&record), digest);
+                        report.changed.push(key);
+                    }
+                }
+                Ok(None) => {
+                    if index.contains(&key) {
+                        index.remove(&key);
+                        report.changed.push(key);
+                    }
+                }
+                Err(corrupt) => report.corrupt.push(corrupt),
+            }
+        }
+        report
+    }
+
+    /// Applies the records that appeared or disappeared: those named by `paths` (inotify's
+    /// events), or every change since the last look when `paths` is None (the store reconciled
+    /// in full). Returns how many concern this plan and the write time of the newest.
     fn apply_store_changes(
         &mut self,
+        paths: Option<&[PathBuf]>,
         pending_corrupt: &mut HashMap<PathBuf, Instant>,
     ) -> (usize, Option<SystemTime>) {
-        let mut report = LoadReport::default();
-        self.session
-            .index
-            .reconcile(&self.session.store, &mut report);
+        let report = match paths {
+            Some(paths) => self.look_at_records(paths, pending_corrupt),
+            None => {
+                let mut report = LoadReport::default();
+                self.session
+                    .index
+                    .reconcile(&self.session.store, &mut report);
+                report
+            }
+        };
         // A record that does not parse may be half-written by a writer that does not rename
         // atomically: it is looked at again; reported if it stays broken.
         for c in report.corrupt {
@@ -131,16 +201,62 @@ impl State {
             // When the record appeared: its inode's change time (set by the write, and by the
             // rename that atomic writers end with; a record moved in keeps its old mtime).
             if let Ok(meta) = std::fs::metadata(self.session.store.record_path(&key)) {
-                use std::os::unix::fs::MetadataExt;
-                let t = SystemTime::UNIX_EPOCH
-                    + Duration::new(
-                        meta.ctime().max(0) as u64,
-                        meta.ctime_nsec().clamp(0, 999_999_999) as u32,
-                    );
-                newest = newest.max(Some(t));
+                newest = newest.max(Some(change_time(&meta)));
             }
         }
         (applied, newest)
+    }
+
+    /// Applies an edit of the manifest or the rules that plans the same runs (a scoring rule, a
+    /// tool's kind or family) through the scoring database's input setters, and re-scores.
+    /// None: the edit changes the plan (or the manifest read at the start is not known): re-plan.
+    /// An invalid manifest or rules file is an error (the last good state is kept).
+    fn apply_contest_edit(
+        &mut self,
+        manifest: &Path,
+        number: u64,
+    ) -> Result<Option<Update>, Error> {
+        let t = Instant::now();
+        let new = Contest::load(manifest)?;
+        let Some(loaded) = &self.loaded else {
+            return Ok(None);
+        };
+        if !loaded.same_plan_as(&new) {
+            return Ok(None);
+        }
+        // The plan's contest: the manifest's, then the tools that only results files name.
+        let mut contest = new.clone();
+        contest
+            .tools
+            .extend_from_slice(&self.session.plan.contest.tools[loaded.tools.len()..]);
+        self.db.start_logging();
+        self.db.set_edition(&self.handles, contest.edition.clone());
+        self.db.set_tools(&self.handles, tool_infos(&contest));
+        self.session.plan.contest = contest;
+        self.loaded = Some(new);
+        let _ = podiums(&self.db, self.handles.contest);
+        let scores = scores_report_of_current(&self.session.plan, &self.db, &self.handles);
+        let compute_ms = t.elapsed().as_secs_f64() * 1e3;
+        let written = [
+            &self.session.plan.contest.manifest_path,
+            &self.session.plan.contest.rules_path,
+        ]
+        .into_iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| change_time(&m))
+        .max();
+        let update = Update {
+            update: number,
+            cause: "rules",
+            records: 0,
+            compute_ms,
+            latency_ms: since(written),
+            queries: counts(self.db.take_executed()),
+            podium_changes: podium_changes(&self.scores, &scores),
+            scores: scores.clone(),
+        };
+        self.scores = scores;
+        Ok(Some(update))
     }
 
     fn missing_runs(&self) -> usize {
@@ -151,6 +267,33 @@ impl State {
             .filter(|r| r.origin == RunOrigin::Executed && !self.session.index.contains(&r.key))
             .count()
     }
+}
+
+/// Whether `loaded` (a manifest as read) is what `planned` (a plan's contest) was made from: the
+/// same, but for the tools the plan added after the manifest's (those only results files name).
+fn planned_from(loaded: &Contest, planned: &Contest) -> bool {
+    if loaded.tools.len() > planned.tools.len() {
+        return false;
+    }
+    let mut prefix = planned.clone();
+    prefix.tools.truncate(loaded.tools.len());
+    prefix == *loaded
+}
+
+/// A file's inode change time (set by a write, and by the rename that atomic writers end with).
+fn change_time(meta: &std::fs::Metadata) -> SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    SystemTime::UNIX_EPOCH
+        + Duration::new(
+            meta.ctime().max(0) as u64,
+            meta.ctime_nsec().clamp(0, 999_999_999) as u32,
+        )
+}
+
+/// Milliseconds from `t` to now.
+fn since(t: Option<SystemTime>) -> Option<f64> {
+    t.and_then(|t| SystemTime::now().duration_since(t).ok())
+        .map(|d| d.as_secs_f64() * 1e3)
 }
 
 fn podium_changes(
@@ -229,15 +372,16 @@ fn is_input(path: &Path, store_root: &Path, inputs: &[PathBuf]) -> bool {
 
 impl State {
     /// Applies the records that arrived (or left) and re-scores: the update to publish, if
-    /// any record of this plan changed.
+    /// any record of this plan changed. `paths`: as for [`State::apply_store_changes`].
     fn update_from_records(
         &mut self,
         number: u64,
+        paths: Option<&[PathBuf]>,
         pending_corrupt: &mut HashMap<PathBuf, Instant>,
     ) -> Option<Update> {
         let t = Instant::now();
         self.db.start_logging();
-        let (records, newest) = self.apply_store_changes(pending_corrupt);
+        let (records, newest) = self.apply_store_changes(paths, pending_corrupt);
         if records == 0 {
             let _ = self.db.take_executed();
             return None;
@@ -259,9 +403,7 @@ impl State {
                 compute_ms - scored_ms
             );
         }
-        let latency_ms = newest
-            .and_then(|n| SystemTime::now().duration_since(n).ok())
-            .map(|d| d.as_secs_f64() * 1e3);
+        let latency_ms = since(newest);
         let update = Update {
             update: number,
             cause: "records",
@@ -321,7 +463,21 @@ struct Watching {
     events: mpsc::Receiver<notify::Result<notify::Event>>,
     watched: Vec<(PathBuf, RecursiveMode)>,
     inputs: Vec<PathBuf>,
+    /// The manifest and the rules file (absolute): an edit of these may keep the plan.
+    contest_files: Vec<PathBuf>,
+    /// Events may have been lost (the queue overflowed): the store is reconciled in full.
+    lost: std::sync::atomic::AtomicBool,
     store_root: PathBuf,
+}
+
+/// Which inputs of the plan changed, in increasing order of what they cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum InputChange {
+    None,
+    /// Only the manifest or the rules file: may keep the plan.
+    Contest,
+    /// A tool's folder or a results file: re-plan.
+    Other,
 }
 
 impl Watching {
@@ -336,6 +492,8 @@ impl Watching {
             events,
             watched: Vec::new(),
             inputs: Vec::new(),
+            contest_files: Vec::new(),
+            lost: Default::default(),
             store_root: PathBuf::new(),
         };
         watching.aim(session, true);
@@ -348,6 +506,10 @@ impl Watching {
             let _ = self.watcher.unwatch(path);
         }
         (self.watched, self.inputs) = watch_paths(session);
+        self.contest_files = vec![
+            absolute(&session.plan.contest.manifest_path),
+            absolute(&session.plan.contest.rules_path),
+        ];
         self.store_root = absolute(session.store.root());
         for (path, mode) in &self.watched {
             if let Err(e) = self.watcher.watch(path, *mode) {
@@ -361,34 +523,70 @@ impl Watching {
         }
     }
 
-    /// Waits for changes (or the one-second rescan): the changes seen, whether the wait timed
-    /// out, and whether an input of the plan changed. Reads (mccbuild's own, among others) are
-    /// not changes.
-    fn next(&self) -> (Vec<notify::Event>, bool, bool) {
+    /// Waits for changes (at most a second): the changes seen, whether the wait timed out or
+    /// events may have been lost (the store is to be reconciled in full then), and which inputs
+    /// of the plan changed. Reads (mccbuild's own, among others) are not changes.
+    fn next(&self) -> (Vec<notify::Event>, bool, InputChange) {
         let first = self.events.recv_timeout(Duration::from_secs(1));
-        let timed_out = first.is_err();
-        let events: Vec<notify::Event> = first
+        let mut timed_out = first.is_err();
+        let mut events: Vec<notify::Event> = Vec::new();
+        for event in first
             .into_iter()
             .chain(std::iter::from_fn(|| self.events.try_recv().ok()))
-            .flatten()
-            .filter(|e| is_change(&e.kind))
-            .collect();
+        {
+            match event {
+                Ok(e) if e.need_rescan() => {
+                    self.lost.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(e) if is_change(&e.kind) => events.push(e),
+                Ok(_) => {}
+                // The watcher's own error (e.g. the queue overflowed): look at everything.
+                Err(_) => self.lost.store(true, std::sync::atomic::Ordering::Relaxed),
+            }
+        }
+        timed_out |= self.lost.load(std::sync::atomic::Ordering::Relaxed);
         if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
             for e in &events {
                 eprintln!("event {:?} {:?}", e.kind, e.paths);
             }
         }
-        let inputs_changed = events
-            .iter()
-            .flat_map(|e| &e.paths)
-            .any(|p| is_input(p, &self.store_root, &self.inputs));
-        (events, timed_out, inputs_changed)
+        let mut change = InputChange::None;
+        for p in events.iter().flat_map(|e| &e.paths) {
+            if is_input(p, &self.store_root, &self.inputs) {
+                change = change.max(if self.contest_files.iter().any(|f| p == f) {
+                    InputChange::Contest
+                } else {
+                    InputChange::Other
+                });
+            }
+        }
+        (events, timed_out, change)
     }
 
-    /// Lets a burst of editor writes settle, dropping its events.
-    fn settle(&self) {
-        std::thread::sleep(Duration::from_millis(150));
-        while self.events.try_recv().is_ok() {}
+    /// Lets a burst of editor writes settle: waits until no change came for 25 ms (at most
+    /// 300 ms), dropping the events (a record among them makes the next look at the store a
+    /// full one); says whether an input other than the manifest and the rules file changed
+    /// meanwhile.
+    fn settle(&self) -> bool {
+        let start = Instant::now();
+        let mut other = false;
+        while start.elapsed() < Duration::from_millis(300) {
+            match self.events.recv_timeout(Duration::from_millis(25)) {
+                Ok(Ok(e)) if is_change(&e.kind) => {
+                    other |= e.paths.iter().any(|p| {
+                        is_input(p, &self.store_root, &self.inputs)
+                            && !self.contest_files.iter().any(|f| p == f)
+                    });
+                    // A record among the dropped events: the store is looked at in full.
+                    if e.paths.iter().any(|p| p.starts_with(&self.store_root)) {
+                        self.lost.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        other
     }
 }
 
@@ -415,6 +613,10 @@ impl Runner {
         }
     }
 }
+
+/// How often the store is reconciled in full (every record file's stamp checked), as a safety
+/// net under inotify.
+const FULL_RECONCILE: Duration = Duration::from_secs(30);
 
 /// Runs the watch loop until `--updates` updates were published (or forever).
 pub fn watch(options: WatchOptions) -> Result<(), Error> {
@@ -445,6 +647,7 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let mut pending_corrupt: HashMap<PathBuf, Instant> = HashMap::new();
     let mut number = 0u64;
+    let mut reconciled = Instant::now();
     let _ = state.db.take_executed();
     publisher.publish(&state, Update::start(&state.scores));
     runner.poll(|| state.missing_runs());
@@ -463,8 +666,25 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
             continue;
         }
         runner.poll(|| state.missing_runs());
-        if inputs_changed {
-            watching.settle();
+        if inputs_changed != InputChange::None {
+            let other = watching.settle() || inputs_changed == InputChange::Other;
+            if !other {
+                match state.apply_contest_edit(&options.manifest, number + 1) {
+                    Ok(Some(update)) => {
+                        number += 1;
+                        if !options.json {
+                            eprintln!("re-scored: the edit plans the same runs");
+                        }
+                        publisher.publish(&state, update);
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        eprintln!("error (keeping the last good state): {e}");
+                        continue;
+                    }
+                }
+            }
             let t = Instant::now();
             match State::open(&options.manifest) {
                 Ok(new) => {
@@ -487,7 +707,17 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
             }
             continue;
         }
-        if let Some(update) = state.update_from_records(number + 1, &mut pending_corrupt) {
+        // The store in full every 30 s and after lost events; otherwise the records named.
+        let full = (timed_out && reconciled.elapsed() > FULL_RECONCILE)
+            || watching
+                .lost
+                .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let paths: Vec<PathBuf> = events.into_iter().flat_map(|e| e.paths).collect();
+        if full {
+            reconciled = Instant::now();
+        }
+        let paths = (!full).then_some(&paths[..]);
+        if let Some(update) = state.update_from_records(number + 1, paths, &mut pending_corrupt) {
             number += 1;
             publisher.publish(&state, update);
         }

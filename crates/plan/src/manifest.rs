@@ -389,7 +389,7 @@ pub enum SlurmSteps {
 }
 
 /// A validated manifest.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Contest {
     pub manifest_path: PathBuf,
     /// The manifest's folder: relative paths start here.
@@ -489,6 +489,25 @@ impl Contest {
             model_kinds,
             reference,
         })
+    }
+
+    /// Whether `other` (this manifest read again) plans the same runs: it differs only in what
+    /// scoring reads and planning does not: the contest's name, the tools' kinds (competing or
+    /// reference) and families, and the edition's scoring rules ([`Edition::same_plan_as`]).
+    /// `mccbuild watch` re-scores such an edit without planning again. Conservative: whatever
+    /// else changed (a tool, a model, a limit, a results file, the store) is planned again.
+    pub fn same_plan_as(&self, other: &Contest) -> bool {
+        if !self.edition.same_plan_as(&other.edition) || self.tools.len() != other.tools.len() {
+            return false;
+        }
+        let mut masked = other.clone();
+        masked.name.clone_from(&self.name);
+        masked.edition = self.edition.clone();
+        for (tool, mine) in masked.tools.iter_mut().zip(&self.tools) {
+            tool.kind = mine.kind;
+            tool.family.clone_from(&mine.family);
+        }
+        masked == *self
     }
 
     /// The limits of a run of `exam`: the edition's (E-5.7 per examination), overridden by
@@ -1487,6 +1506,32 @@ fn shared_store(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The demo's manifest edited: scoring settings keep the plan, anything else does not.
+    #[test]
+    fn only_scoring_settings_keep_the_plan() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contest.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let base = Contest::parse(&path, &text).unwrap();
+        let edited = |from: &str, to: &str| {
+            assert!(text.contains(from), "{from}");
+            Contest::parse(&path, &text.replacen(from, to, 1)).unwrap()
+        };
+        assert!(base.same_plan_as(&Contest::parse(&path, &format!("{text}\n# x\n")).unwrap()));
+        assert!(base.same_plan_as(&edited("name = \"mccbuild demo\"", "name = \"demo\"")));
+        let reference = edited(
+            "dir = \"tools/pm4py\"",
+            "dir = \"tools/pm4py\"\nkind = \"reference\"\nfamily = \"pm\"",
+        );
+        assert_ne!(reference.tools, base.tools);
+        assert!(base.same_plan_as(&reference));
+        // In the runs' keys, or which runs there are: planned again.
+        assert!(!base.same_plan_as(&edited("time_s = 10", "time_s = 20")));
+        assert!(!base.same_plan_as(&edited(
+            "examinations = [\"StateSpace\", \"GlobalProperties\", \"UpperBounds\"]",
+            "examinations = [\"StateSpace\"]"
+        )));
+    }
 
     #[test]
     fn mcc_model_names() {

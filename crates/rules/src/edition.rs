@@ -669,6 +669,31 @@ impl Edition {
         }
     }
 
+    /// Whether `other` differs from this edition only in what scoring reads and planning does
+    /// not: the rules of E-2.2 (`[confidence]`), E-3.1 (`[trusted]`), E-4.1 to E-4.4
+    /// (`[scoring]`, the model kinds' weights), E-4.5 (`[ranking]`, `[awards]`), and the name and
+    /// source shown in reports. Such an edit is re-scored with the same plan (`mccbuild watch`);
+    /// any other (examinations, categories, limits, instances, verdict files, the trust kind...)
+    /// is planned again. Conservative: a setting it does not name counts as part of the plan.
+    pub fn same_plan_as(&self, other: &Edition) -> bool {
+        if self.model_kinds.len() != other.model_kinds.len() {
+            return false;
+        }
+        let mut masked = other.clone();
+        masked.info.name.clone_from(&self.info.name);
+        masked.info.source.clone_from(&self.info.source);
+        masked.confidence = self.confidence.clone();
+        masked.trusted = self.trusted.clone();
+        masked.scoring = self.scoring.clone();
+        masked.ranking = self.ranking.clone();
+        masked.awards = self.awards.clone();
+        for (kind, mine) in masked.model_kinds.iter_mut().zip(&self.model_kinds) {
+            kind.weight = mine.weight.clone();
+        }
+        masked.digest.clone_from(&self.digest);
+        masked == *self
+    }
+
     /// Examinations by category, for listings.
     pub fn by_category(&self) -> BTreeMap<&str, Vec<&str>> {
         self.categories
@@ -1057,6 +1082,34 @@ mod tests {
             "/../../rules/mcc-2026.toml"
         ))
         .unwrap()
+    }
+
+    /// An edit of a scoring rule keeps the plan; an edit of what the runs are does not.
+    #[test]
+    fn only_scoring_settings_keep_the_plan() {
+        let path = Path::new("rules.toml");
+        let text = default_rules();
+        let base = Edition::parse(path, &text).unwrap();
+        let edited = |from: &str, to: &str| {
+            assert!(text.contains(from), "{from}");
+            Edition::parse(path, &text.replacen(from, to, 1)).unwrap()
+        };
+        // A comment: same rules, another digest.
+        let comment = Edition::parse(path, &format!("{text}\n# a comment\n")).unwrap();
+        assert_ne!(comment.digest, base.digest);
+        assert!(base.same_plan_as(&comment));
+        // E-3.1's threshold and E-2.2's set: scoring only.
+        let threshold = edited(
+            "single_tool_threshold = 0.997",
+            "single_tool_threshold = 0.9",
+        );
+        assert_ne!(threshold.trusted, base.trusted);
+        assert!(base.same_plan_as(&threshold));
+        assert!(base.same_plan_as(&edited("min_agreeing = 3", "min_agreeing = 2")));
+        // The default time limit is in every run's key: planned again.
+        let limits = edited("time_s = 3600", "time_s = 1800");
+        assert!(!base.same_plan_as(&limits));
+        assert!(!limits.same_plan_as(&base));
     }
 
     /// E-5.1 as BenchKit applies it: the MCC editions limit the wall clock, SV-COMP 2012 the

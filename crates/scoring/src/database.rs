@@ -203,7 +203,11 @@ impl ScoringDb {
     /// high durability; answers and measurements are the low-durability inputs that change.
     pub fn build(&mut self, inputs: ContestInputs) -> Handles {
         let contest = ContestData::builder(
-            inputs.edition,
+            inputs.edition.clone(),
+            Arc::new(inputs.edition.confidence.clone()),
+            Arc::new(inputs.edition.trusted.clone()),
+            Arc::new(inputs.edition.scoring.clone()),
+            inputs.edition.info.trust,
             inputs.tools.into(),
             inputs.models.into(),
             Arc::from(Vec::new()),
@@ -291,6 +295,59 @@ impl ScoringDb {
         .model_durability(Durability::HIGH)
         .exam_instances_durability(Durability::HIGH)
         .new(self)
+    }
+
+    /// Applies an edit of the edition's rules to the contest `handles` were built for, setting
+    /// only the inputs that changed: the queries that read a changed rule re-execute, the others
+    /// are kept (an edit of E-3.1's threshold re-decides contested and single-tool values, not
+    /// the answers gathered or E-2.2's tally). The edition must plan the same runs
+    /// ([`Edition::same_plan_as`]: the same examinations, categories, model kinds); one that
+    /// does not needs a new plan, hence a new database.
+    pub fn set_edition(&mut self, handles: &Handles, edition: Arc<Edition>) {
+        let contest = handles.contest;
+        if **contest.edition(self) == *edition {
+            return;
+        }
+        if **contest.confidence_rules(self) != edition.confidence {
+            contest
+                .set_confidence_rules(self)
+                .with_durability(Durability::HIGH)
+                .to(Arc::new(edition.confidence.clone()));
+        }
+        if **contest.trusted_rules(self) != edition.trusted {
+            contest
+                .set_trusted_rules(self)
+                .with_durability(Durability::HIGH)
+                .to(Arc::new(edition.trusted.clone()));
+        }
+        if **contest.scoring_rules(self) != edition.scoring {
+            contest
+                .set_scoring_rules(self)
+                .with_durability(Durability::HIGH)
+                .to(Arc::new(edition.scoring.clone()));
+        }
+        if contest.trust(self) != edition.info.trust {
+            contest
+                .set_trust(self)
+                .with_durability(Durability::HIGH)
+                .to(edition.info.trust);
+        }
+        contest
+            .set_edition(self)
+            .with_durability(Durability::HIGH)
+            .to(edition);
+    }
+
+    /// Sets what scoring knows of the tools (names, families, competing or not), only if it
+    /// changed: the same tools, in the same order, as the plan's.
+    pub fn set_tools(&mut self, handles: &Handles, tools: Vec<ToolInfo>) {
+        let contest = handles.contest;
+        if **contest.tools(self) != *tools {
+            contest
+                .set_tools(self)
+                .with_durability(Durability::HIGH)
+                .to(tools.into());
+        }
     }
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).

@@ -21,7 +21,10 @@ use std::sync::Arc;
 
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
-use mccbuild_rules::edition::{CategoryId, Edition, TieBreak, TrustKind};
+use mccbuild_rules::edition::{
+    AwardRules, CategoryId, ConfidenceRules, Edition, ModelKind, RankingRules, ScoringRules,
+    TieBreak, TrustKind, TrustedRules,
+};
 use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
@@ -58,10 +61,28 @@ pub struct ModelInfo {
 /// The answers of one run, by value index, sorted.
 pub type Answers = Arc<[(u16, Value)]>;
 
+/// The contest: its edition, tools, models and model examinations. The rules that the queries
+/// per model examination or per tool read (E-2.2, E-3.1, E-4.1 to E-4.3) are also fields of
+/// their own, so that an edit of one of them (`mccbuild watch` applies rules edits through
+/// [`ScoringDb::set_edition`]) re-executes only the queries that read it; the contest-wide
+/// queries read the rest through [`edition_shape`].
 #[salsa::input(debug)]
 pub struct ContestData {
+    /// The whole edition (always the same as the fields below).
     #[returns(ref)]
     pub edition: Arc<Edition>,
+    /// `[confidence]`: E-2.2.
+    #[returns(ref)]
+    pub confidence_rules: Arc<ConfidenceRules>,
+    /// `[trusted]`: E-3.1.
+    #[returns(ref)]
+    pub trusted_rules: Arc<TrustedRules>,
+    /// `[scoring]`: E-4.1 to E-4.4.
+    #[returns(ref)]
+    pub scoring_rules: Arc<ScoringRules>,
+    /// How trusted values are found: voted (E-3.1) or given.
+    #[returns(copy)]
+    pub trust: TrustKind,
     #[returns(ref)]
     pub tools: Arc<[ToolInfo]>,
     #[returns(ref)]
@@ -214,11 +235,11 @@ pub fn value_answers(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Value
 /// Rule E-2.2, for the values of one model examination.
 #[salsa::tracked(returns(ref))]
 pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTally {
-    let edition = m.contest(db).edition(db);
+    let rules = m.contest(db).confidence_rules(db);
     let mut tally = ConfidenceTally::default();
     for answers in value_answers(db, m) {
         for value in answers.iter() {
-            tally.add_value(value, &edition.confidence);
+            tally.add_value(value, rules);
         }
     }
     tally
@@ -242,7 +263,7 @@ pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> Exact {
     confidence_rule(
         confidence_tally(db, contest),
         tool.index(db),
-        &contest.edition(db).confidence,
+        contest.confidence_rules(db),
     )
 }
 
@@ -253,7 +274,7 @@ pub fn tool_confidence(db: &dyn salsa::Database, tool: ToolData) -> Exact {
 pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
     trusted_alone(
         tool_confidence(db, tool),
-        &tool.contest(db).edition(db).trusted,
+        tool.contest(db).trusted_rules(db),
     )
 }
 
@@ -294,7 +315,7 @@ pub fn reference_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec
 /// (the comparison of the vote with the reference reads it).
 pub fn vote_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
     let contest = m.contest(db);
-    if contest.edition(db).info.trust == TrustKind::GroundTruth {
+    if contest.trust(db) == TrustKind::GroundTruth {
         return m
             .exam_instances(db)
             .iter()
@@ -369,7 +390,7 @@ pub fn contested_decision<'db>(db: &'db dyn salsa::Database, shape: Contested<'d
             .get(t as usize)
             .map_or_else(zero, |tool| tool_confidence(db, *tool).clone())
     };
-    contested_winner(shape.classes(db), confidence, &contest.edition(db).trusted).map(|i| i as u32)
+    contested_winner(shape.classes(db), confidence, contest.trusted_rules(db)).map(|i| i as u32)
 }
 
 /// One tool's score on one examination of one instance.
@@ -415,7 +436,7 @@ pub struct ExamTotal {
 /// DO_NOT_COMPETE does not: E-1.8).
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
-    let edition = m.contest(db).edition(db);
+    let rules = m.contest(db).scoring_rules(db);
     let decisions = trusted_values(db, m);
     let (exam_instances, runs, competes, measurements) = (
         m.exam_instances(db),
@@ -435,7 +456,7 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
                 runs[e][position].iter().map(|(i, v)| (*i as usize, v)),
                 &trusted,
                 ei.scored as usize,
-                &edition.scoring,
+                rules,
             );
             let reported = reported_measurement(&score, &measurements[e][position]).copied();
             scores.push(ToolExamScore {
@@ -476,12 +497,41 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
     }
 }
 
+/// What the contest-wide queries read of the edition besides `[scoring]`: the categories, the
+/// model kinds (E-4.4), the ranking and awards (E-4.5). A firewall: an edit of another rule (a
+/// threshold) leaves it equal, and [`weights`], [`category_scores`] and [`podiums`] are not
+/// recomputed for that.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EditionShape {
+    pub categories: usize,
+    /// The category of each examination.
+    pub exam_category: Vec<CategoryId>,
+    pub model_kinds: Vec<ModelKind>,
+    pub default_model_kind: usize,
+    pub ranking: RankingRules,
+    pub awards: AwardRules,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn edition_shape(db: &dyn salsa::Database, contest: ContestData) -> EditionShape {
+    let edition = contest.edition(db);
+    EditionShape {
+        categories: edition.categories.len(),
+        exam_category: edition.examinations.iter().map(|x| x.category).collect(),
+        model_kinds: edition.model_kinds.clone(),
+        default_model_kind: edition.default_model_kind,
+        ranking: edition.ranking.clone(),
+        awards: edition.awards.clone(),
+    }
+}
+
 /// Rule E-4.4's factors of each examination instance of each model examination
 /// (`[model examination][examination instance]`): the instance's weight within its model and
 /// its model kind's multiplier in the examination's category.
 #[salsa::tracked(returns(ref))]
 pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight>> {
-    let edition = contest.edition(db);
+    let edition = edition_shape(db, contest);
+    let scoring = contest.scoring_rules(db);
     let models = contest.models(db);
     let examinations = contest.examinations(db);
     let largest = models.iter().map(|m| m.instances).max().unwrap_or(1);
@@ -489,13 +539,13 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
         .iter()
         .filter(|m| m.kind == edition.default_model_kind);
     let scale = weight_scale(
-        &edition.scoring,
+        scoring,
         known.clone().count(),
         known.map(|m| m.instances).sum(),
     );
     let model_weights: Vec<Exact> = models
         .iter()
-        .map(|m| instance_weight(&edition.scoring, m.instances, largest) * &scale)
+        .map(|m| instance_weight(scoring, m.instances, largest) * &scale)
         .collect();
     let weight_of = |model: u32| model_weights[model as usize].clone();
     // The category, model kind and instance weight of every examination instance, in order.
@@ -503,14 +553,14 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
         examinations.iter().flat_map(|m| {
             let model = m.model(db);
             m.exam_instances(db).iter().map(move |ei| {
-                let category = edition.examinations[ei.exam as usize].category;
+                let category = edition.exam_category[ei.exam as usize];
                 (category, models[model as usize].kind, weight_of(model))
             })
         })
     };
     let attainable = attainable_points(
-        &edition.scoring,
-        edition.categories.len(),
+        scoring,
+        edition.categories,
         edition.model_kinds.len(),
         shape(),
     );
@@ -526,7 +576,7 @@ pub fn weights(db: &dyn salsa::Database, contest: ContestData) -> Vec<Vec<Weight
             m.exam_instances(db)
                 .iter()
                 .map(|ei| {
-                    let category = edition.examinations[ei.exam as usize].category;
+                    let category = edition.exam_category[ei.exam as usize];
                     Weight {
                         instance: weight_of(model),
                         kind: multipliers[category][kind].clone(),
@@ -594,38 +644,68 @@ pub struct CategoryScores {
     pub performance: Vec<Vec<Performance>>,
 }
 
+/// E-4.4's weights grouped: the model examinations whose examination instances share a
+/// category and both weight factors (many models share them: same number of instances, same
+/// kind). It depends on the contest's shape only, so it is computed once: a re-score sums each
+/// group's points by index instead of hashing fractions again (hashing a big fraction expands it
+/// into a continued fraction: it dominated the re-score after one run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightGroups {
+    /// Per model examination, its group (None: it has no examination instance).
+    pub of: Vec<Option<usize>>,
+    /// Each group's weight (its category included).
+    pub weights: Vec<Weight>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGroups {
+    let mut index: std::collections::HashMap<(CategoryId, &Exact, &Exact), usize> =
+        std::collections::HashMap::new();
+    let mut groups = WeightGroups {
+        of: Vec::new(),
+        weights: Vec::new(),
+    };
+    for w in weights(db, contest) {
+        let group = w.first().map(|weight| {
+            *index
+                .entry((weight.category, &weight.instance, &weight.kind))
+                .or_insert_with(|| {
+                    groups.weights.push(weight.clone());
+                    groups.weights.len() - 1
+                })
+        });
+        groups.of.push(group);
+    }
+    groups
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
-    let edition = contest.edition(db);
+    let edition = edition_shape(db, contest);
     let tools = contest.tools(db).len();
-    let categories = edition.categories.len();
+    let categories = edition.categories;
     let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
     // `[category][tool]`: completed examinations, time, memory.
     let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight first (small fractions: in machine words while they
-    // fit, see `Sum`), then weighted once. The same total as
-    // weighting each entry (the weighting is linear and the arithmetic exact), with a few
-    // multiplications by large fractions per category instead of one per entry.
-    // Grouped by the two factors (no multiplication per model examination): the same totals.
-    #[allow(clippy::type_complexity)]
-    let mut by_weight: Vec<std::collections::HashMap<(&Exact, &Exact), (&Weight, Vec<Sum>)>> =
-        vec![std::collections::HashMap::new(); categories];
-    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
-        let Some(weight) = w.first() else {
+    // tool's points are summed per weight group first (small fractions: in machine words while
+    // they fit, see `Sum`), then weighted once. The same total as weighting each entry (the
+    // weighting is linear and the arithmetic exact), with a few multiplications by large
+    // fractions per category instead of one per entry.
+    let groups = weight_groups(db, contest);
+    let mut sums: Vec<Vec<Sum>> = vec![vec![Sum::default(); tools]; groups.weights.len()];
+    for (m, group) in contest.examinations(db).iter().zip(&groups.of) {
+        let Some(g) = *group else {
             continue;
         };
-        let c = weight.category;
-        let (_, sums) = by_weight[c]
-            .entry((&weight.instance, &weight.kind))
-            .or_insert_with(|| (weight, vec![Sum::default(); tools]));
+        let c = groups.weights[g].category;
         for total in &exam_scores(db, *m).totals {
             let t = total.tool as usize;
             participating[c][t] = true;
             if !total.points.is_zero() {
-                sums[t].merge(&total.points);
+                sums[g][t].merge(&total.points);
             }
             if total.completed > 0 {
                 let p = &mut performance[c][t];
@@ -635,12 +715,10 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
             }
         }
     }
-    for (c, groups) in by_weight.iter().enumerate() {
-        for (weight, sums) in groups.values() {
-            for (t, sum) in sums.iter().enumerate() {
-                if !sum.is_zero() {
-                    weighted[c][t].push(weighted_points(&sum.value(), weight));
-                }
+    for (weight, sums) in groups.weights.iter().zip(&sums) {
+        for (t, sum) in sums.iter().enumerate() {
+            if !sum.is_zero() {
+                weighted[weight.category][t].push(weighted_points(&sum.value(), weight));
             }
         }
     }
@@ -677,10 +755,10 @@ pub struct Podium {
 /// Rules E-4.5 and E-4.6: in each category, the tools that took part in it.
 #[salsa::tracked(returns(ref))]
 pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
-    let edition = contest.edition(db);
+    let edition = edition_shape(db, contest);
     let tools = contest.tools(db);
     let totals = category_scores(db, contest);
-    (0..edition.categories.len())
+    (0..edition.categories)
         .map(|category| {
             let entrants: Vec<Entrant<'_>> = tools
                 .iter()

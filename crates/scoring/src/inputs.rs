@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use mccbuild_core::{Measurement, RunKey};
-use mccbuild_plan::manifest::ToolKind;
+use mccbuild_plan::manifest::{Contest, ToolKind};
 use mccbuild_plan::Plan;
 use mccbuild_rules::participation::takes_part;
 use mccbuild_rules::reference::Basis;
@@ -35,14 +35,9 @@ pub fn run_refs(plan: &Plan, handles: &Handles) -> Vec<RunRef> {
         .collect()
 }
 
-/// Builds the scoring database of a plan from run summaries.
-pub fn build_scoring<'a>(
-    mut db: ScoringDb,
-    plan: &Plan,
-    summary: impl Fn(&RunKey) -> Option<&'a Summary>,
-) -> (ScoringDb, Handles) {
-    let tools: Vec<ToolInfo> = plan
-        .contest
+/// What scoring knows of the contest's tools, in order.
+pub fn tool_infos(contest: &Contest) -> Vec<ToolInfo> {
+    contest
         .tools
         .iter()
         .map(|t| ToolInfo {
@@ -50,7 +45,16 @@ pub fn build_scoring<'a>(
             family: t.family.clone(),
             competing: t.kind == ToolKind::Competing,
         })
-        .collect();
+        .collect()
+}
+
+/// Builds the scoring database of a plan from run summaries.
+pub fn build_scoring<'a>(
+    mut db: ScoringDb,
+    plan: &Plan,
+    summary: impl Fn(&RunKey) -> Option<&'a Summary>,
+) -> (ScoringDb, Handles) {
+    let tools = tool_infos(&plan.contest);
     let models: Vec<ModelInfo> = plan
         .models
         .iter()

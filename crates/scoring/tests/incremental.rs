@@ -199,6 +199,99 @@ fn time_and_memory_do_not_touch_values() {
     assert_eq!(executed, expected);
 }
 
+/// The 2026 rules with E-3.1's single-tool threshold edited (as an organizer edits the rules
+/// file that `mccbuild watch` watches).
+fn edition_with_threshold(threshold: &str) -> Arc<Edition> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/mcc-2026.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let from = "single_tool_threshold = 0.997";
+    assert!(text.contains(from));
+    let edited = text.replacen(from, &format!("single_tool_threshold = {threshold}"), 1);
+    Arc::new(Edition::parse(&path, &edited).expect("the edited rules load"))
+}
+
+/// The small contest where A is wrong once (A says 5 for instance 0's STATES: Confidence
+/// 18/19, about 0.947) and alone on instance 2's MAX_TOKEN_PER_MARKING (B, C and D do not
+/// answer it): under the 2026 threshold (0.997) A's lone value is not trusted; under 0.9 it is.
+fn contest_with_a_lone_value(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
+    let handles = contest(db);
+    let a_wrong: Arc<[(u16, Value)]> = (0..4)
+        .map(|i| (i as u16, Value::Int(if i == 0 { 5 } else { 1 })))
+        .collect();
+    db.set_answers(handles.run(0, 0), a_wrong);
+    let without_last: Arc<[(u16, Value)]> = (0..3).map(|i| (i as u16, Value::Int(1))).collect();
+    for tool in 1..4 {
+        db.set_answers(handles.run(2, tool), without_last.clone());
+    }
+    handles
+}
+
+/// An edit of E-3.1's threshold goes through the edition's input setters: it re-decides what
+/// reads the threshold (the single-tool verdict of the tool concerned, the shapes of contested
+/// value), then only what a changed decision reaches. The answers gathered and E-2.2's tally
+/// (the Confidences) are reused, the weights too; the result is that of a database built
+/// with the edited rules from scratch.
+#[test]
+fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest_with_a_lone_value(&mut db);
+    let before = podiums(&db, handles.contest).clone();
+    let lone = |db: &ScoringDb| handles.decisions(db, 2)[3].clone();
+    assert_eq!(lone(&db).value, None, "0.947 < 0.997: not trusted");
+    db.start_logging();
+
+    db.set_edition(&handles, edition_with_threshold("0.9"));
+    let after = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("edition_shape", 1),      // reads the edition: re-executed, equal, stops there
+        ("tool_trusted_alone", 1), // A's verdict on its lone values: now trusted
+        ("contested_decision", 2), // the two shapes of contested value read the threshold
+        ("trusted_values", 1),     // the group where A's lone value is: re-decided
+        ("exam_scores", 1),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    assert_eq!(
+        lone(&db).value,
+        Some(Value::Int(1)),
+        "0.947 >= 0.9: trusted"
+    );
+    assert_ne!(before, after, "A earns the lone value's points");
+
+    // The same contest built with the edited rules from the start scores the same.
+    let mut fresh = ScoringDb::default();
+    let fresh_handles = contest_with_a_lone_value(&mut fresh);
+    fresh.set_edition(&fresh_handles, edition_with_threshold("0.9"));
+    assert_eq!(*podiums(&fresh, fresh_handles.contest), after);
+
+    // The same edition again changes nothing; the edit undone restores the podiums.
+    db.set_edition(&handles, edition_with_threshold("0.9"));
+    let _ = podiums(&db, handles.contest);
+    assert_eq!(db.take_executed(), Vec::<String>::new());
+    db.set_edition(&handles, edition());
+    assert_eq!(*podiums(&db, handles.contest), before);
+}
+
+/// A comment added to the rules file (another digest, the same rules) re-executes only the
+/// firewall query that reads the whole edition.
+#[test]
+fn a_rules_edit_that_changes_no_rule_reexecutes_nothing_else() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let _ = podiums(&db, handles.contest);
+    db.start_logging();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/mcc-2026.toml");
+    let text = std::fs::read_to_string(&path).unwrap() + "\n# a comment\n";
+    db.set_edition(&handles, Arc::new(Edition::parse(&path, &text).unwrap()));
+    let _ = podiums(&db, handles.contest);
+    assert_eq!(db.take_executed(), vec!["edition_shape".to_string()]);
+}
+
 /// A contest of some size: 4 tools, 60 examination instances of 16 boolean values (40
 /// ReachabilityCardinality instances, 20 CTLCardinality). All tools agree everywhere, except
 /// that tool 3 disagrees on value 0 of the CTL instances (so those 20 instances read its

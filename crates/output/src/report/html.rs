@@ -20,32 +20,65 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}
 "#;
 
-/// Every page: (file name, text, charts drawn on it).
+/// One page of the site to render.
+enum Page {
+    Style,
+    Index,
+    Reliability,
+    Tools,
+    Examinations,
+    Models,
+    Tool(usize),
+    Examination(usize),
+    Charts(usize),
+    Model(usize),
+}
+
+/// Every page: (file name, text, charts drawn on it), rendered on all cores (the pages are
+/// independent; the charts pages take most of the time).
 pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
+    use rayon::prelude::*;
     let plan = data.plan;
-    let mut pages = vec![("style.css".to_string(), STYLE.to_string(), 0)];
-    pages.push(("index.html".into(), index(data), 0));
-    pages.push(("reliability.html".into(), reliability(data), 0));
-    pages.push(("tools.html".into(), tools(data), 0));
-    pages.push(("examinations.html".into(), examinations(data), 0));
-    pages.push(("models.html".into(), models(data), 0));
-    for t in 0..plan.contest.tools.len() {
-        pages.push((
-            slug("tool", t, &plan.contest.tools[t].name),
-            tool(data, t),
-            0,
-        ));
-    }
+    let mut list = vec![
+        Page::Style,
+        Page::Index,
+        Page::Reliability,
+        Page::Tools,
+        Page::Examinations,
+        Page::Models,
+    ];
+    list.extend((0..plan.contest.tools.len()).map(Page::Tool));
     for x in exams_with_runs(data) {
-        let name = &plan.contest.edition.examinations[x].name;
-        pages.push((slug("examination", x, name), examination(data, x), 0));
-        let (text, charts) = charts(data, x);
-        pages.push((slug("charts", x, name), text, charts));
+        list.push(Page::Examination(x));
+        list.push(Page::Charts(x));
     }
-    for m in 0..plan.models.len() {
-        pages.push((slug("model", m, &plan.models[m].name), model(data, m), 0));
-    }
-    pages
+    list.extend((0..plan.models.len()).map(Page::Model));
+    let exam_name = |x: usize| &plan.contest.edition.examinations[x].name;
+    list.into_par_iter()
+        .map(|page| match page {
+            Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
+            Page::Index => ("index.html".into(), index(data), 0),
+            Page::Reliability => ("reliability.html".into(), reliability(data), 0),
+            Page::Tools => ("tools.html".into(), tools(data), 0),
+            Page::Examinations => ("examinations.html".into(), examinations(data), 0),
+            Page::Models => ("models.html".into(), models(data), 0),
+            Page::Tool(t) => (
+                slug("tool", t, &plan.contest.tools[t].name),
+                tool(data, t),
+                0,
+            ),
+            Page::Examination(x) => (
+                slug("examination", x, exam_name(x)),
+                examination(data, x),
+                0,
+            ),
+            Page::Charts(x) => {
+                let (text, charts) = charts(data, x);
+                (slug("charts", x, exam_name(x)), text, charts)
+            }
+            Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
+        })
+        .collect()
 }
 
 fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
