@@ -325,9 +325,10 @@ impl Session {
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
         // The index as it is now (runs recorded by this command included).
-        let digests = stored_runs(&self.plan, &self.index);
-        let key =
-            crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary);
+        let key = {
+            let digests = stored_runs(&self.plan, &self.index);
+            crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary)
+        };
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }
