@@ -211,7 +211,8 @@ fn stat_moved(
             .collect();
         workers
             .into_iter()
-            .map(|w| w.join().unwrap_or_default())
+            // A thread that failed must not pass for "nothing moved": its panic goes on.
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
     parts.concat()
