@@ -21,10 +21,17 @@ pub fn results_key(
     record_digest: impl Fn(usize) -> Option<Digest>,
     binary: &Digest,
 ) -> Digest {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * plan.runs.len() + 4096);
+    // Streamed into the hasher through a small buffer (the encoding of 300,000 runs is tens
+    // of megabytes): the same bytes, so the same key, as hashing them at once.
+    let mut hasher = blake3::Hasher::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut put = |bytes: &[u8]| {
         buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         buf.extend_from_slice(bytes);
+        if buf.len() >= 1 << 15 {
+            hasher.update(&buf);
+            buf.clear();
+        }
     };
     put(b"mccbuild results");
     put(&RESULTS_SCHEMA.to_le_bytes());
@@ -74,7 +81,9 @@ pub fn results_key(
             None => put(&[]),
         }
     }
-    *blake3::hash(&buf).as_bytes()
+    drop(put);
+    hasher.update(&buf);
+    *hasher.finalize().as_bytes()
 }
 
 /// Reads a cached results report (`store/results/<key>.json`), if there is one.

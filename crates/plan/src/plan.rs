@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use mccbuild_core::diag::{Problem, Problems};
+use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
 use mccbuild_core::{RunKey, Value};
 use mccbuild_rules::edition::{ExamId, Examination, Limits};
@@ -200,6 +201,11 @@ impl Plan {
         let contest = &self.contest;
         let edition = contest.edition.clone();
         let keys = KeyBuilder::new(&self.tools, executor);
+        // Per examination instance of this loop: its task digest (the runs' keys are combined
+        // from it below, on every core).
+        let first_run = self.runs.len();
+        let first_ei = self.exam_instances.len();
+        let mut tasks: Vec<Digest> = Vec::new();
         for (i, instance) in self.instances.iter().enumerate() {
             if matches!(instance.source, InstanceSource::Imported(_)) {
                 continue;
@@ -228,7 +234,7 @@ impl Plan {
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
                 let content = instance.facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);
-                let task = keys.task(&instance.name, &content, &exam.name, &reading(exam), limits);
+                tasks.push(keys.task(&instance.name, &content, &exam.name, &reading(exam), limits));
                 let hidden: Arc<[String]> = hidden.into();
                 for (t, tool) in contest.tools.iter().enumerate() {
                     if tool.dir.is_none() || !tool.examinations.contains(&exam_id) {
@@ -237,7 +243,7 @@ impl Plan {
                     self.runs.push(Run {
                         tool: t,
                         exam_instance: ei,
-                        key: keys.key(t, &task),
+                        key: RunKey([0; 32]),
                         limits,
                         hidden: hidden.clone(),
                         origin: RunOrigin::Executed,
@@ -245,6 +251,20 @@ impl Plan {
                 }
             }
         }
+        // One small hash per run: 300,000 of them for an MCC edition, spread over the cores.
+        let runs = &mut self.runs[first_run..];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = runs.len().div_ceil(threads).max(8192);
+        std::thread::scope(|scope| {
+            for part in runs.chunks_mut(chunk) {
+                let (keys, tasks) = (&keys, &tasks);
+                scope.spawn(move || {
+                    for run in part {
+                        run.key = keys.key(run.tool, &tasks[run.exam_instance - first_ei]);
+                    }
+                });
+            }
+        });
     }
 
     /// The runs of the results files: one per row. An examination instance's values are as
@@ -659,4 +679,45 @@ fn imported_instances(
         }
     }
     imported_instance
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{run_key, KeyInputs};
+
+    /// The plan fills its keys on several threads from one task digest per examination
+    /// instance: each must be the key `run_key` computes from that run's own ingredients.
+    #[test]
+    fn every_planned_key_is_the_run_key_of_its_run() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
+        let executor = vec![("kind".to_string(), "test".to_string())];
+        let plan = Plan::build(
+            contest,
+            &executor,
+            &mut DigestCache::in_memory(),
+            ArchiveLimits::default(),
+        )
+        .expect("the demo plans");
+        assert!(plan.runs.len() > 50, "{} runs", plan.runs.len());
+        let edition = &plan.contest.edition;
+        for run in &plan.runs {
+            let ei = &plan.exam_instances[run.exam_instance];
+            let instance = &plan.instances[ei.instance];
+            let exam = &edition.examinations[ei.exam];
+            let hidden: Vec<&str> = run.hidden.iter().map(String::as_str).collect();
+            let tool = &plan.tools[run.tool];
+            let direct = run_key(&KeyInputs {
+                tool,
+                instance: &instance.name,
+                instance_content: &instance.facts.visible_digest(&hidden),
+                examination: &exam.name,
+                reading: &reading(exam),
+                limits: run.limits,
+                executor: &crate::key::executor_for_tool(&executor, &tool.name),
+            });
+            assert_eq!(run.key, direct, "{} {}", instance.name, exam.name);
+        }
+    }
 }

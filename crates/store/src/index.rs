@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use mccbuild_core::digest::Digest;
 use mccbuild_core::fsio::write_atomically;
+use mccbuild_core::timing::phase;
 use mccbuild_core::{KeyMap, Measurement, Outcome, Response, RunKey, Termination, Value};
 
 use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
@@ -115,9 +116,14 @@ fn stamp_if_digest(path: &std::path::Path, digest: &Digest) -> Option<Stamp> {
     (verify_digest(&bytes).ok()? == *digest).then_some(stamp)
 }
 
-/// The stamps of these record files (in key order, so one shard folder after the other), on a
-/// few threads; `None` for a file that is gone or cannot be stat'ed.
-fn stat_all(store: &Store, keys: &[RunKey]) -> Vec<Option<Stamp>> {
+/// The record files among `keys` (in key order, so one shard folder after the other) whose stamp
+/// is not `known(position)`, with their stamp now (`None`: gone or cannot be stat'ed), in key
+/// order; on a few threads. `known` returning `None` means "check it": it is always reported.
+fn stat_moved(
+    store: &Store,
+    keys: &[RunKey],
+    known: impl Fn(usize) -> Option<Option<Stamp>> + Sync,
+) -> Vec<(RunKey, Option<Stamp>)> {
     use std::os::unix::ffi::OsStrExt;
     let runs = store.root().join("runs");
     let threads = std::thread::available_parallelism()
@@ -125,70 +131,91 @@ fn stat_all(store: &Store, keys: &[RunKey]) -> Vec<Option<Stamp>> {
         .unwrap_or(1)
         .clamp(1, 4);
     let chunk = keys.len().div_ceil(threads).max(4096);
-    let mut out: Vec<Option<Stamp>> = vec![None; keys.len()];
-    std::thread::scope(|scope| {
-        for (keys, out) in keys.chunks(chunk).zip(out.chunks_mut(chunk)) {
-            let runs = &runs;
-            scope.spawn(move || {
-                let mut shard: Option<(u8, i32)> = None;
-                let mut name = [0u8; 64 + 5 + 1];
-                for (key, slot) in keys.iter().zip(out.iter_mut()) {
-                    let dirfd = match shard {
-                        Some((s, fd)) if s == key.0[0] => fd,
-                        _ => {
-                            if let Some((_, fd)) = shard {
-                                // SAFETY: a descriptor this thread opened.
-                                unsafe { libc::close(fd) };
+    let known = &known;
+    let parts: Vec<Vec<(RunKey, Option<Stamp>)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = keys
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, keys)| {
+                let runs = &runs;
+                scope.spawn(move || {
+                    let mut moved: Vec<(RunKey, Option<Stamp>)> = Vec::new();
+                    let mut shard: Option<(u8, i32)> = None;
+                    let mut name = [0u8; 64 + 5 + 1];
+                    for (k, key) in keys.iter().enumerate() {
+                        let Some(expected) = known(c * chunk + k) else {
+                            continue;
+                        };
+                        let mut now: Option<Stamp> = None;
+                        let dirfd = match shard {
+                            Some((s, fd)) if s == key.0[0] => fd,
+                            _ => {
+                                if let Some((_, fd)) = shard {
+                                    // SAFETY: a descriptor this thread opened.
+                                    unsafe { libc::close(fd) };
+                                }
+                                let dir = runs.join(format!("{:02x}", key.0[0]));
+                                let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes())
+                                else {
+                                    moved.push((*key, None));
+                                    continue;
+                                };
+                                // SAFETY: a NUL-terminated path; the descriptor is closed below.
+                                let fd = unsafe {
+                                    libc::open(
+                                        c.as_ptr(),
+                                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                                    )
+                                };
+                                shard = Some((key.0[0], fd));
+                                fd
                             }
-                            let dir = runs.join(format!("{:02x}", key.0[0]));
-                            let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-                                continue;
-                            };
-                            // SAFETY: a NUL-terminated path; the descriptor is closed below.
-                            let fd = unsafe {
-                                libc::open(
-                                    c.as_ptr(),
-                                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                                )
-                            };
-                            shard = Some((key.0[0], fd));
-                            fd
+                        };
+                        if dirfd < 0 {
+                            moved.push((*key, None));
+                            continue;
                         }
-                    };
-                    if dirfd < 0 {
-                        continue;
+                        name[..64].copy_from_slice(key.hex().as_bytes());
+                        name[64..69].copy_from_slice(b".json");
+                        name[69] = 0;
+                        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                        // SAFETY: a NUL-terminated name relative to an open folder; `st` is ours.
+                        let r = unsafe {
+                            libc::fstatat(
+                                dirfd,
+                                name.as_ptr() as *const libc::c_char,
+                                &mut st,
+                                libc::AT_SYMLINK_NOFOLLOW,
+                            )
+                        };
+                        if r == 0 {
+                            now = Some(Stamp {
+                                size: st.st_size as u64,
+                                ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
+                                ino: st.st_ino,
+                            });
+                        }
+                        if now.is_none() || now != expected {
+                            moved.push((*key, now));
+                        }
                     }
-                    name[..64].copy_from_slice(key.hex().as_bytes());
-                    name[64..69].copy_from_slice(b".json");
-                    name[69] = 0;
-                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                    // SAFETY: a NUL-terminated name relative to an open folder; `st` is ours.
-                    let r = unsafe {
-                        libc::fstatat(
-                            dirfd,
-                            name.as_ptr() as *const libc::c_char,
-                            &mut st,
-                            libc::AT_SYMLINK_NOFOLLOW,
-                        )
-                    };
-                    if r == 0 {
-                        *slot = Some(Stamp {
-                            size: st.st_size as u64,
-                            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
-                            ino: st.st_ino,
-                        });
+                    if let Some((_, fd)) = shard {
+                        if fd >= 0 {
+                            // SAFETY: a descriptor this thread opened.
+                            unsafe { libc::close(fd) };
+                        }
                     }
-                }
-                if let Some((_, fd)) = shard {
-                    if fd >= 0 {
-                        // SAFETY: a descriptor this thread opened.
-                        unsafe { libc::close(fd) };
-                    }
-                }
-            });
-        }
+                    moved
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            // A thread that failed must not pass for "nothing moved": its panic goes on.
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
     });
-    out
+    parts.concat()
 }
 const SHARDS: usize = 256;
 const HEADER: usize = 8 + 32 + 32 + 8;
@@ -318,8 +345,9 @@ impl Index {
     /// Loads the index and brings it up to date with `runs/`.
     pub fn load(store: &Store) -> (Index, LoadReport) {
         let mut report = LoadReport::default();
-        let mut index = match fs::read(store.index_path()) {
-            Ok(bytes) => match decode(bytes) {
+        let t = phase("index: read and decode");
+        let mut index = match read_index(&store.index_path()) {
+            Ok((head, body)) => match decode(head, body) {
                 Ok(index) => index,
                 Err(problem) => {
                     report.index_problem = Some(format!(
@@ -338,6 +366,7 @@ impl Index {
                 Index::empty()
             }
         };
+        drop(t);
         if report.index_problem.is_some() {
             index.dirty = true;
         }
@@ -385,6 +414,7 @@ impl Index {
     /// Re-lists the shard folders whose modification time changed.
     pub fn reconcile(&mut self, store: &Store, report: &mut LoadReport) {
         let runs = store.root().join("runs");
+        let t = phase("index: shard folders");
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
             let mtime = fs::metadata(&dir)
@@ -464,6 +494,7 @@ impl Index {
                 self.dirty = true;
             }
         }
+        drop(t);
         self.verify(store, report);
     }
 
@@ -481,14 +512,21 @@ impl Index {
         }
     }
 
-    /// Every stored key, file keys in order then the others.
-    fn stored_keys(&self) -> Vec<RunKey> {
-        let mut keys: Vec<RunKey> = self
-            .file_keys
-            .iter()
-            .filter(|k| !self.removed.contains(k))
-            .copied()
-            .collect();
+    /// Stats every indexed record; reads again and checks those whose file changed since they
+    /// were verified (docs/cache.md, "Self-verifying records").
+    fn verify(&mut self, store: &Store, report: &mut LoadReport) {
+        let t = phase("index: stat every record");
+        // The file's keys in file order (one shard folder after the other), compared with the
+        // stamps at the same positions: no lookup per key on a quiet store.
+        let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
+        let mut moved = stat_moved(store, &self.file_keys, |i| {
+            if quiet {
+                return Some(self.file_stamps[i]);
+            }
+            let key = &self.file_keys[i];
+            (!self.removed.contains(key)).then(|| self.meta_of(key).stamp)
+        });
+        // Then the keys learnt since the file was written.
         let mut extra: Vec<RunKey> = self
             .added
             .keys()
@@ -496,20 +534,13 @@ impl Index {
             .copied()
             .collect();
         extra.sort_unstable();
-        keys.extend(extra);
-        keys
-    }
-
-    /// Stats every indexed record; reads again and checks those whose file changed since they
-    /// were verified (docs/cache.md, "Self-verifying records").
-    fn verify(&mut self, store: &Store, report: &mut LoadReport) {
-        let keys = self.stored_keys();
-        let stamps = stat_all(store, &keys);
-        for (key, now) in keys.into_iter().zip(stamps) {
+        moved.extend(stat_moved(store, &extra, |i| {
+            Some(self.meta_of(&extra[i]).stamp)
+        }));
+        drop(t);
+        let _t = phase("index: check moved records");
+        for (key, now) in moved {
             let known = self.meta_of(&key);
-            if now.is_some() && now == known.stamp {
-                continue;
-            }
             let path = store.record_path(&key);
             if now.is_none() && !path.exists() {
                 // Gone (its shard was listed within the same clock tick): no longer stored.
@@ -556,6 +587,15 @@ impl Index {
                 }
             }
         }
+    }
+
+    /// Whether the run is stored (`Some`) and its record's content digest: [`Index::contains`]
+    /// and [`Index::digest`] in one lookup.
+    pub fn lookup(&self, key: &RunKey) -> Option<Option<Digest>> {
+        if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
+            return self.file_position(key).map(|p| Some(self.file_digests[p]));
+        }
+        self.contains(key).then(|| self.meta_of(key).digest)
     }
 
     /// The content digest of a stored run's record (what cached views are keyed by).
@@ -719,22 +759,45 @@ fn termination_from_code((tag, n): (u8, i32)) -> Option<Termination> {
     })
 }
 
-fn decode(bytes: Vec<u8>) -> Result<Index, String> {
+/// The end of the keys section, from the header (`None`: not an index of this version).
+fn keys_end(header: &[u8]) -> Option<usize> {
+    if header.len() < HEADER || &header[..8] != INDEX_MAGIC {
+        return None;
+    }
+    let n = u64::from_le_bytes(header[72..80].try_into().ok()?) as usize;
+    HEADER
+        .checked_add(SHARDS * 16)
+        .and_then(|x| x.checked_add(n.checked_mul(32 + 32 + STAMP)?))
+}
+
+/// The index file in two buffers: the header with the keys section, and the summaries section
+/// (kept as read until scoring decodes it, while the keys section is dropped once decoded).
+fn read_index(path: &std::path::Path) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let size = file.metadata()?.len() as usize;
+    let mut head = vec![0u8; HEADER.min(size)];
+    file.read_exact(&mut head)?;
+    let end = keys_end(&head).unwrap_or(HEADER).min(size);
+    head.resize(end, 0);
+    file.read_exact(&mut head[HEADER.min(end)..])?;
+    let mut body = Vec::with_capacity(size - end);
+    file.read_to_end(&mut body)?;
+    Ok((head, body))
+}
+
+fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
     if bytes.len() < HEADER || &bytes[..8] != INDEX_MAGIC {
         return Err("not an index of this mccbuild version".into());
     }
     let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
-    let keys_end = HEADER
-        .checked_add(SHARDS * 16)
-        .and_then(|x| x.checked_add(n.checked_mul(32 + 32 + STAMP)?))
-        .ok_or("malformed")?;
+    let keys_end = keys_end(&bytes).ok_or("malformed")?;
     if bytes.len() < keys_end {
         return Err("truncated".into());
     }
     let keys_section = &bytes[HEADER..keys_end];
-    let body = &bytes[keys_end..];
     if blake3::hash(keys_section).as_bytes() != &bytes[8..40]
-        || blake3::hash(body).as_bytes() != &bytes[40..72]
+        || blake3::hash(&body).as_bytes() != &bytes[40..72]
     {
         return Err("checksum mismatch (damaged)".into());
     }
@@ -762,7 +825,6 @@ fn decode(bytes: Vec<u8>) -> Result<Index, String> {
     if file_keys.windows(2).any(|w| w[0] >= w[1]) {
         return Err("malformed (unsorted keys)".into());
     }
-    let body = body.to_vec();
     Ok(Index {
         buckets: buckets(&file_keys),
         file_keys,
