@@ -59,12 +59,24 @@ fn contest(tools: &[(&str, &str)], limits: &str) -> TestContest {
     c
 }
 
-fn start_run(c: &TestContest, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .arg("run")
+/// `mccbuild <args>` in the contest, its core reservations in `locks` (docs/execution.md): a
+/// folder of the test's own, shared by the mccbuild processes of one test (the two contests of
+/// `two_contests_at_once_never_share_a_core` must see each other's) but not by the other
+/// programs of the machine, whose contests would make these runs wait for their cores (for
+/// seconds, on a machine where other contests run: the runs were then not in flight when the
+/// tests signal mccbuild).
+fn mccbuild_command(c: &TestContest, locks: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mccbuild"));
+    command
         .args(args)
         .current_dir(c.path())
         .env_remove("MCCBUILD_SANDBOX")
+        .env("MCCBUILD_CORE_LOCKS", locks);
+    command
+}
+
+fn start_run(c: &TestContest, locks: &Path, args: &[&str]) -> Child {
+    mccbuild_command(c, locks, &[&["run"], args].concat())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -231,6 +243,7 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
     if !isolated() {
         return;
     }
+    let locks = tempfile::tempdir().unwrap();
     let slow = "#!/bin/sh\nsleep 1.5\necho DO_NOT_COMPETE\n";
     let busy =
         "#!/bin/sh\ni=0\nwhile [ $i -lt 150000 ]; do i=$((i+1)); done\necho DO_NOT_COMPETE\n";
@@ -264,23 +277,43 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
     let mut slowest = Duration::ZERO;
     let mut in_flight = 0;
     for round in 0..22 {
-        let mut child = start_run(&c, &["--jobs", "2"]);
+        let mut child = start_run(&c, locks.path(), &["--jobs", "2"]);
         let pid = child.id();
-        std::thread::sleep(Duration::from_millis(300 + rng.below(2200)));
+        let started = Instant::now();
+        if rng.below(4) == 0 {
+            // Early, while mccbuild starts (before its handlers, its first runs).
+            std::thread::sleep(Duration::from_millis(100 + rng.below(900)));
+        } else {
+            // Once runs are in flight (mccbuild may take seconds to start on a loaded
+            // machine), at a random moment of their lives.
+            while run_processes_of(pid).is_empty()
+                && started.elapsed() < Duration::from_secs(15)
+                && child.try_wait().unwrap().is_none()
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_millis(rng.below(1200)));
+        }
         let hangup = rng.below(2) == 0;
         // Runs are in flight when the signal comes (else the round proves little).
         if !run_processes_of(pid).is_empty() {
             in_flight += 1;
         }
-        // SAFETY: a signal to our own child.
-        unsafe {
-            libc::kill(
-                pid as i32,
-                if hangup { libc::SIGHUP } else { libc::SIGKILL },
-            )
-        };
+        // Not to a child already reaped (finished: its PID may be reused).
+        let signalled = child.try_wait().unwrap().is_none();
+        if signalled {
+            // SAFETY: a signal to our own child, not reaped yet (at worst a zombie).
+            unsafe {
+                libc::kill(
+                    pid as i32,
+                    if hangup { libc::SIGHUP } else { libc::SIGKILL },
+                )
+            };
+        }
         let status = child.wait().unwrap();
-        if hangup {
+        if !signalled {
+            assert!(status.success(), "round {round}: {status:?}");
+        } else if hangup {
             hangups += 1;
             // Interrupted (130), finished before the signal came (0), or still starting (no
             // handler yet, no run started: killed by SIGHUP).
@@ -313,12 +346,15 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
          recorded before the last run",
         recorded.len()
     );
+    assert!(kills + hangups >= 20, "signals sent: {kills} + {hangups}");
     assert!(
         in_flight >= 11,
         "runs were in flight at only {in_flight} of 22 signals: the soak proves little"
     );
     // The next run does exactly the missing runs, and reclaims what the dead left.
-    let out = c.mccbuild(&["run", "--json", "--jobs", "2"]);
+    let out = mccbuild_command(&c, locks.path(), &["run", "--json", "--jobs", "2"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let outcome = json(&out);
     assert_eq!(
@@ -345,6 +381,7 @@ fn a_closed_output_pipe_stops_the_runs_like_sigterm() {
     if !isolated() {
         return;
     }
+    let locks = tempfile::tempdir().unwrap();
     let c = contest(
         &[("sleeper", "#!/bin/sh\nsleep 60\necho DO_NOT_COMPETE\n")],
         "time_s = 100\nmemory_mb = 256",
@@ -360,10 +397,7 @@ fn a_closed_output_pipe_stops_the_runs_like_sigterm() {
         (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
     };
     let started = Instant::now();
-    let mut run = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(["run", "--jobs", "2"])
-        .current_dir(c.path())
-        .env_remove("MCCBUILD_SANDBOX")
+    let mut run = mccbuild_command(&c, locks.path(), &["run", "--jobs", "2"])
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer.try_clone().unwrap()))
         .stderr(Stdio::from(writer))
@@ -420,6 +454,7 @@ fn a_tool_signalling_itself_dies_at_once() {
     if !isolated() {
         return;
     }
+    let locks = tempfile::tempdir().unwrap();
     let script = r#"#!/bin/sh
 case "$BK_EXAMINATION" in
 StateSpace) (sleep 1; kill -TERM $$) & ;;
@@ -431,7 +466,9 @@ while :; do :; done
 "#;
     let c = contest(&[("watchdog", script)], "time_s = 20\nmemory_mb = 256");
     let started = Instant::now();
-    let out = c.mccbuild(&["run", "--jobs", "2"]);
+    let out = mccbuild_command(&c, locks.path(), &["run", "--jobs", "2"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         started.elapsed() < Duration::from_secs(15),
@@ -474,12 +511,13 @@ fn two_contests_at_once_never_share_a_core() {
     if !isolated() {
         return;
     }
+    let locks = tempfile::tempdir().unwrap();
     let script = "#!/bin/sh\necho \"FROM $(date +%s.%N)\"\nsleep 0.7\necho \"TO $(date +%s.%N)\"\necho DO_NOT_COMPETE\n";
     let a = contest(&[("a", script)], "time_s = 20\nmemory_mb = 256");
     let b = contest(&[("b", script)], "time_s = 20\nmemory_mb = 256");
     let runs: Vec<Child> = [&a, &b]
         .iter()
-        .map(|c| start_run(c, &["--jobs", "2"]))
+        .map(|c| start_run(c, locks.path(), &["--jobs", "2"]))
         .collect();
     for mut run in runs {
         assert!(run.wait().unwrap().success());
