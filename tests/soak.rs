@@ -292,7 +292,7 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
             {
                 std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(rng.below(1200)));
+            std::thread::sleep(Duration::from_millis(rng.below(2000)));
         }
         let hangup = rng.below(2) == 0;
         // Runs are in flight when the signal comes (else the round proves little).
