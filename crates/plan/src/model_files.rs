@@ -32,7 +32,7 @@ pub struct NetInfo {
 }
 
 /// A problem at a byte offset of the file, before the offset is turned into a place.
-struct AtOffset {
+pub(crate) struct AtOffset {
     message: String,
     offset: Option<u64>,
 }
@@ -58,6 +58,19 @@ impl AtOffset {
         AtOffset {
             message: message.into(),
             offset: Some(reader.error_position()),
+        }
+    }
+
+    /// Where the problem is, in bytes from the start of the file, when that is known.
+    pub(crate) fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The problem at `location` (found by the caller from [`AtOffset::offset`]).
+    pub(crate) fn at_location(self, location: Option<Location>) -> FileProblem {
+        FileProblem {
+            message: self.message,
+            location,
         }
     }
 
@@ -106,7 +119,9 @@ pub fn formula_ids<R: BufRead>(
     read_formula_ids(input).map_err(|p| p.locate(&open))
 }
 
-fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
+/// [`formula_ids`] reading the file once (an archive's entry, streamed): a problem keeps its
+/// byte offset, for the caller to locate.
+pub(crate) fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut stack: Vec<String> = Vec::new();
@@ -182,7 +197,9 @@ pub fn pnml_info<R: BufRead>(open: impl Fn() -> io::Result<R>) -> Result<NetInfo
     read_pnml_info(input).map_err(|p| p.locate(&open))
 }
 
-fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
+/// [`pnml_info`] reading the file once (an archive's entry, streamed): a problem keeps its byte
+/// offset, for the caller to locate.
+pub(crate) fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut depth = 0usize;
