@@ -765,6 +765,18 @@ mod tests {
         assert_eq!(answers.response, Response::DoNotCompete);
         assert!(answers.answers.is_empty());
         assert_eq!(answers.diagnostics.len(), 1);
+        // Found by the properties below: the diagnostic names its place, the first answer's line.
+        let answers = resolve(
+            &parse_output(
+                "banner\nDO_NOT_COMPETE\nSTATE_SPACE TRANSITIONS 4\nSTATE_SPACE STATES 3\n",
+            ),
+            state_space(&ids),
+        );
+        assert!(
+            answers.diagnostics[0].starts_with("line 3: "),
+            "{:?}",
+            answers.diagnostics
+        );
     }
 
     #[test]

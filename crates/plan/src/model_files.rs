@@ -339,6 +339,32 @@ mod tests {
         assert_eq!(problem.location.map(|l| l.line), Some(2), "{problem:?}");
     }
 
+    /// Found by the properties below: problems seen at the end of a file (empty, truncated, no
+    /// <net>) and a duplicate id had no place; they are placed at the end, at the duplicate.
+    #[test]
+    fn every_problem_has_its_place() {
+        let line = |problem: FileProblem| problem.location.map(|l| (l.line, l.column));
+        assert_eq!(line(formula_ids(bytes("")).unwrap_err()), Some((1, 1)));
+        let truncated = "<property-set>\n<property>\n  <id>a";
+        assert_eq!(
+            line(formula_ids(bytes(truncated)).unwrap_err()),
+            Some((3, 8))
+        );
+        let twice = "<property-set>\n<property><id>a</id></property>\n<property><id>a</id></property>\n</property-set>";
+        let problem = formula_ids(bytes(twice)).unwrap_err();
+        assert!(problem.message.contains("twice"), "{problem:?}");
+        assert_eq!(problem.location.map(|l| l.line), Some(3), "{problem:?}");
+        assert_eq!(line(pnml_info(bytes("\n\n")).unwrap_err()), Some((3, 1)));
+        assert_eq!(
+            line(pnml_info(bytes("<pnml>\n</pnml>")).unwrap_err()),
+            Some((2, 8))
+        );
+        assert_eq!(
+            line(pnml_info(bytes("<pnml>\n<net type=\"t\">")).unwrap_err()),
+            Some((2, 15))
+        );
+    }
+
     #[test]
     fn offsets_become_lines_and_characters() {
         let text = "ab\ncdé\nf";
