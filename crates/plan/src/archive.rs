@@ -146,14 +146,15 @@ impl<R: Read> Read for CountingReader<R> {
 /// or gzip bytes are edited at random, and arbitrary bytes. It never panics, every error names
 /// the archive, and whatever it accepts stays inside the instance folder and within the caps;
 /// the facts read from it (one streaming pass) are computed without panic too.
-/// `MCCBUILD_PROPTEST_CASES` sets the number of archives (scripts/bench-fuzz runs a million).
+/// `MCCBUILD_PROPTEST_CASES` sets the number of archives (1,000 by default: each one is gzipped,
+/// written and read twice; scripts/bench-fuzz runs a million).
 #[cfg(test)]
 mod properties {
     use super::*;
     use crate::digest_cache::DigestCache;
     use crate::instance::instance_facts;
     use crate::manifest::InstanceSource;
-    use crate::model_files::properties::{cases, edited};
+    use crate::model_files::properties::{cases_or, edited};
     use proptest::collection::vec;
     use proptest::prelude::*;
     use std::io::Write;
@@ -230,7 +231,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(cases()))]
+        #![proptest_config(ProptestConfig::with_cases(cases_or(1000)))]
 
         #[test]
         fn archives_are_read_safely_or_refused_naming_the_archive(bytes in archive()) {

@@ -388,10 +388,15 @@ pub(crate) mod properties {
     use proptest::prelude::*;
 
     pub(crate) fn cases() -> u32 {
+        cases_or(2000)
+    }
+
+    /// `MCCBUILD_PROPTEST_CASES`, else `default`.
+    pub(crate) fn cases_or(default: u32) -> u32 {
         std::env::var("MCCBUILD_PROPTEST_CASES")
             .ok()
             .and_then(|n| n.parse().ok())
-            .unwrap_or(2000)
+            .unwrap_or(default)
     }
 
     const FORMULAS: &str = "<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n  <property>\n    <id>X-PT-1-UpperBounds-00</id>\n    <description>d</description>\n    <formula><place-bound><place>p1</place></place-bound></formula>\n  </property>\n  <property><id>X-PT-1-UpperBounds-01</id><formula/></property>\n</property-set>\n";
