@@ -554,8 +554,8 @@ impl Reading<'_> {
         }
         let jobs = file.executor.jobs.unwrap_or(1);
         if jobs == 0 {
-            problems.push(Problem::new(
-                source.path,
+            problems.push(source.problem_at(
+                key_span(source.text, "executor", "jobs"),
                 "[executor] jobs must be at least 1",
             ));
         }
@@ -564,8 +564,8 @@ impl Reading<'_> {
             ("memory_mb", file.limits.memory_mb),
         ] {
             if value == Some(0) {
-                problems.push(Problem::new(
-                    source.path,
+                problems.push(source.problem_at(
+                    key_span(source.text, "limits", name),
                     format!("[limits] {name} must be positive"),
                 ));
             }
@@ -576,8 +576,8 @@ impl Reading<'_> {
             .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
         {
             problems.push(
-                Problem::new(
-                    source.path,
+                source.problem_at(
+                    key_span(source.text, "limits", "memory_mb"),
                     format!("[limits] memory_mb = {mb}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out"),
                 )
                 .help("the edition's limit is 16384 MB (E-5.3/E-5.4); the demo uses 2048"),
@@ -1440,6 +1440,37 @@ fn shared_store(
     }
 }
 
+/// Where `key` of table `[table]` is written in a manifest (for a problem with a value serde read
+/// without its place): its line in the table, else the table's header, else the file's start.
+fn key_span(text: &str, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+    let mut offset = 0;
+    let mut in_table = false;
+    let mut header = None;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            let name = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim();
+            in_table = name == table;
+            if in_table && header.is_none() {
+                header = Some(offset..offset + line.len());
+            }
+        } else if in_table
+            && t.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            let start = offset + (line.len() - t.len());
+            return Some(start..start + key.len());
+        }
+        offset += line.len();
+    }
+    header.or(Some(0..0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1458,6 +1489,31 @@ mod tests {
         assert_eq!(mcc_model_name("ASLink-PT-01a"), Some("ASLink"));
         assert_eq!(mcc_model_name("NoNaming"), None);
         assert_eq!(mcc_model_name("-PT-1"), None);
+    }
+
+    /// Found by the manifest property (a million manifests): `[limits] memory_mb = 2` and other
+    /// values checked after reading were reported without their line.
+    #[test]
+    fn limits_problems_are_at_their_line() {
+        let text = "[contest]\nname = \"x\"\n\n[limits]\ntime_s = 0\nmemory_mb = 2\n\n[executor]\njobs = 0\n";
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../contest.toml"));
+        let text = text.replace(
+            "name = \"x\"\n",
+            "name = \"x\"\nrules = \"rules/mcc-2026.toml\"\n",
+        );
+        let problems = Contest::parse(path, &text).unwrap_err();
+        let line_of = |needle: &str| {
+            problems
+                .0
+                .iter()
+                .find(|p| p.message.contains(needle))
+                .unwrap_or_else(|| panic!("no `{needle}` in {problems}"))
+                .location
+                .map(|l| l.line)
+        };
+        assert_eq!(line_of("time_s must be positive"), Some(6));
+        assert_eq!(line_of("memory_mb = 2"), Some(7));
+        assert_eq!(line_of("jobs must be at least 1"), Some(10));
     }
 }
 
