@@ -11,7 +11,8 @@ pub mod exit {
     /// Everything asked for was done.
     pub const OK: u8 = 0;
     /// Some runs could not be carried out (a tool's setup failed, an infrastructure failure, a
-    /// command the sandbox could not start); everything else was recorded.
+    /// command the sandbox could not start, `run` left out an instance or an examination of one
+    /// because of a problem with its files); everything else was recorded.
     pub const RUNS_FAILED: u8 = 1;
     /// The manifest, the rules or the inputs are invalid, or the command line is wrong.
     pub const INVALID_INPUT: u8 = 2;
@@ -45,6 +46,10 @@ pub enum Error {
     /// Some runs could not be carried out (what happened to each was said as it happened).
     #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", crate::progress::count(*.0, "run", "runs"))]
     RunsFailed(usize),
+    /// `run` left out instances or examination instances (problems with their files, said as
+    /// warnings); every other run was carried out.
+    #[error("{} left out because of problems with their files (the warnings above say which and why; `mccbuild check` lists them): their runs were not made", crate::progress::count(*.0, "instance or examination instance was", "instances or examination instances were"))]
+    LeftOut(usize),
     /// A command given to `mccbuild sandbox` could not be started.
     #[error("{0}")]
     NotStarted(String),
@@ -84,7 +89,7 @@ impl Error {
             Error::Input(_) | Error::Usage(_) => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,
             Error::Output { .. } => exit::OUTPUT_ERROR,
-            Error::RunsFailed(_) | Error::NotStarted(_) => exit::RUNS_FAILED,
+            Error::RunsFailed(_) | Error::LeftOut(_) | Error::NotStarted(_) => exit::RUNS_FAILED,
             Error::Interrupted => exit::INTERRUPTED,
         }
     }

@@ -85,6 +85,73 @@ fn exit_1_when_a_run_cannot_be_started() {
     );
 }
 
+/// Issue 13, item 8: a formula file missing from an instance (UpperBounds.xml removed) is a
+/// problem of `check` naming the file, the instance and the examination and saying what to do;
+/// `run` makes every other run, warns, and exits 1; so does an instance that cannot be read at
+/// all (a broken archive). `--model` of another model asks nothing of them: exit 0.
+#[test]
+fn exit_1_when_run_leaves_out_an_instance_or_an_examination() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    fs::remove_file(
+        c.path()
+            .join("models/Philosophers-PT-000002/UpperBounds.xml"),
+    )
+    .unwrap();
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", "examinations = [\"StateSpace\", \"UpperBounds\"]");
+    c.answer("a", "Philosophers-PT-000002", "StateSpace", SS);
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&["check"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    for part in [
+        "Philosophers-PT-000002/UpperBounds.xml",
+        "the formula file of examination UpperBounds is missing",
+        "instance Philosophers-PT-000002 has no UpperBounds runs",
+        "help: restore UpperBounds.xml",
+        "take UpperBounds out of the `examinations` of `a`",
+    ] {
+        assert!(said.contains(part), "`{part}` not in: {said}");
+    }
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("warning: ") && said.contains("UpperBounds is missing"),
+        "{said}"
+    );
+    assert!(
+        said.contains("1 instance or examination instance was left out"),
+        "{said}"
+    );
+    let summary = json(&out);
+    assert_eq!(summary["executed"], 1, "the StateSpace run is made: {said}");
+    assert_eq!(
+        summary["left_out"],
+        serde_json::json!([{"model": "Philosophers", "instance": "Philosophers-PT-000002", "examination": "UpperBounds"}])
+    );
+    // Asking only for StateSpace leaves nothing out.
+    let out = c.mccbuild(&["run", "--examination", "StateSpace"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+
+    // A whole instance left out: an archive that is not one, beside a good instance.
+    let mut c = contest();
+    fs::create_dir_all(c.path().join("inputs")).unwrap();
+    fs::write(c.path().join("inputs/Broken-PT-1.tgz"), "not a tar.gz").unwrap();
+    c.model("Broken", "known", &["inputs/Broken-PT-1.tgz"]);
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Broken-PT-1.tgz"), "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["left_out"],
+        serde_json::json!([{"model": "Broken", "instance": "Broken-PT-1", "examination": null}])
+    );
+    let out = c.mccbuild(&["run", "--model", "Philosophers"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn exit_1_when_the_sandbox_cannot_start_the_command() {
     let out = mccbuild_in(

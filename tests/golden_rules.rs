@@ -84,13 +84,34 @@ fn fid(instance: &str, exam: &str, i: usize) -> String {
     format!("{instance}-{exam}-{i:04}")
 }
 
+/// Every formula file of the editions' examinations (rules/*.toml, `formula_file`).
+const FORMULA_FILES: &[&str] = &[
+    "CTLCardinality",
+    "CTLFireability",
+    "CTLFireabilitySimple",
+    "LTLCardinality",
+    "LTLFireability",
+    "LTLFireabilitySimple",
+    "ReachabilityBounds",
+    "ReachabilityCardinality",
+    "ReachabilityComputeBounds",
+    "ReachabilityFireability",
+    "ReachabilityFireabilitySimple",
+    "UpperBounds",
+];
+
 /// Generates the instance folder models/<name>: a stub model.pnml and, for each (examination,
 /// n), the formula file `<examination>.xml` with n formulas whose ids are `fid(name, exam, i)`.
+/// The other formula files are empty (no formula: the examination does not exist on the
+/// instance; a missing one would be a problem).
 fn instance(c: &TestContest, name: &str, formula_files: &[(&str, usize)]) {
     let dir = c.path().join("models").join(name);
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("model.pnml"), PNML).unwrap();
     fs::write(dir.join("iscolored"), "FALSE\n").unwrap();
+    for exam in FORMULA_FILES {
+        fs::write(dir.join(format!("{exam}.xml")), "<property-set/>\n").unwrap();
+    }
     for (exam, n) in formula_files {
         let mut xml =
             String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");

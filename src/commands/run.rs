@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
+use mccbuild_plan::plan::LeftOut;
 use mccbuild_store::LockWait;
 
 use crate::error::Error;
@@ -71,8 +72,20 @@ pub fn run(
         return Err(Error::Interrupted);
     }
     eprint!("{}", diagnostics_summary(&session, &missing));
+    let left_out = left_out(&session, filter);
     if json {
-        super::print_json(&outcome)?;
+        let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
+        if !left_out.is_empty() {
+            summary["left_out"] = left_out
+                .iter()
+                .map(|l| {
+                    serde_json::json!({
+                        "model": l.model, "instance": l.instance, "examination": l.examination
+                    })
+                })
+                .collect();
+        }
+        super::print_json(&summary)?;
     } else {
         crate::signals::say(&format!(
             "{} executed, {} cached, {} failed",
@@ -85,10 +98,44 @@ pub fn run(
             TermStyle::detect(),
         ))?;
     }
-    match outcome.failed {
-        0 => Ok(()),
-        n => Err(Error::RunsFailed(n)),
+    match (outcome.failed, left_out.len()) {
+        (0, 0) => Ok(()),
+        (0, n) => Err(Error::LeftOut(n)),
+        (n, _) => Err(Error::RunsFailed(n)),
     }
+}
+
+/// What the plan left out (problems with instances' files) among what `filter` asks for.
+fn left_out<'a>(session: &'a Session, filter: &Filter) -> Vec<&'a LeftOut> {
+    let contest = &session.plan.contest;
+    let edition = &contest.edition;
+    session
+        .plan
+        .left_out
+        .iter()
+        .filter(|l| filter.models.is_empty() || filter.models.contains(&l.model))
+        .filter(|l| {
+            let Some(exam) = l
+                .examination
+                .as_deref()
+                .and_then(|e| edition.examination(e))
+            else {
+                return true;
+            };
+            let category = &edition.categories[edition.examinations[exam].category].name;
+            (filter.examinations.is_empty()
+                || filter
+                    .examinations
+                    .iter()
+                    .any(|e| *e == l.examination.as_deref().unwrap_or("") || e == category))
+                && (filter.tools.is_empty()
+                    || filter.tools.iter().any(|t| {
+                        contest
+                            .tool(t)
+                            .is_some_and(|tool| contest.tools[tool].examinations.contains(&exam))
+                    }))
+        })
+        .collect()
 }
 
 /// Per tool, the answer parser's diagnostics of the runs just executed (`executed`: the runs that

@@ -141,3 +141,125 @@ impl<R: Read> Read for CountingReader<R> {
         Ok(n)
     }
 }
+
+/// The archive reader on generated archives (issue 13, item 10): valid archives whose tar stream
+/// or gzip bytes are edited at random, and arbitrary bytes. It never panics, every error names
+/// the archive, and whatever it accepts stays inside the instance folder and within the caps;
+/// the facts read from it (one streaming pass) are computed without panic too.
+/// `MCCBUILD_PROPTEST_CASES` sets the number of archives (1,000 by default: each one is gzipped,
+/// written and read twice; scripts/bench-fuzz runs a million).
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::digest_cache::DigestCache;
+    use crate::instance::instance_facts;
+    use crate::manifest::InstanceSource;
+    use crate::model_files::properties::{cases_or, edited};
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    const NAMES: &[&str] = &[
+        "X-PT-1/model.pnml",
+        "X-PT-1/UpperBounds.xml",
+        "X-PT-1/iscolored",
+        "X-PT-1/NewModel",
+        "X-PT-1/sub/deep.txt",
+        "model.pnml",
+        "X-PT-1/../escape",
+        "/abs",
+        "./X-PT-1/./a",
+        "X-PT-1/",
+    ];
+    const CONTENTS: &[&str] = &[
+        "",
+        "FALSE\n",
+        "<pnml><net type=\"ptnet\"/></pnml>",
+        "<property-set><property><id>a</id></property></property-set>",
+        "<property-set><property><id>a</id>",
+    ];
+
+    /// A tar stream of a few entries (names written raw into the header, as a hostile packer
+    /// would), of any entry type.
+    fn tar_stream() -> impl Strategy<Value = Vec<u8>> {
+        let entry = (
+            proptest::sample::select(NAMES),
+            proptest::sample::select(CONTENTS),
+            proptest::sample::select(
+                &[
+                    b'0', b'0', b'0', b'5', b'1', b'2', b'3', b'4', b'6', b'7', b'S', b'x', b'L',
+                ][..],
+            ),
+        );
+        vec(entry, 0..5).prop_map(|entries| {
+            let mut builder = tar::Builder::new(Vec::new());
+            for (name, content, kind) in entries {
+                let mut header = tar::Header::new_gnu();
+                header.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+                header.set_size(content.len() as u64);
+                header.set_mode(0o644);
+                header.set_entry_type(tar::EntryType::new(kind));
+                header.set_cksum();
+                builder.append(&header, content.as_bytes()).unwrap();
+            }
+            builder.into_inner().unwrap()
+        })
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn archive() -> impl Strategy<Value = Vec<u8>> {
+        let edit = (
+            any::<prop::sample::Index>(),
+            0usize..40,
+            vec(any::<u8>(), 0..16),
+        );
+        prop_oneof![
+            2 => tar_stream().prop_map(|t| gzip(&t)),
+            3 => (tar_stream(), vec(edit.clone(), 1..4)).prop_map(|(t, e)| gzip(&edited(&t, &e))),
+            2 => (tar_stream(), vec(edit, 1..4)).prop_map(|(t, e)| edited(&gzip(&t), &e)),
+            1 => vec(any::<u8>(), 0..600),
+        ]
+    }
+
+    thread_local! {
+        static DIR: tempfile::TempDir = tempfile::tempdir().unwrap();
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases_or(1000)))]
+
+        #[test]
+        fn archives_are_read_safely_or_refused_naming_the_archive(bytes in archive()) {
+            let path = DIR.with(|d| d.path().join("X-PT-1.tgz"));
+            std::fs::write(&path, &bytes).unwrap();
+            let limits = ArchiveLimits { max_bytes: 4096, max_entries: 3 };
+            let mut total = 0u64;
+            let mut entries = 0usize;
+            let read = for_each_archive_file(&path, "X-PT-1", limits, |rel, _, _, reader| {
+                entries += 1;
+                assert!(!rel.is_empty() && !rel.starts_with('/'), "{rel:?}");
+                assert!(rel.split('/').all(|p| !p.is_empty() && p != ".." && p != "."), "{rel:?}");
+                let mut sink = Vec::new();
+                reader.read_to_end(&mut sink).map_err(|source| InstanceError::Read { path: path.clone(), source })?;
+                total += sink.len() as u64;
+                Ok(())
+            });
+            match read {
+                Ok(()) => prop_assert!(total <= limits.max_bytes && entries <= limits.max_entries),
+                Err(e) => prop_assert!(
+                    e.to_string().starts_with(&path.display().to_string()) || e.to_string().contains(&path.display().to_string()),
+                    "an error not naming the archive: {}", e
+                ),
+            }
+            let facts = instance_facts("X-PT-1", &InstanceSource::Archive(path.clone()), &mut DigestCache::in_memory(), limits);
+            if let Err(e) = facts {
+                prop_assert!(e.to_string().contains(&path.display().to_string()), "{}", e);
+            }
+        }
+    }
+}

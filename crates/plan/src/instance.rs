@@ -16,8 +16,11 @@ use crate::archive::for_each_archive_file;
 pub use crate::archive::ArchiveLimits;
 use crate::digest_cache::{DigestCache, Stamp};
 use crate::manifest::InstanceSource;
-use crate::model_files::{formula_ids, pnml_info};
+use crate::model_files::{
+    formula_ids, location_of, pnml_info, read_formula_ids, read_pnml_info, AtOffset,
+};
 pub use crate::model_files::{FileProblem, NetInfo};
+use mccbuild_core::diag::Location;
 
 /// Why an instance cannot be used (its files cannot be listed, read or copied).
 #[derive(Debug, thiserror::Error)]
@@ -206,35 +209,158 @@ fn folder_facts(
     Ok(facts)
 }
 
+/// The facts of an archive, read in one pass with constant memory whatever its entries' sizes:
+/// each entry is hashed as it streams by, and the special files are parsed from the same stream.
+/// A problem found in a file is located (line and column) by a second pass over the archive,
+/// only when there is one.
 fn archive_facts(
     path: &Path,
     name: &str,
     limits: ArchiveLimits,
 ) -> Result<InstanceFacts, InstanceError> {
     let mut facts = InstanceFacts::empty();
-    for_each_archive_file(path, name, limits, |rel, size, executable, reader| {
-        // Read the entry once: inspect what needs parsing from memory, hash everything.
-        let mut content = Vec::with_capacity(size.min(1 << 26) as usize);
-        reader
-            .read_to_end(&mut content)
-            .map_err(|e| InstanceError::Archive {
-                path: path.to_path_buf(),
-                problem: format!("entry {rel}: {e}"),
-            })?;
-        let digest = *blake3::hash(&content).as_bytes();
+    // Problems to locate: (the entry's index, its path, the problem).
+    let mut unlocated: Vec<(usize, String, AtOffset)> = Vec::new();
+    let mut index = 0usize;
+    for_each_archive_file(path, name, limits, |rel, _, executable, reader| {
+        let entry = index;
+        index += 1;
+        let read_error = |e: io::Error| InstanceError::Archive {
+            path: path.to_path_buf(),
+            problem: format!("entry {rel}: {e}"),
+        };
+        let mut hashed = HashingReader::new(reader);
+        let mut input = BufReader::with_capacity(64 * 1024, &mut hashed);
+        let top_level = !rel.contains('/');
+        if rel == "NewModel" {
+            facts.new_model = true;
+        }
+        if rel == "model.pnml" {
+            match read_pnml_info(&mut input) {
+                Ok(info) => facts.net = Ok(info),
+                // Set once located, below.
+                Err(p) => unlocated.push((entry, rel.to_string(), p)),
+            }
+        } else if top_level && rel.ends_with(".xml") {
+            if !rel.starts_with("GenericProperties") {
+                match read_formula_ids(&mut input) {
+                    Ok(Some(ids)) => {
+                        facts.formulas.insert(rel.to_string(), Ok(ids));
+                    }
+                    Ok(None) => {}
+                    // Set once located, below.
+                    Err(p) => unlocated.push((entry, rel.to_string(), p)),
+                }
+            }
+        } else if top_level {
+            // A small text file (at most 256 bytes): read 257 to know.
+            let mut head = Vec::with_capacity(257);
+            (&mut input)
+                .take(257)
+                .read_to_end(&mut head)
+                .map_err(read_error)?;
+            if head.len() <= 256 {
+                if let Ok(text) = String::from_utf8(head) {
+                    facts.texts.insert(rel.to_string(), text);
+                }
+            }
+        }
+        // Hash what the parser did not read.
+        io::copy(&mut input, &mut io::sink()).map_err(read_error)?;
+        drop(input);
+        let (digest, size) = hashed.finish();
         facts.files.push(FileEntry {
             path: rel.to_string(),
-            size: content.len() as u64,
+            size,
             digest,
             executable,
         });
-        inspect(&mut facts, rel, content.len() as u64, || {
-            Ok::<_, io::Error>(&content[..])
-        });
         Ok(())
     })?;
+    if !unlocated.is_empty() {
+        locate_in_archive(path, name, limits, unlocated, &mut facts);
+    }
     facts.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(facts)
+}
+
+/// Turns the byte offsets of the problems found in an archive's files into lines and columns,
+/// reading the archive again (only the entries up to the last one with a problem).
+fn locate_in_archive(
+    path: &Path,
+    name: &str,
+    limits: ArchiveLimits,
+    unlocated: Vec<(usize, String, AtOffset)>,
+    facts: &mut InstanceFacts,
+) {
+    let mut locations: BTreeMap<usize, Location> = BTreeMap::new();
+    let wanted: BTreeMap<usize, u64> = unlocated
+        .iter()
+        .filter_map(|(entry, _, p)| p.offset().map(|offset| (*entry, offset)))
+        .collect();
+    let last = wanted.keys().next_back().copied();
+    let mut index = 0usize;
+    if let Some(last) = last {
+        let walked = for_each_archive_file(path, name, limits, |_, _, _, reader| {
+            let entry = index;
+            index += 1;
+            if let Some(&offset) = wanted.get(&entry) {
+                if let Ok(location) = location_of(reader, offset) {
+                    locations.insert(entry, location);
+                }
+            }
+            if entry == last {
+                // Everything wanted is found: stop reading (not an error of the archive).
+                return Err(InstanceError::Archive {
+                    path: path.to_path_buf(),
+                    problem: String::new(),
+                });
+            }
+            Ok(())
+        });
+        // The first pass read the whole archive: a failure of this one (the archive replaced
+        // meanwhile) only leaves the problems without their place.
+        let _ = walked;
+    }
+    for (entry, rel, problem) in unlocated {
+        let problem = problem.at_location(locations.get(&entry).copied());
+        if rel == "model.pnml" {
+            facts.net = Err(problem);
+        } else {
+            facts.formulas.insert(rel, Err(problem));
+        }
+    }
+}
+
+/// Hashes and counts what is read through it.
+struct HashingReader<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+    count: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    fn new(inner: R) -> HashingReader<R> {
+        HashingReader {
+            inner,
+            hasher: blake3::Hasher::new(),
+            count: 0,
+        }
+    }
+
+    /// The digest and the size of everything read.
+    fn finish(self) -> (Digest, u64) {
+        (*self.hasher.finalize().as_bytes(), self.count)
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 /// Records what mccbuild needs from the instance's special files (`open` may be called twice:
@@ -489,6 +615,98 @@ mod tests {
             .unwrap_err()
             .contains("hard link"));
         assert!(check_archive(b"not a gzip at all", ArchiveLimits::default()).is_err());
+        let special = |kind: tar::EntryType| {
+            tar_gz(|b| {
+                let mut header = tar::Header::new_gnu();
+                header.set_path("X-PT-1/model.pnml").unwrap();
+                header.set_entry_type(kind);
+                let mut data: &[u8] = &[];
+                if kind == tar::EntryType::GNUSparse {
+                    // 3 GiB in 1 byte: a hole, then the last byte (its reader yields the zeros).
+                    let gnu = header.as_gnu_mut().unwrap();
+                    gnu.realsize = *b"30000000000\0";
+                    gnu.sparse[0].offset = *b"27777777777\0";
+                    gnu.sparse[0].numbytes = *b"00000000001\0";
+                    data = b"x";
+                }
+                header.set_size(data.len() as u64);
+                header.set_cksum();
+                b.append(&header, data).unwrap();
+            })
+        };
+        for kind in [
+            tar::EntryType::Char,
+            tar::EntryType::Block,
+            tar::EntryType::Fifo,
+            tar::EntryType::GNUSparse,
+        ] {
+            let refused = check_archive(&special(kind), ArchiveLimits::default());
+            assert!(
+                refused.as_ref().unwrap_err().contains("not a plain file"),
+                "{kind:?}: {refused:?}"
+            );
+        }
+        let empty_path = tar_gz(|b| raw_file(b, "X-PT-1/", b"x"));
+        assert!(check_archive(&empty_path, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("empty path"));
+        let mut truncated = tar_gz(|b| raw_file(b, "X-PT-1/model.pnml", &[b'x'; 100_000]));
+        truncated.truncate(truncated.len() / 2);
+        assert!(check_archive(&truncated, ArchiveLimits::default()).is_err());
+    }
+
+    /// Issue 13, item 7: an entry far larger than memory should allow is hashed and parsed as it
+    /// streams by (the binary's peak memory is measured in tests/archives.rs); the facts are
+    /// those of the folder with the same files, and a problem in a formula file of an archive
+    /// still has its line.
+    #[test]
+    fn archive_facts_stream_and_locate_problems() {
+        let big = 40 << 20;
+        let bytes = tar_gz(|b| {
+            raw_file(
+                b,
+                "X-PT-1/model.pnml",
+                br#"<pnml><net type="ptnet"/></pnml>"#,
+            );
+            let mut header = tar::Header::new_gnu();
+            header.set_path("X-PT-1/zeros").unwrap();
+            header.set_size(big);
+            header.set_mode(0o644);
+            header.set_cksum();
+            b.append(&header, io::repeat(0).take(big)).unwrap();
+            raw_file(b, "X-PT-1/iscolored", b"FALSE\n");
+            raw_file(
+                b,
+                "X-PT-1/UpperBounds.xml",
+                b"<property-set>\n<property><id> </id></property>\n</property-set>",
+            );
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("X-PT-1.tgz");
+        fs::write(&archive, bytes).unwrap();
+        let mut cache = DigestCache::in_memory();
+        let source = InstanceSource::Archive(archive);
+        let facts =
+            instance_facts("X-PT-1", &source, &mut cache, ArchiveLimits::default()).unwrap();
+        let zeros = facts.files.iter().find(|f| f.path == "zeros").unwrap();
+        assert_eq!(zeros.size, big);
+        assert_eq!(zeros.digest, digest_of(io::repeat(0).take(big)).unwrap());
+        assert_eq!(facts.texts["iscolored"], "FALSE\n");
+        assert_eq!(facts.net.as_ref().unwrap().net_type, "ptnet");
+        let problem = facts.formulas["UpperBounds.xml"].as_ref().unwrap_err();
+        assert!(problem.message.contains("empty <id>"), "{problem:?}");
+        assert_eq!(problem.location.map(|l| l.line), Some(2), "{problem:?}");
+        // The same files in a folder: the same facts.
+        let folder = dir.path().join("folder");
+        materialize("X-PT-1", &source, &folder, &[], ArchiveLimits::default()).unwrap();
+        let from_folder = instance_facts(
+            "X-PT-1",
+            &InstanceSource::Folder(folder),
+            &mut cache,
+            ArchiveLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(*from_folder, *facts);
     }
 
     #[test]

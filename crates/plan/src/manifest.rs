@@ -597,8 +597,8 @@ impl Reading<'_> {
         }
         let jobs = file.executor.jobs.unwrap_or(1);
         if jobs == 0 {
-            problems.push(Problem::new(
-                source.path,
+            problems.push(source.problem_at(
+                key_span(source.text, "executor", "jobs"),
                 "[executor] jobs must be at least 1",
             ));
         }
@@ -607,8 +607,8 @@ impl Reading<'_> {
             ("memory_mb", file.limits.memory_mb),
         ] {
             if value == Some(0) {
-                problems.push(Problem::new(
-                    source.path,
+                problems.push(source.problem_at(
+                    key_span(source.text, "limits", name),
                     format!("[limits] {name} must be positive"),
                 ));
             }
@@ -619,8 +619,8 @@ impl Reading<'_> {
             .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
         {
             problems.push(
-                Problem::new(
-                    source.path,
+                source.problem_at(
+                    key_span(source.text, "limits", "memory_mb"),
                     format!("[limits] memory_mb = {mb}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out"),
                 )
                 .help("the edition's limit is 16384 MB (E-5.3/E-5.4); the demo uses 2048"),
@@ -1503,6 +1503,37 @@ fn shared_store(
     }
 }
 
+/// Where `key` of table `[table]` is written in a manifest (for a problem with a value serde read
+/// without its place): its line in the table, else the table's header, else the file's start.
+fn key_span(text: &str, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
+    let mut offset = 0;
+    let mut in_table = false;
+    let mut header = None;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            let name = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim();
+            in_table = name == table;
+            if in_table && header.is_none() {
+                header = Some(offset..offset + line.len());
+            }
+        } else if in_table
+            && t.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            let start = offset + (line.len() - t.len());
+            return Some(start..start + key.len());
+        }
+        offset += line.len();
+    }
+    header.or(Some(0..0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1547,5 +1578,128 @@ mod tests {
         assert_eq!(mcc_model_name("ASLink-PT-01a"), Some("ASLink"));
         assert_eq!(mcc_model_name("NoNaming"), None);
         assert_eq!(mcc_model_name("-PT-1"), None);
+    }
+
+    /// Found by the manifest property (a million manifests): `[limits] memory_mb = 2` and other
+    /// values checked after reading were reported without their line.
+    #[test]
+    fn limits_problems_are_at_their_line() {
+        let text = "[contest]\nname = \"x\"\n\n[limits]\ntime_s = 0\nmemory_mb = 2\n\n[executor]\njobs = 0\n";
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../contest.toml"));
+        let text = text.replace(
+            "name = \"x\"\n",
+            "name = \"x\"\nrules = \"rules/mcc-2026.toml\"\n",
+        );
+        let problems = Contest::parse(path, &text).unwrap_err();
+        let line_of = |needle: &str| {
+            problems
+                .0
+                .iter()
+                .find(|p| p.message.contains(needle))
+                .unwrap_or_else(|| panic!("no `{needle}` in {problems}"))
+                .location
+                .map(|l| l.line)
+        };
+        assert_eq!(line_of("time_s must be positive"), Some(6));
+        assert_eq!(line_of("memory_mb = 2"), Some(7));
+        assert_eq!(line_of("jobs must be at least 1"), Some(10));
+    }
+}
+
+/// The manifest reader on generated manifests (issue 13, item 10): the repository's demo
+/// contest.toml edited at random (TOML punctuation, keys, values of every type), and arbitrary
+/// text. It never panics, and every problem names a file (the manifest, or the file it is about)
+/// and, in the manifest, its line. `MCCBUILD_PROPTEST_CASES` sets the number of manifests
+/// (scripts/bench-fuzz runs a million).
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::model_files::properties::{cases, edited};
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+    fn base() -> String {
+        std::fs::read_to_string(format!("{REPO}/contest.toml")).unwrap()
+    }
+
+    fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, usize, Vec<u8>)>> {
+        const SNIPPETS: &[&str] = &[
+            "",
+            "[",
+            "]",
+            "[[",
+            "]]",
+            "=",
+            "\"",
+            "'",
+            "\"\"\"",
+            "{",
+            "}",
+            ",",
+            "#",
+            "\n",
+            ".",
+            "[[tool]]\n",
+            "[[model]]\n",
+            "[limits]\n",
+            "[executor]\n",
+            "[contest]\n",
+            "name = \"x\"\n",
+            "kind = \"surprise\"\n",
+            "instances = []\n",
+            "examinations = [\"Nope\"]\n",
+            "cores = 0\n",
+            "time_s = -1\n",
+            "memory_mb = 1e400\n",
+            "jobs = 18446744073709551616\n",
+            "dir = \"/\"\n",
+            "dir = \"../../..\"\n",
+            "instances = [\"models/*\"]\n",
+            "rules = \"/dev/null\"\n",
+            "unknown = 1\n",
+            "true",
+            "2026-11-24T00:00:00Z",
+            "\\u0000",
+            "é",
+            "\t",
+            "\r\n",
+        ];
+        let snippet = prop_oneof![
+            5 => proptest::sample::select(SNIPPETS).prop_map(|s| s.as_bytes().to_vec()),
+            1 => vec(any::<u8>(), 0..8),
+        ];
+        vec((any::<prop::sample::Index>(), 0usize..30, snippet), 0..5)
+    }
+
+    fn manifest() -> impl Strategy<Value = String> {
+        let base = base();
+        prop_oneof![
+            6 => edits().prop_map(move |e| String::from_utf8_lossy(&edited(base.as_bytes(), &e)).into_owned()),
+            1 => vec(any::<char>(), 0..300).prop_map(|c| c.into_iter().collect()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn manifests_are_read_or_refused_naming_file_and_line(text in manifest()) {
+            let path = Path::new(REPO).join("contest.toml");
+            if let Err(problems) = Contest::parse(&path, &text) {
+                prop_assert!(!problems.is_empty());
+                let lines = text.split('\n').count();
+                for p in &problems.0 {
+                    prop_assert!(!p.file.as_os_str().is_empty(), "{}", p);
+                    if p.file == path {
+                        let Some(at) = p.location else {
+                            return Err(TestCaseError::fail(format!("a problem of the manifest without its line: {p}")));
+                        };
+                        prop_assert!(at.line >= 1 && at.line <= lines, "{} (of {} lines)", p, lines);
+                    }
+                }
+            }
+        }
     }
 }

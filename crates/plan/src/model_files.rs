@@ -32,19 +32,12 @@ pub struct NetInfo {
 }
 
 /// A problem at a byte offset of the file, before the offset is turned into a place.
-struct AtOffset {
+pub(crate) struct AtOffset {
     message: String,
     offset: Option<u64>,
 }
 
 impl AtOffset {
-    fn new(message: impl Into<String>) -> AtOffset {
-        AtOffset {
-            message: message.into(),
-            offset: None,
-        }
-    }
-
     /// A problem where the reader is now.
     fn at<R>(message: impl Into<String>, reader: &quick_xml::Reader<R>) -> AtOffset {
         AtOffset {
@@ -58,6 +51,19 @@ impl AtOffset {
         AtOffset {
             message: message.into(),
             offset: Some(reader.error_position()),
+        }
+    }
+
+    /// Where the problem is, in bytes from the start of the file, when that is known.
+    pub(crate) fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The problem at `location` (found by the caller from [`AtOffset::offset`]).
+    pub(crate) fn at_location(self, location: Option<Location>) -> FileProblem {
+        FileProblem {
+            message: self.message,
+            location,
         }
     }
 
@@ -106,11 +112,14 @@ pub fn formula_ids<R: BufRead>(
     read_formula_ids(input).map_err(|p| p.locate(&open))
 }
 
-fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
+/// [`formula_ids`] reading the file once (an archive's entry, streamed): a problem keeps its
+/// byte offset, for the caller to locate.
+pub(crate) fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut stack: Vec<String> = Vec::new();
-    let mut ids = Vec::new();
+    // Each id with where its element ends (to place a duplicate).
+    let mut ids: Vec<(String, u64)> = Vec::new();
     let mut current: Option<String> = None;
     let mut root_seen = false;
     loop {
@@ -150,7 +159,7 @@ fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset
                         if id.is_empty() {
                             return Err(AtOffset::at("a <property> has an empty <id>", &reader));
                         }
-                        ids.push(id);
+                        ids.push((id, reader.buffer_position()));
                     }
                 }
                 stack.pop();
@@ -160,19 +169,24 @@ fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset
         }
         buf.clear();
     }
+    // Problems found at the end are placed there.
     if !root_seen {
-        return Err(AtOffset::new("empty file: no XML element"));
+        return Err(AtOffset::at("empty file: no XML element", &reader));
     }
     if let Some(open) = stack.last() {
-        return Err(AtOffset::new(format!(
-            "the file ends inside <{open}>: it is truncated"
-        )));
+        return Err(AtOffset::at(
+            format!("the file ends inside <{open}>: it is truncated"),
+            &reader,
+        ));
     }
     let mut seen = std::collections::HashSet::new();
-    if let Some(dup) = ids.iter().find(|id| !seen.insert(id.as_str())) {
-        return Err(AtOffset::new(format!("formula id `{dup}` appears twice")));
+    if let Some((dup, at)) = ids.iter().find(|(id, _)| !seen.insert(id.as_str())) {
+        return Err(AtOffset {
+            message: format!("formula id `{dup}` appears twice"),
+            offset: Some(*at),
+        });
     }
-    Ok(Some(ids))
+    Ok(Some(ids.into_iter().map(|(id, _)| id).collect()))
 }
 
 /// Checks that `model.pnml` is well-formed XML with a `<pnml><net type="...">`. `open` gives
@@ -182,7 +196,9 @@ pub fn pnml_info<R: BufRead>(open: impl Fn() -> io::Result<R>) -> Result<NetInfo
     read_pnml_info(input).map_err(|p| p.locate(&open))
 }
 
-fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
+/// [`pnml_info`] reading the file once (an archive's entry, streamed): a problem keeps its byte
+/// offset, for the caller to locate.
+pub(crate) fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
     let mut depth = 0usize;
@@ -233,16 +249,21 @@ fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
         }
         buf.clear();
     }
+    // Problems found at the end are placed there.
     if !root_seen {
-        return Err(AtOffset::new("model.pnml is not XML: it holds no element"));
-    }
-    if depth > 0 {
-        return Err(AtOffset::new(
-            "model.pnml is not well-formed XML: it ends inside an element (truncated?)",
+        return Err(AtOffset::at(
+            "model.pnml is not XML: it holds no element",
+            &reader,
         ));
     }
-    let net_type =
-        net_type.ok_or_else(|| AtOffset::new("model.pnml: no <net> element under <pnml>"))?;
+    if depth > 0 {
+        return Err(AtOffset::at(
+            "model.pnml is not well-formed XML: it ends inside an element (truncated?)",
+            &reader,
+        ));
+    }
+    let net_type = net_type
+        .ok_or_else(|| AtOffset::at("model.pnml: no <net> element under <pnml>", &reader))?;
     let colored = net_type.contains("symmetricnet") || net_type.contains("highlevelnet");
     Ok(NetInfo { net_type, colored })
 }
@@ -318,6 +339,32 @@ mod tests {
         assert_eq!(problem.location.map(|l| l.line), Some(2), "{problem:?}");
     }
 
+    /// Found by the properties below: problems seen at the end of a file (empty, truncated, no
+    /// <net>) and a duplicate id had no place; they are placed at the end, at the duplicate.
+    #[test]
+    fn every_problem_has_its_place() {
+        let line = |problem: FileProblem| problem.location.map(|l| (l.line, l.column));
+        assert_eq!(line(formula_ids(bytes("")).unwrap_err()), Some((1, 1)));
+        let truncated = "<property-set>\n<property>\n  <id>a";
+        assert_eq!(
+            line(formula_ids(bytes(truncated)).unwrap_err()),
+            Some((3, 8))
+        );
+        let twice = "<property-set>\n<property><id>a</id></property>\n<property><id>a</id></property>\n</property-set>";
+        let problem = formula_ids(bytes(twice)).unwrap_err();
+        assert!(problem.message.contains("twice"), "{problem:?}");
+        assert_eq!(problem.location.map(|l| l.line), Some(3), "{problem:?}");
+        assert_eq!(line(pnml_info(bytes("\n\n")).unwrap_err()), Some((3, 1)));
+        assert_eq!(
+            line(pnml_info(bytes("<pnml>\n</pnml>")).unwrap_err()),
+            Some((2, 8))
+        );
+        assert_eq!(
+            line(pnml_info(bytes("<pnml>\n<net type=\"t\">")).unwrap_err()),
+            Some((2, 15))
+        );
+    }
+
     #[test]
     fn offsets_become_lines_and_characters() {
         let text = "ab\ncdé\nf";
@@ -327,5 +374,142 @@ mod tests {
         // `é` is two bytes, one character.
         assert_eq!(at(7), Location { line: 2, column: 4 });
         assert_eq!(at(8), Location { line: 3, column: 1 });
+    }
+}
+
+/// The XML readers on generated files (issue 13, item 10): valid formula and PNML files edited at
+/// random, and arbitrary bytes. They never panic, and every problem has its place (a line and
+/// column inside the file). `MCCBUILD_PROPTEST_CASES` sets the number of files (scripts/bench-fuzz
+/// runs a million).
+#[cfg(test)]
+pub(crate) mod properties {
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    pub(crate) fn cases() -> u32 {
+        cases_or(2000)
+    }
+
+    /// `MCCBUILD_PROPTEST_CASES`, else `default`.
+    pub(crate) fn cases_or(default: u32) -> u32 {
+        std::env::var("MCCBUILD_PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    }
+
+    const FORMULAS: &str = "<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n  <property>\n    <id>X-PT-1-UpperBounds-00</id>\n    <description>d</description>\n    <formula><place-bound><place>p1</place></place-bound></formula>\n  </property>\n  <property><id>X-PT-1-UpperBounds-01</id><formula/></property>\n</property-set>\n";
+    const PNML: &str = "<?xml version=\"1.0\"?>\n<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n  <net id=\"n\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n    <page id=\"g\"><place id=\"p1\"/></page>\n  </net>\n</pnml>\n";
+
+    /// An edit of a file: at a position, delete some bytes and insert a snippet.
+    fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, usize, Vec<u8>)>> {
+        const SNIPPETS: &[&str] = &[
+            "",
+            "<",
+            ">",
+            "/>",
+            "</",
+            "<id>",
+            "</id>",
+            "<property>",
+            "</property>",
+            "<property-set>",
+            "</property-set>",
+            "<net type=\"x\">",
+            "</net>",
+            "<pnml>",
+            "</pnml>",
+            "<!--",
+            "-->",
+            "<![CDATA[",
+            "]]>",
+            "&amp;",
+            "&#0;",
+            "&#x110000;",
+            "&bogus;",
+            "\"",
+            "'",
+            "=",
+            "\n",
+            "<?xml version=\"1.0\" encoding=\"UTF-16\"?>",
+            "<!DOCTYPE x [<!ENTITY e \"&e;&e;\">]>",
+            "\u{feff}",
+            "é",
+            "\0",
+            "<a:b xmlns:a=\"u\">",
+            "  ",
+        ];
+        let snippet = prop_oneof![
+            4 => proptest::sample::select(SNIPPETS).prop_map(|s| s.as_bytes().to_vec()),
+            1 => vec(any::<u8>(), 0..8),
+        ];
+        vec((any::<prop::sample::Index>(), 0usize..12, snippet), 0..6)
+    }
+
+    pub(crate) fn edited(base: &[u8], edits: &[(prop::sample::Index, usize, Vec<u8>)]) -> Vec<u8> {
+        let mut bytes = base.to_vec();
+        for (at, delete, insert) in edits {
+            let i = at.index(bytes.len() + 1);
+            let end = (i + delete).min(bytes.len());
+            bytes.splice(i..end, insert.iter().copied());
+        }
+        bytes
+    }
+
+    /// A file to read: an edited valid one, or arbitrary bytes.
+    fn file(base: &'static str) -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => edits().prop_map(move |e| edited(base.as_bytes(), &e)),
+            1 => vec(any::<u8>(), 0..600),
+        ]
+    }
+
+    /// The problem is placed inside the file: a line that exists, a column on it.
+    fn placed_inside(problem: &FileProblem, bytes: &[u8]) -> Result<(), TestCaseError> {
+        let Some(at) = problem.location else {
+            return Err(TestCaseError::fail(format!(
+                "a problem without its place: {problem:?}"
+            )));
+        };
+        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        prop_assert!(
+            at.line >= 1 && at.line <= lines.len(),
+            "{:?} in {} lines",
+            problem,
+            lines.len()
+        );
+        prop_assert!(
+            at.column >= 1 && at.column <= lines[at.line - 1].len() + 1,
+            "{:?}",
+            problem
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn formula_files_are_read_or_refused_at_a_place(bytes in file(FORMULAS)) {
+            match formula_ids(|| Ok::<_, io::Error>(&bytes[..])) {
+                Ok(Some(ids)) => {
+                    let mut seen = std::collections::HashSet::new();
+                    for id in &ids {
+                        prop_assert!(!id.is_empty() && id.trim() == id, "id {:?}", id);
+                        prop_assert!(seen.insert(id), "id {:?} twice", id);
+                    }
+                }
+                Ok(None) => {}
+                Err(problem) => placed_inside(&problem, &bytes)?,
+            }
+        }
+
+        #[test]
+        fn pnml_files_are_read_or_refused_at_a_place(bytes in file(PNML)) {
+            if let Err(problem) = pnml_info(|| Ok::<_, io::Error>(&bytes[..])) {
+                placed_inside(&problem, &bytes)?;
+            }
+        }
     }
 }

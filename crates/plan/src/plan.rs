@@ -1,7 +1,9 @@
 //! The plan: one run per (tool, instance, examination) the tool takes part in, with its key.
 //!
 //! An examination exists on an instance when it needs no file (StateSpace, the global
-//! properties) or when the instance has its formula file with at least one formula.
+//! properties) or when the instance has its formula file with at least one formula. A formula
+//! examination that some tool takes part in, on an instance without its formula file (or with a
+//! broken one), is left out and said (a problem, and [`Plan::left_out`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -72,6 +74,16 @@ pub struct Run {
     pub origin: RunOrigin,
 }
 
+/// What the plan leaves out because of a problem with an instance: the whole instance (it cannot
+/// be read), or one examination of it (its formula file is missing or broken).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    pub model: String,
+    pub instance: String,
+    /// None: every examination of the instance.
+    pub examination: Option<String>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunOrigin {
     Executed,
@@ -97,6 +109,9 @@ pub struct Plan {
     /// The reference answers of `[reference]`, as read (their values are in each examination
     /// instance's `reference`).
     pub reference: Option<Reference>,
+    /// The instances and examination instances those problems leave out (`run` exits non-zero
+    /// when it left some out).
+    pub left_out: Vec<LeftOut>,
 }
 
 /// The expected answer of a verification task's truth file: SAFE (the property holds) is TRUE,
@@ -126,8 +141,14 @@ impl Plan {
             return Err(problems);
         };
         let t = phase("plan: instances");
-        let (mut models, mut instances) =
-            declared_instances(&contest, cache, archive_limits, &mut problems);
+        let mut left_out = Vec::new();
+        let (mut models, mut instances) = declared_instances(
+            &contest,
+            cache,
+            archive_limits,
+            &mut problems,
+            &mut left_out,
+        );
         let imported_instance = imported_instances(
             &contest,
             &imported,
@@ -147,6 +168,7 @@ impl Plan {
             runs: Vec::new(),
             problems,
             reference: None,
+            left_out,
         };
         plan.add_executed_runs(executor);
         drop(t);
@@ -206,6 +228,17 @@ impl Plan {
         let first_run = self.runs.len();
         let first_ei = self.exam_instances.len();
         let mut tasks: Vec<Digest> = Vec::new();
+        // The tools that execute each examination.
+        let users: Vec<Vec<&str>> = (0..edition.examinations.len())
+            .map(|exam_id| {
+                contest
+                    .tools
+                    .iter()
+                    .filter(|t| t.dir.is_some() && t.examinations.contains(&exam_id))
+                    .map(|t| t.name.as_str())
+                    .collect()
+            })
+            .collect();
         for (i, instance) in self.instances.iter().enumerate() {
             if matches!(instance.source, InstanceSource::Imported(_)) {
                 continue;
@@ -220,7 +253,14 @@ impl Plan {
                 {
                     continue;
                 }
-                let Some(formula_ids) = formula_ids(instance, exam, &mut self.problems) else {
+                let Some(formula_ids) = formula_ids(
+                    instance,
+                    &self.models[instance.model].name,
+                    exam,
+                    &users[exam_id],
+                    &mut self.problems,
+                    &mut self.left_out,
+                ) else {
                     continue;
                 };
                 let truth = expected_answer(contest, instance, exam, &mut self.problems);
@@ -393,26 +433,56 @@ fn exam_instance(
 }
 
 /// The value ids of an examination on an instance: the rules' fixed ones, or the ids of the
-/// instance's formula file. None when the examination does not exist there (no formula file, an
-/// empty one, or a broken one: a problem).
+/// instance's formula file. None when the examination does not exist there: its formula file is
+/// empty, or missing or broken (a problem, and the examination instance is left out).
 fn formula_ids(
     instance: &PlannedInstance,
+    model: &str,
     exam: &Examination,
+    users: &[&str],
     problems: &mut Problems,
+    left_out: &mut Vec<LeftOut>,
 ) -> Option<Arc<[Arc<str>]>> {
     let Some(file) = &exam.formula_file else {
         return Some(exam.values.iter().cloned().collect());
     };
-    match instance.facts.formulas.get(file)? {
-        Err(e) => {
-            problems.push(file_problem(instance, file, e).help(format!(
-                "the {} runs of instance {} are left out until it is fixed",
-                exam.name, instance.name
-            )));
-            None
+    let mut leave_out = |problem: Problem| {
+        problems.push(problem);
+        left_out.push(LeftOut {
+            model: model.to_string(),
+            instance: instance.name.clone(),
+            examination: Some(exam.name.clone()),
+        });
+        None
+    };
+    match instance.facts.formulas.get(file) {
+        Some(Err(e)) => leave_out(file_problem(instance, file, e).help(format!(
+            "the {} runs of instance {} are left out until it is fixed",
+            exam.name, instance.name
+        ))),
+        None => {
+            let what = if instance.facts.has_file(file) {
+                "is not a formula file (its root element is not <property-set>)"
+            } else {
+                "is missing"
+            };
+            leave_out(
+                Problem::new(
+                    instance.source.path().join(file),
+                    format!(
+                        "the formula file of examination {} {what}: instance {} has no {} runs",
+                        exam.name, instance.name, exam.name
+                    ),
+                )
+                .help(format!(
+                    "restore {file} from the instance's MCC archive, or take {} out of the `examinations` of {}",
+                    exam.name,
+                    users.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+                )),
+            )
         }
-        Ok(ids) if ids.is_empty() => None,
-        Ok(ids) => Some(ids.iter().map(|id| Arc::from(id.as_str())).collect()),
+        Some(Ok(ids)) if ids.is_empty() => None,
+        Some(Ok(ids)) => Some(ids.iter().map(|id| Arc::from(id.as_str())).collect()),
     }
 }
 
@@ -570,6 +640,7 @@ fn declared_instances(
     cache: &mut DigestCache,
     archive_limits: ArchiveLimits,
     problems: &mut Problems,
+    left_out: &mut Vec<LeftOut>,
 ) -> (Vec<PlannedModel>, Vec<PlannedInstance>) {
     let edition = &contest.edition;
     let model_file = &edition.instances.model_file;
@@ -606,10 +677,17 @@ fn declared_instances(
                         facts,
                     });
                 }
-                Err(e) => problems.push(
-                    Problem::new(decl.source.path(), e.to_string())
-                        .help("this instance is left out of the contest until it is fixed"),
-                ),
+                Err(e) => {
+                    problems.push(
+                        Problem::new(decl.source.path(), e.to_string())
+                            .help("this instance is left out of the contest until it is fixed"),
+                    );
+                    left_out.push(LeftOut {
+                        model: model.name.clone(),
+                        instance: decl.name.clone(),
+                        examination: None,
+                    });
+                }
             }
         }
         let given = match model.kind {
