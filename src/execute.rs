@@ -575,6 +575,7 @@ impl Session {
             examination: self.plan.exam_name(run).to_string(),
             limits: run.limits,
             hidden: run.hidden.to_vec(),
+            user: tool.user,
         }
     }
 }

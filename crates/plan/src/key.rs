@@ -28,6 +28,8 @@ pub struct ToolIdentity {
     pub name: String,
     /// BK_TOOL (`bk_tool`, by default the name).
     pub bk_tool: String,
+    /// The user its runs execute as (`mcc`, or `root` where the manifest says so).
+    pub user: String,
     /// E-5.3/E-5.4.
     pub cores: u32,
     pub entry: String,
@@ -194,6 +196,7 @@ fn tool_part(tool: &ToolIdentity) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: tool");
     w.str("tool.name", &tool.name);
     w.str("tool.bk_tool", &tool.bk_tool);
+    w.str("tool.user", &tool.user);
     w.u32("tool.cores", tool.cores);
     w.str("tool.entry", &tool.entry);
     w.opt_str("tool.setup", tool.setup.as_deref());
@@ -331,6 +334,7 @@ mod tests {
         ToolIdentity {
             name: "explorer".into(),
             bk_tool: "explorer".into(),
+            user: "mcc".into(),
             cores: 1,
             entry: "BenchKit_head.sh".into(),
             setup: None,
@@ -417,18 +421,18 @@ mod tests {
     /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
     /// length, an ingredient's spelling) shows here before it silently redoes every run of
     /// every store. These values were computed by the first implementation (b4076d1), then
-    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`).
+    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`, `tool.user`).
     #[test]
     fn the_encoding_is_pinned() {
         assert_eq!(
             base().hex(),
-            "3277b6cf71c8c30d2030bbc9485e518028a91caee40dd3cf3be89f5113865422"
+            "fe9c91d5679ad2d056010376e6297cca9dbc8f0dbe7a714d5ce886fd61100f7a"
         );
         let edition = edition("mcc-2026.toml");
         let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
         assert_eq!(
             key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
-            "18a58bb89fe74525b9e3f7075529d23a105cc8bb2a1adaf04938a609108b6ea3"
+            "7b526dc2149459679a4e5786878674f496e386ec34f6631f89c1b5795b652473"
         );
         let t = ToolIdentity {
             setup: Some("./setup.sh".into()),
@@ -453,7 +457,7 @@ mod tests {
         );
         assert_eq!(
             builder.key(0, &task).hex(),
-            "ec7a96ce245af2e5929d18777564550964fef7fc5792b181c2ad7151b7cec565"
+            "043e95d34e813ed39bab83104f74e483809c0b6dffc70f0c7969be1f9a0ebe3b"
         );
     }
 
@@ -521,6 +525,11 @@ mod tests {
             base(),
             key_with(|t, _, _, _, _, _| t.bk_tool = "explorer-variant".into())
         );
+    }
+
+    #[test]
+    fn run_user_changes_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.user = "root".into()));
     }
 
     #[test]

@@ -184,6 +184,9 @@ struct ToolSection {
     bk_tool: Option<Spanned<String>>,
     #[serde(default)]
     kind: ToolKind,
+    /// Who its runs execute as: `mcc` (default) or `root`.
+    #[serde(default)]
+    user: RunUser,
     #[serde(default)]
     family: Option<String>,
     #[serde(default = "one")]
@@ -224,6 +227,26 @@ pub enum ToolKind {
     #[default]
     Competing,
     Reference,
+}
+
+/// Who a tool's runs execute as (issue 15): BenchKit's unprivileged user `mcc` (the default,
+/// as on the MCC's VM), or root where the manifest says so (`user = "root"`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunUser {
+    #[default]
+    Mcc,
+    Root,
+}
+
+impl RunUser {
+    /// The user's name (as in the manifest, the run key and records).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunUser::Mcc => "mcc",
+            RunUser::Root => "root",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,6 +302,8 @@ pub struct Tool {
     /// folder and an entry that dispatches on it.
     pub bk_tool: String,
     pub kind: ToolKind,
+    /// Who its runs execute as (`user`: `mcc` by default, `root` where the manifest says so).
+    pub user: RunUser,
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
     pub cores: u32,
@@ -877,6 +902,7 @@ impl Reading<'_> {
                 .as_ref()
                 .map_or_else(|| t.name.clone(), |b| b.get_ref().clone()),
             kind: t.kind,
+            user: t.user,
             family: t.family.clone().unwrap_or_else(|| t.name.clone()),
             cores,
             dir,

@@ -425,6 +425,7 @@ fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec
                 name: row.tool.clone(),
                 bk_tool: row.tool.clone(),
                 kind: ToolKind::Competing,
+                user: Default::default(),
                 family: row.tool.clone(),
                 cores: row.cores,
                 dir: None,
@@ -466,6 +467,7 @@ fn tool_identities(
             tools.push(ToolIdentity {
                 name: tool.name.clone(),
                 bk_tool: tool.bk_tool.clone(),
+                user: tool.user.name().to_string(),
                 cores: tool.cores,
                 entry: String::new(),
                 setup: None,
@@ -485,6 +487,7 @@ fn tool_identities(
             Ok((files, setup_files)) => tools.push(ToolIdentity {
                 name: tool.name.clone(),
                 bk_tool: tool.bk_tool.clone(),
+                user: tool.user.name().to_string(),
                 cores: tool.cores,
                 entry: tool.entry.clone(),
                 setup: tool.setup.clone(),
