@@ -248,3 +248,72 @@ fn an_interrupted_rerun_leaves_the_old_record() {
     ]));
     assert_eq!(plan["cached"], 2, "{plan}");
 }
+
+/// `host_packages`: the versions of the named Debian packages are in the tool's keys. Here
+/// `dpkg-query` is a stand-in on the PATH reporting a version read from a file, so that the test
+/// can "upgrade" the package: only that tool's runs are executed again.
+#[test]
+fn upgrading_a_host_package_a_tool_names_reruns_that_tools_runs_only() {
+    let host = tempfile::tempdir().unwrap();
+    let fake = host.path().join("bin");
+    fs::create_dir_all(&fake).unwrap();
+    let version = host.path().join("version");
+    fs::write(&version, "1.0-1").unwrap();
+    write_exec(
+        &fake.join("dpkg-query"),
+        &format!(
+            "#!/bin/sh\nfor p; do case $p in libfoo) echo \"libfoo libfoo ii $(cat {})\";; -*) ;; *) echo \"dpkg-query: no packages found matching $p\" >&2;; esac; done\n",
+            version.display()
+        ),
+    );
+    let mut c = TestContest::new();
+    c.copy_demo_instance(I2);
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    let script = "#!/bin/sh\necho \"FORMULA $BK_EXAMINATION TRUE TECHNIQUES EXPLICIT\"\n";
+    let exams = "examinations = [\"ReachabilityDeadlock\", \"OneSafe\"]";
+    c.script_tool(
+        "t",
+        script,
+        &format!("{exams}\nhost_packages = [\"libfoo\", \"libbar\"]"),
+    );
+    c.script_tool("u", script, exams);
+    c.write("time_s = 30");
+    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap());
+    let mccbuild = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env("PATH", &path)
+            .env_remove("MCCBUILD_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    let first = mccbuild(&["run", "--json"]);
+    assert_eq!(json(&first)["executed"], 4, "{}", stderr(&first));
+    assert_eq!(json(&mccbuild(&["run", "--json"]))["executed"], 0);
+    fs::write(&version, "1.1-1").unwrap();
+    let plan = json(&mccbuild(&["plan", "--json"]));
+    assert_eq!(plan["by_tool"]["t"]["to_run"], 2, "{plan}");
+    assert_eq!(plan["by_tool"]["u"]["to_run"], 0, "{plan}");
+    let upgraded = mccbuild(&["run", "--json", "--tool", "t"]);
+    assert_eq!(json(&upgraded)["executed"], 2, "{}", stderr(&upgraded));
+    // Installing the package that was missing (libbar) changes the keys too.
+    write_exec(
+        &fake.join("dpkg-query"),
+        "#!/bin/sh\necho 'libfoo libfoo ii 1.1-1'\necho 'libbar libbar ii 0.9'\n",
+    );
+    assert_eq!(json(&mccbuild(&["plan", "--json"]))["to_run"], 2);
+
+    // A name that is not a Debian package's: the manifest's line.
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(&manifest, text.replace("\"libbar\"", "\"Lib Bar\"")).unwrap();
+    let bad = mccbuild(&["check"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("host_packages: `Lib Bar` is not a Debian package name")
+            && stderr(&bad).contains("contest.toml:"),
+        "{}",
+        stderr(&bad)
+    );
+}

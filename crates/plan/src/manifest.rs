@@ -187,6 +187,9 @@ struct ToolSection {
     /// Who its runs execute as: `mcc` (default) or `root`.
     #[serde(default)]
     user: RunUser,
+    /// Debian packages of the host whose versions are part of its runs' keys.
+    #[serde(default)]
+    host_packages: Vec<Spanned<String>>,
     #[serde(default)]
     family: Option<String>,
     #[serde(default = "one")]
@@ -304,6 +307,9 @@ pub struct Tool {
     pub kind: ToolKind,
     /// Who its runs execute as (`user`: `mcc` by default, `root` where the manifest says so).
     pub user: RunUser,
+    /// Debian packages of the host the tool uses (`host_packages`): their installed versions
+    /// are part of its runs' keys (docs/cache.md).
+    pub host_packages: Vec<String>,
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
     pub cores: u32,
@@ -888,6 +894,27 @@ impl Reading<'_> {
                 );
             }
         }
+        for package in &t.host_packages {
+            let name = package.get_ref();
+            let valid = name.len() >= 2
+                && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.:".contains(c));
+            if !valid {
+                problems.push(
+                    source
+                        .problem_at(
+                            at(package.span()).or(here.clone()),
+                            format!(
+                                "tool `{}`: host_packages: `{name}` is not a Debian package name",
+                                t.name
+                            ),
+                        )
+                        .help("lower-case letters, digits and + - . (an architecture after `:`), as `dpkg-query -W` lists them"),
+                );
+            }
+        }
         let dir = t.dir.as_ref().map(|d| {
             let dir = self.root.join(d.get_ref());
             std::path::absolute(&dir).unwrap_or(dir)
@@ -903,6 +930,11 @@ impl Reading<'_> {
                 .map_or_else(|| t.name.clone(), |b| b.get_ref().clone()),
             kind: t.kind,
             user: t.user,
+            host_packages: t
+                .host_packages
+                .iter()
+                .map(|p| p.get_ref().clone())
+                .collect(),
             family: t.family.clone().unwrap_or_else(|| t.name.clone()),
             cores,
             dir,
