@@ -93,6 +93,8 @@ pub enum Command {
         /// instead of waiting for it to end.
         #[arg(long)]
         no_wait: bool,
+        #[command(flatten)]
+        rerun: RerunArgs,
     },
     /// Compare two versions of a tool (two tool entries) value by value against the trusted
     /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory
@@ -211,7 +213,8 @@ pub enum Command {
     ExecRun {
         #[command(flatten)]
         manifest: ManifestArg,
-        /// A run key (64 hex digits; repeatable).
+        /// A run key (64 hex digits; repeatable); `KEY:DIGEST` executes it again while the
+        /// stored record has that content digest (`run --rerun`).
         #[arg(long = "key", value_name = "HEX")]
         keys: Vec<String>,
         /// A file of run keys, one a line (a line may start with the run's cores: `1 <key>`).
@@ -233,6 +236,57 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `mccbuild run --rerun`: which of the selected runs in the store are done again.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RerunArgs {
+    /// Execute again the selected runs that are in the store (only those: runs not in the
+    /// store are left to `mccbuild run`), each new record replacing the old one once written;
+    /// with outcome options, only the runs with one of those outcomes.
+    #[arg(long)]
+    pub rerun: bool,
+    /// With --rerun: the runs that failed (no answer; a crash, a non-zero exit, too much
+    /// output or a crashed VM).
+    #[arg(long, requires = "rerun")]
+    pub failed: bool,
+    /// With --rerun: the runs that answered CANNOT_COMPUTE or nothing well-formed, exiting 0.
+    #[arg(long, requires = "rerun")]
+    pub cannot_compute: bool,
+    /// With --rerun: the runs a time limit stopped with no answer.
+    #[arg(long, requires = "rerun")]
+    pub time_out: bool,
+    /// With --rerun: the runs the memory limit stopped with no answer.
+    #[arg(long, requires = "rerun")]
+    pub memory_out: bool,
+    /// With --rerun: the runs whose tool said DO_NOT_COMPETE.
+    #[arg(long, requires = "rerun")]
+    pub did_not_compete: bool,
+}
+
+impl RerunArgs {
+    /// What `run` redoes: `None` without --rerun; otherwise the outcomes asked for (empty:
+    /// every outcome).
+    pub fn outcomes(&self) -> Option<Vec<mccbuild_core::Outcome>> {
+        use mccbuild_core::Outcome;
+        if !self.rerun {
+            return None;
+        }
+        let asked = [
+            (self.failed, Outcome::Failed),
+            (self.cannot_compute, Outcome::CannotCompute),
+            (self.time_out, Outcome::TimeOut),
+            (self.memory_out, Outcome::MemoryOut),
+            (self.did_not_compete, Outcome::DoNotCompete),
+        ];
+        Some(
+            asked
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, o)| o)
+                .collect(),
+        )
+    }
 }
 
 /// What `mccbuild explain` explains: a value, or a tool's score in a category.

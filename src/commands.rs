@@ -37,9 +37,11 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress,
             no_wait,
+            rerun,
         } => run::run(
             &manifest.manifest,
             &filter.filter(),
+            rerun.outcomes().as_deref(),
             jobs,
             json,
             progress,

@@ -101,6 +101,8 @@ struct SlurmFollower<'a> {
     store: &'a Store,
     index: &'a mut Index,
     stored: &'a mut Vec<bool>,
+    /// Runs redone (`run --rerun`) whose new record is not seen yet: the digest of the old one.
+    redo: &'a mut BTreeMap<usize, mccbuild_core::Digest>,
     /// Runs shown as running (their job reached a node).
     started: BTreeMap<usize, ()>,
     /// Per model, the nodes its runs recorded now ran on (rule E-5.1: one).
@@ -127,7 +129,7 @@ impl SlurmFollower<'_> {
 
 impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
     fn recorded(&mut self, i: usize) -> bool {
-        if self.stored[i] {
+        if self.stored[i] && !self.redo.contains_key(&i) {
             return true;
         }
         let run = &self.plan.runs[i];
@@ -135,8 +137,11 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
             return false;
         }
         match self.store.get_verified(&run.key) {
+            // The record a rerun replaces: the new one is not written yet.
+            Ok(Some((_, digest))) if self.redo.get(&i) == Some(&digest) => false,
             Ok(Some((record, digest))) => {
                 self.stored[i] = true;
+                self.redo.remove(&i);
                 self.outcome.executed += 1;
                 let name = label(self.plan, run);
                 if self.started.remove(&i).is_none() {
@@ -304,7 +309,7 @@ impl Session {
         let mut outcome = ExecSummary::default();
         let mut todo: Vec<usize> = Vec::new();
         for &i in selection {
-            if self.is_stored(i) {
+            if !self.is_to_execute(i) {
                 outcome.cached += 1;
             } else if self.plan.runs[i].origin != RunOrigin::Executed {
                 outcome.to_import += 1;
@@ -413,6 +418,7 @@ impl Session {
             store: &self.store,
             index: &mut self.index,
             stored: &mut self.stored,
+            redo: &mut self.redo,
             ingredients: executor.key_ingredients(),
             placement: (how == How::Step).then(SlurmPlacement::from_env).flatten(),
             step: how == How::Step,
@@ -464,6 +470,7 @@ impl Session {
             store: &self.store,
             index: &mut self.index,
             stored: &mut self.stored,
+            redo: &mut self.redo,
             started: BTreeMap::new(),
             nodes: BTreeMap::new(),
             progress,
@@ -533,6 +540,7 @@ impl Session {
                             id: i,
                             key: run.key,
                             cores: contest.tools[run.tool].cores,
+                            replaces: self.redo.get(&i).copied(),
                         }
                     })
                     .collect();
@@ -567,6 +575,7 @@ impl Session {
             examination: self.plan.exam_name(run).to_string(),
             limits: run.limits,
             hidden: run.hidden.to_vec(),
+            user: tool.user,
         }
     }
 }
@@ -577,6 +586,8 @@ struct Recorder<'a> {
     store: &'a Store,
     index: &'a mut Index,
     stored: &'a mut Vec<bool>,
+    /// Runs redone (`run --rerun`) not recorded again yet.
+    redo: &'a mut BTreeMap<usize, mccbuild_core::Digest>,
     /// The executor's key ingredients (each record keeps its tool's).
     ingredients: Vec<(String, String)>,
     /// Where the Slurm step runs (exec-run).
@@ -640,6 +651,7 @@ impl Recorder<'_> {
             Ok(digest) => {
                 self.outcome.executed += 1;
                 self.stored[i] = true;
+                self.redo.remove(&i);
                 self.progress.run_finished(&name, &record.describe(), false);
                 self.index.insert(record.key, Summary::of(&record), digest);
             }

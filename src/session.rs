@@ -10,6 +10,7 @@ use std::path::Path;
 use mccbuild_core::diag::{Location, Problem, Problems};
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
+use mccbuild_core::Outcome;
 use mccbuild_exec::local::{LocalExecutor, LocalSettings};
 use mccbuild_exec::qemu::QemuExecutor;
 use mccbuild_exec::RunExecutor;
@@ -41,6 +42,9 @@ pub struct Session {
     pub binary: Digest,
     /// Per planned run: whether its record is in the store.
     pub(crate) stored: Vec<bool>,
+    /// Runs in the store to execute again (`run --rerun`), with the digest of the record each
+    /// replaces: that record stays, and counts, until the new one is written.
+    pub(crate) redo: BTreeMap<usize, Digest>,
 }
 
 /// Counts for `mccbuild plan`.
@@ -182,6 +186,7 @@ impl Session {
             warnings,
             binary,
             stored,
+            redo: BTreeMap::new(),
         })
     }
 
@@ -245,6 +250,34 @@ impl Session {
     /// Whether planned run `i` is in the store.
     pub fn is_stored(&self, i: usize) -> bool {
         self.stored[i]
+    }
+
+    /// `mccbuild run --rerun`: of `selection`, the executed runs in the store whose outcome is one
+    /// of `outcomes` (any outcome if empty), marked to be executed again. Their records stay in
+    /// the store (and in the scores) until the new ones replace them.
+    pub fn mark_for_rerun(&mut self, selection: &[usize], outcomes: &[Outcome]) -> Vec<usize> {
+        let mut marked = Vec::new();
+        for &i in selection {
+            let run = &self.plan.runs[i];
+            if !self.stored[i] || run.origin != RunOrigin::Executed {
+                continue;
+            }
+            let (Some(summary), Some(digest)) =
+                (self.index.get(&run.key), self.index.digest(&run.key))
+            else {
+                continue;
+            };
+            if outcomes.is_empty() || outcomes.contains(&summary.outcome()) {
+                self.redo.insert(i, digest);
+                marked.push(i);
+            }
+        }
+        marked
+    }
+
+    /// Whether planned run `i` is to be executed: not in the store, or marked to be redone.
+    pub fn is_to_execute(&self, i: usize) -> bool {
+        !self.stored[i] || self.redo.contains_key(&i)
     }
 
     /// Indices of the plan's runs that pass `filter`.

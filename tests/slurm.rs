@@ -667,3 +667,99 @@ fn steps_per_model_run_a_jobs_runs_in_one_step_on_one_node() {
         );
     }
 }
+
+/// A tool whose StateSpace fails until `<host>/installed` exists (the host's software, outside
+/// every key), on two models.
+fn failing_until_installed(host: &Path) -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.copy_demo_instance("TokenRing-PT-4");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
+    c.script_tool(
+        "t",
+        &format!(
+            "#!/bin/sh\nif [ \"$BK_EXAMINATION\" = StateSpace ] && [ ! -f {}/installed ]; then exit 1; fi\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\necho 'FORMULA ReachabilityDeadlock FALSE TECHNIQUES X'\n",
+            host.display()
+        ),
+        "examinations = [\"StateSpace\", \"ReachabilityDeadlock\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    c
+}
+
+#[test]
+fn exec_run_redoes_a_rerun_only_while_the_record_it_replaces_is_stored() {
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let c = failing_until_installed(host.path());
+    let out = c.mccbuild(&["run", "--json", "--model", "Deadlock"]);
+    assert_eq!(json(&out)["executed"], 2, "{}", stderr(&out));
+    let old = c.record("t", "Deadlock-PT-1", "StateSpace");
+    let (key, digest) = (
+        old["key"].as_str().unwrap(),
+        old["digest"].as_str().unwrap(),
+    );
+    fs::write(host.path().join("installed"), "").unwrap();
+    // Plain key: in the store, so nothing to do.
+    let out = c.mccbuild(&["exec-run", "--key", key]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(c.record("t", "Deadlock-PT-1", "StateSpace"), old);
+    // A rerun of another record (already replaced, say): nothing to do either.
+    let stale = format!("{key}:{}", "00".repeat(32));
+    let out = c.mccbuild(&["exec-run", "--key", &stale]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(c.record("t", "Deadlock-PT-1", "StateSpace"), old);
+    // The rerun of the stored record: executed, the record replaced.
+    let out = c.mccbuild(&["exec-run", "--key", &format!("{key}:{digest}")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let new = c.record("t", "Deadlock-PT-1", "StateSpace");
+    assert_eq!(new["verdict"], "answered", "{new}");
+    // Resubmitted after that (the same word again): not redone a second time.
+    let out = c.mccbuild(&["exec-run", "--key", &format!("{key}:{digest}")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(c.record("t", "Deadlock-PT-1", "StateSpace"), new);
+}
+
+#[test]
+fn rerun_failed_through_slurm_redoes_exactly_the_failed_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(cluster) = Cluster::start(tmp.path()) else {
+        return;
+    };
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let c = failing_until_installed(host.path());
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n"),
+    )
+    .unwrap();
+    let out = cluster.mccbuild(c.path(), &["run", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["executed"], 4, "{}", stderr(&out));
+    let before: BTreeMap<String, serde_json::Value> = c
+        .records()
+        .into_iter()
+        .map(|r| (format!("{} {}", r["instance"], r["examination"]), r))
+        .collect();
+    fs::write(host.path().join("installed"), "").unwrap();
+    let out = cluster.mccbuild(c.path(), &["run", "--rerun", "--failed", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 2, "cached": 0, "failed": 0}),
+        "{}",
+        stderr(&out)
+    );
+    for r in c.records() {
+        let name = format!("{} {}", r["instance"], r["examination"]);
+        if r["examination"] == "StateSpace" {
+            assert_eq!(r["verdict"], "answered", "{name}: {r}");
+            assert_ne!(r["slurm"], before[&name]["slurm"], "{name}: a new step");
+        } else {
+            assert_eq!(r, before[&name], "{name}: not redone");
+        }
+    }
+    assert_eq!(c.records().len(), 4);
+}

@@ -258,3 +258,61 @@ echo "FORMULA $BK_EXAMINATION TRUE TECHNIQUES EXPLICIT"
         .collect();
     assert_eq!(names, ["product"]);
 }
+
+/// BenchKit runs tools as the user `mcc`: so do runs by default (the user created if missing),
+/// as root only where the manifest says `user = "root"` (in the key). As `mcc`, `tar x` of a
+/// real MCC archive (files of uid 1001) works; root without capabilities cannot give the files
+/// their owner ("Cannot change ownership").
+#[test]
+fn runs_execute_as_mcc_and_extract_an_mcc_archive_unless_the_manifest_says_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("changing users needs root (mccbuild as root, as BenchKit's VM)");
+        return;
+    }
+    let Some(data) = mcc_data() else { return };
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    let script = r#"#!/bin/bash
+echo "uid=$(id -u) user=$(id -un) home-writable=$([ -w "$HOME" ] && echo yes) cwd-writable=$([ -w . ] && echo yes)" >&2
+if tar xzf "$(dirname "$0")/archive.tgz" 2>>"$BK_RESULT_DIR/tar.err"; then
+    echo "FORMULA $BK_EXAMINATION TRUE TECHNIQUES EXPLICIT"
+else
+    cat "$BK_RESULT_DIR/tar.err" >&2
+    echo CANNOT_COMPUTE
+fi
+"#;
+    for (tool, toml) in [("default", ""), ("asroot", "user = \"root\"")] {
+        let dir = c.script_tool(
+            tool,
+            script,
+            &format!("examinations = [\"ReachabilityDeadlock\"]\n{toml}"),
+        );
+        fs::copy(
+            data.join("INPUTS/PGCD-COL-D02N006.tgz"),
+            dir.join("archive.tgz"),
+        )
+        .unwrap();
+    }
+    c.write("time_s = 60");
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(executed(&out)["executed"], 2, "{}", stderr(&out));
+    let seen = |tool: &str| {
+        let r = c.record(tool, "Philosophers-PT-000002", "ReachabilityDeadlock");
+        (
+            r["stderr"]["text"].as_str().unwrap().to_string(),
+            r["answers"].as_array().unwrap().len(),
+        )
+    };
+    let (err, answers) = seen("default");
+    assert!(
+        err.contains("user=mcc home-writable=yes cwd-writable=yes") && !err.contains("uid=0 "),
+        "{err}"
+    );
+    assert_eq!(answers, 1, "the archive is extracted: {err}");
+    let (err, answers) = seen("asroot");
+    assert!(err.contains("uid=0 user=root"), "{err}");
+    assert!(err.contains("Cannot change ownership"), "{err}");
+    assert_eq!(answers, 0);
+}

@@ -29,14 +29,23 @@ pub fn exec_run(
     }
     let wanted = keys
         .iter()
-        .map(|k| {
-            RunKey::from_hex(k)
-                .ok_or_else(|| Error::Usage(format!("`{k}` is not a run key (64 hex digits)")))
-        })
+        .map(|k| parse_key(k))
         .collect::<Result<Vec<_>, _>>()?;
     let mut session = Session::open_and_warn(manifest)?;
     session.store.check_writable()?;
-    let (selection, unknown) = find_runs(&session, manifest, &wanted);
+    let keys: Vec<RunKey> = wanted.iter().map(|(key, _)| *key).collect();
+    let (selection, unknown) = find_runs(&session, manifest, &keys);
+    // Reruns: executed again while the stored record is still the one they replace (a job
+    // resubmitted after the new record was written skips them).
+    for &i in &selection {
+        let key = session.plan.runs[i].key;
+        let replaces = wanted.iter().find(|(k, _)| *k == key).and_then(|(_, r)| *r);
+        if let Some(old) = replaces {
+            if session.index.digest(&key) == Some(old) {
+                session.redo.insert(i, old);
+            }
+        }
+    }
     let cancel = crate::signals::cancel_on_interrupt()
         .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
     let outcome = session.execute_here(&selection, jobs, &mut StepProgress, &cancel);
@@ -48,6 +57,25 @@ pub fn exec_run(
         0 => Ok(()),
         n => Err(Error::RunsFailed(n)),
     }
+}
+
+/// A run key, or `<key>:<digest>`: a rerun replacing the record with that digest.
+fn parse_key(text: &str) -> Result<(RunKey, Option<mccbuild_core::Digest>), Error> {
+    let bad = || {
+        Error::Usage(format!(
+            "`{text}` is not a run key (64 hex digits, or `<key>:<digest of the record it replaces>`)"
+        ))
+    };
+    let (key, replaces) = match text.split_once(':') {
+        Some((key, digest)) => (key, Some(digest)),
+        None => (text, None),
+    };
+    let key = RunKey::from_hex(key).ok_or_else(bad)?;
+    let replaces = match replaces {
+        Some(digest) => Some(RunKey::from_hex(digest).map(|d| d.0).ok_or_else(bad)?),
+        None => None,
+    };
+    Ok((key, replaces))
 }
 
 /// The plan's runs with these keys, and how many keys are not in the plan (each said).
@@ -75,4 +103,22 @@ fn find_runs(session: &Session, manifest: &Path, wanted: &[RunKey]) -> (Vec<usiz
         }
     }
     (selection, unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_may_name_the_record_its_rerun_replaces() {
+        let (k, d) = ("ab".repeat(32), "cd".repeat(32));
+        let (key, replaces) = parse_key(&k).unwrap();
+        assert_eq!((key.hex(), replaces), (k.clone(), None));
+        let (key, replaces) = parse_key(&format!("{k}:{d}")).unwrap();
+        assert_eq!(key.hex(), k);
+        assert_eq!(replaces, Some([0xcd; 32]));
+        for bad in ["ab", &format!("{k}:"), &format!("{k}:zz"), &format!("x{k}")] {
+            assert!(parse_key(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
+use mccbuild_core::Outcome;
 use mccbuild_plan::plan::LeftOut;
 use mccbuild_store::LockWait;
 
@@ -18,6 +19,7 @@ use crate::session::{Filter, Session};
 pub fn run(
     manifest: &Path,
     filter: &Filter,
+    rerun: Option<&[Outcome]>,
     jobs: Option<usize>,
     json: bool,
     progress: ProgressFormat,
@@ -33,7 +35,10 @@ pub fn run(
     for p in &session.machine_problems().0 {
         eprintln!("warning: {p}");
     }
-    let selection = session.select(filter)?;
+    let mut selection = session.select(filter)?;
+    if let Some(outcomes) = rerun {
+        selection = select_reruns(&mut session, &selection, outcomes);
+    }
     session.store.check_writable()?;
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
     let cancel = crate::signals::cancel_on_interrupt()
@@ -41,7 +46,7 @@ pub fn run(
     let missing: Vec<usize> = selection
         .iter()
         .copied()
-        .filter(|&i| !session.is_stored(i))
+        .filter(|&i| session.is_to_execute(i))
         .collect();
     let mut shown = CliProgress::with_format(progress);
     // The store keeps the events of its last execution (docs/cache.md, `progress.jsonl`).
@@ -136,6 +141,31 @@ fn left_out<'a>(session: &'a Session, filter: &Filter) -> Vec<&'a LeftOut> {
                     }))
         })
         .collect()
+}
+
+/// `run --rerun`: of the selected runs, those of the store with one of `outcomes` (any if
+/// empty) are marked to be executed again, and only they are executed; says how many, and how
+/// many selected runs are not in the store (plain `mccbuild run` executes those).
+fn select_reruns(session: &mut Session, selection: &[usize], outcomes: &[Outcome]) -> Vec<usize> {
+    let redo = session.mark_for_rerun(selection, outcomes);
+    let what = if outcomes.is_empty() {
+        String::new()
+    } else {
+        let titles: Vec<&str> = outcomes.iter().map(|o| o.title()).collect();
+        format!(" ({})", titles.join(", "))
+    };
+    crate::signals::say(&format!(
+        "rerun: {}{what} of the store to execute again; each record stays until its new one replaces it",
+        count(redo.len(), "run", "runs")
+    ));
+    let absent = selection.iter().filter(|&&i| !session.is_stored(i)).count();
+    if absent > 0 {
+        crate::signals::say(&format!(
+            "rerun: {} of the selection not in the store left out (`mccbuild run` without --rerun executes them)",
+            count(absent, "run", "runs")
+        ));
+    }
+    redo
 }
 
 /// Per tool, the answer parser's diagnostics of the runs just executed (`executed`: the runs that

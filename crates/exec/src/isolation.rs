@@ -229,6 +229,8 @@ pub struct Prepared {
     steps: Vec<Step>,
     cwd: CString,
     lo: CString,
+    /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
+    user: Option<(u32, u32)>,
 }
 
 /// File descriptors used for the folders to bind back (high, so they clash with nothing).
@@ -309,7 +311,14 @@ impl Prepared {
             steps,
             cwd: cstring(cwd)?,
             lo: CString::new("lo").expect("no NUL"),
+            user: None,
         })
+    }
+
+    /// The tool runs as this user (uid, gid; its only group) instead of user 0.
+    pub fn run_as(mut self, user: Option<(u32, u32)>) -> Prepared {
+        self.user = user;
+        self
     }
 
     /// Enters the namespaces, forks the tool's process (see the module's documentation), builds
@@ -388,7 +397,7 @@ impl Prepared {
         if libc::chdir(self.cwd.as_ptr()) != 0 {
             return Err(fail(8));
         }
-        drop_capabilities().map_err(|_| fail(9))?;
+        drop_capabilities(self.user).map_err(|_| fail(9))?;
         become_init(slot, alive[0]).map_err(|_| fail(11))
     }
 }
@@ -638,9 +647,10 @@ unsafe fn wait_and_mirror(child: libc::pid_t, slot: *mut i32, init_alive: i32) -
     libc::_exit(libc::WEXITSTATUS(status));
 }
 
-/// Empties the bounding set and the capabilities, locks `SECBIT_NOROOT` and sets
-/// `no_new_privs`: from here on, no program this process executes gets a capability.
-unsafe fn drop_capabilities() -> io::Result<()> {
+/// Empties the bounding set and the capabilities, locks `SECBIT_NOROOT`, becomes `user` (uid,
+/// gid) if given, and sets `no_new_privs`: from here on, no program this process executes gets
+/// a capability.
+unsafe fn drop_capabilities(user: Option<(u32, u32)>) -> io::Result<()> {
     for cap in 0..64 {
         // EINVAL past the kernel's last capability.
         libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
@@ -654,6 +664,10 @@ unsafe fn drop_capabilities() -> io::Result<()> {
     );
     if libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 {
         return Err(io::Error::last_os_error());
+    }
+    // CAP_SETUID and CAP_SETGID are still effective (only the bounding set was emptied).
+    if let Some((uid, gid)) = user {
+        become_user(uid, gid)?;
     }
     #[repr(C)]
     struct Header {
@@ -690,6 +704,21 @@ unsafe fn drop_capabilities() -> io::Result<()> {
     Ok(())
 }
 
+/// Becomes user `uid` with group `gid` as its only group (real, effective and saved ids).
+///
+/// # Safety
+/// Between fork and exec: system calls only.
+pub unsafe fn become_user(uid: u32, gid: u32) -> io::Result<()> {
+    let groups = [gid];
+    if libc::setgroups(1, groups.as_ptr()) != 0
+        || libc::setresgid(gid, gid, gid) != 0
+        || libc::setresuid(uid, uid, uid) != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Explains an error returned by [`Prepared::apply`] (the step is in the errno's high bits).
 pub fn describe_apply_error(e: &io::Error) -> String {
     let Some(raw) = e.raw_os_error() else {
@@ -705,7 +734,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         6 => "binding a folder the run needs into its view",
         7 => "making a covered folder read-only",
         8 => "entering the working directory",
-        9 => "giving up capabilities",
+        9 => "giving up capabilities and root (becoming the run's user)",
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
         _ => return e.to_string(),

@@ -14,6 +14,7 @@ pub mod owner;
 pub mod pool;
 pub mod process;
 pub mod qemu;
+pub mod run_user;
 pub mod setup;
 pub mod slurm;
 
@@ -50,6 +51,8 @@ pub struct RunSpec {
     pub limits: Limits,
     /// Instance files the run must not see (rule M-9).
     pub hidden: Vec<String>,
+    /// Who the run executes as (`user` of the tool: `mcc` by default).
+    pub user: mccbuild_plan::manifest::RunUser,
 }
 
 /// What a run produced and how it was measured.

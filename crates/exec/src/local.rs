@@ -218,6 +218,17 @@ impl LocalExecutor {
             self.settings.archive_limits,
         )
         .map_err(|e| InfraError(format!("cannot prepare instance {}: {e}", spec.instance)))?;
+        // The run's folder (working directory, instance, HOME, TMPDIR, results) is its user's.
+        let user = crate::run_user::resolve(spec.user)?;
+        if let Some(ids) = user {
+            crate::run_user::give(dir, ids).map_err(|e| {
+                InfraError(format!(
+                    "cannot give the run's folder {} to the user `{}`: {e}",
+                    dir.display(),
+                    spec.user.name()
+                ))
+            })?;
+        }
         let entry = spec.tool_dir.join(&spec.entry);
         // Unique across processes: two mccbuild processes may run the same key at once.
         let run_name = format!(
@@ -235,13 +246,13 @@ impl LocalExecutor {
             None => None,
         };
         let isolation = if self.isolated {
-            Some(self.isolation(spec, dir, &workdir)?)
+            Some(self.isolation(spec, dir, &workdir)?.run_as(user))
         } else {
             None
         };
         // After the isolation's plan read the host's mounts: the overlay is not one of the
         // host mounts a run sees read-only; it comes with the run's folder, writable.
-        let bin_view = BinView::new(&spec.bin_path, dir, None)?;
+        let bin_view = BinView::new(&spec.bin_path, dir, user)?;
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
@@ -249,6 +260,7 @@ impl LocalExecutor {
             program: entry.clone(),
             args: Vec::new(),
             cwd: workdir,
+            user: if self.isolated { None } else { user },
             isolation,
             env,
             cpu_limit_s,
@@ -431,6 +443,7 @@ impl LocalExecutor {
             program,
             args: command.argv[1..].to_vec(),
             cwd: dir.to_path_buf(),
+            user: None,
             isolation,
             env: vec![
                 (

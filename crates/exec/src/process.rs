@@ -44,6 +44,9 @@ pub struct ProcessSpec {
     pub cgroup: Option<RunCgroup>,
     /// Namespaces, the run's view of the files and its own user (None: none of them).
     pub isolation: Option<Prepared>,
+    /// Not isolated, started by root: the user (uid, gid) the tool runs as (isolated runs
+    /// carry theirs in `isolation`).
+    pub user: Option<(u32, u32)>,
     /// Set by another thread to stop the run (Ctrl-C).
     pub cancel: Arc<AtomicBool>,
 }
@@ -144,6 +147,7 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
     let isolation = spec.isolation.take();
+    let user = spec.user;
     // SAFETY: getpid has no preconditions.
     let supervisor = unsafe { libc::getpid() };
 
@@ -200,7 +204,12 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
                 // In the tool's process, child of the run's init, which dies with the waiter.
                 Some(isolation) => isolation.apply(),
                 // Again: a change of credentials (capabilities, user) clears it.
-                None => die_with_parent(supervisor),
+                None => {
+                    if let Some((uid, gid)) = user {
+                        crate::isolation::become_user(uid, gid)?;
+                    }
+                    die_with_parent(supervisor)
+                }
             }
         });
     }

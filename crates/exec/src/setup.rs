@@ -145,6 +145,19 @@ pub fn ensure_setup(
             tail: tail.into_iter().map(String::from).collect(),
         });
     }
+    // Runs execute as the unprivileged user `mcc` (crate::run_user): the products must be
+    // readable (and folders and programs enterable) by every user, whatever the setup's umask.
+    let readable = Command::new("chmod")
+        .args(["-R", "a+rX", "--"])
+        .arg(&bin)
+        .status();
+    if !readable.as_ref().is_ok_and(|s| s.success()) {
+        return Err(SetupError::Io {
+            what: "make readable by the runs' user",
+            path: bin.clone(),
+            source: std::io::Error::other(format!("chmod -R a+rX: {readable:?}")),
+        });
+    }
     write_atomically(
         &marker,
         serde_json::to_string_pretty(&record)

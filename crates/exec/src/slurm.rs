@@ -27,6 +27,20 @@ pub struct JobRun {
     pub id: usize,
     pub key: RunKey,
     pub cores: u32,
+    /// A rerun (`mccbuild run --rerun`): the digest of the record it replaces. The step
+    /// executes it again while that record is the stored one, and skips it once replaced.
+    pub replaces: Option<mccbuild_core::Digest>,
+}
+
+impl JobRun {
+    /// The run as `mccbuild exec-run` takes it: its key, or `<key>:<digest of the record it
+    /// replaces>` for a rerun.
+    pub fn exec_run_key(&self) -> String {
+        match &self.replaces {
+            Some(digest) => format!("{}:{}", self.key.hex(), mccbuild_core::hex(digest)),
+            None => self.key.hex(),
+        }
+    }
 }
 
 /// The runs of one model: they go to one job, so to one node (rule E-5.1).
@@ -559,7 +573,7 @@ impl Scheduler for SlurmCli {
         let keys: String = job
             .runs
             .iter()
-            .map(|r| format!("{} {}\n", r.cores, r.key.hex()))
+            .map(|r| format!("{} {}\n", r.cores, r.exec_run_key()))
             .collect();
         mccbuild_core::fsio::write_atomically(&keys_file, keys.as_bytes())
             .map_err(unwritable(&keys_file))?;
@@ -719,6 +733,7 @@ mod tests {
                     id,
                     key: key(id as u8),
                     cores: 1,
+                    replaces: None,
                 })
                 .collect(),
             cpus: 2,
@@ -966,6 +981,7 @@ mod tests {
                 id: 0,
                 key: key(7),
                 cores: 1,
+                replaces: None,
             }],
             cpus: 2,
         };
@@ -1009,5 +1025,21 @@ mod tests {
                 && script.contains("exec-run --manifest '/c/contest.toml' --keys-file '/c/cache/slurm/x.keys' --jobs 2"),
             "{script}"
         );
+    }
+
+    #[test]
+    fn a_rerun_names_the_record_it_replaces_in_one_word_of_the_keys_file() {
+        let mut run = JobRun {
+            id: 0,
+            key: key(7),
+            cores: 1,
+            replaces: None,
+        };
+        assert_eq!(run.exec_run_key(), key(7).hex());
+        run.replaces = Some(key(9).0);
+        let word = run.exec_run_key();
+        assert_eq!(word, format!("{}:{}", key(7).hex(), key(9).hex()));
+        // The batch script reads `cores key` lines with `read -r`: one word, no blank.
+        assert!(!word.contains(char::is_whitespace));
     }
 }

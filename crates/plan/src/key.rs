@@ -28,6 +28,11 @@ pub struct ToolIdentity {
     pub name: String,
     /// BK_TOOL (`bk_tool`, by default the name).
     pub bk_tool: String,
+    /// The user its runs execute as (`mcc`, or `root` where the manifest says so).
+    pub user: String,
+    /// The host's versions of the packages of its `host_packages` (`name=version` lines,
+    /// `crate::host_packages`); empty without them.
+    pub host: String,
     /// E-5.3/E-5.4.
     pub cores: u32,
     pub entry: String,
@@ -194,6 +199,8 @@ fn tool_part(tool: &ToolIdentity) -> Digest {
     let mut w = KeyWriter::new("mccbuild run: tool");
     w.str("tool.name", &tool.name);
     w.str("tool.bk_tool", &tool.bk_tool);
+    w.str("tool.user", &tool.user);
+    w.str("tool.host", &tool.host);
     w.u32("tool.cores", tool.cores);
     w.str("tool.entry", &tool.entry);
     w.opt_str("tool.setup", tool.setup.as_deref());
@@ -331,6 +338,8 @@ mod tests {
         ToolIdentity {
             name: "explorer".into(),
             bk_tool: "explorer".into(),
+            user: "mcc".into(),
+            host: String::new(),
             cores: 1,
             entry: "BenchKit_head.sh".into(),
             setup: None,
@@ -417,18 +426,18 @@ mod tests {
     /// The keys of mccbuild's first stores, written down: a change of the encoding (a tag, a
     /// length, an ingredient's spelling) shows here before it silently redoes every run of
     /// every store. These values were computed by the first implementation (b4076d1), then
-    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`).
+    /// recomputed on purpose when an ingredient was added (issue 15: `tool.bk_tool`, `limits.time`, `tool.user`, `tool.host`).
     #[test]
     fn the_encoding_is_pinned() {
         assert_eq!(
             base().hex(),
-            "3277b6cf71c8c30d2030bbc9485e518028a91caee40dd3cf3be89f5113865422"
+            "de2e8b8b8bf53f9173f800dc70a82362f55d04e3702e9aa96b5f9ec3460a7d2a"
         );
         let edition = edition("mcc-2026.toml");
         let ss = &edition.examinations[edition.examination("StateSpace").unwrap()];
         assert_eq!(
             key_reading(&reading(ss), |_, _, _, _, _, _| {}).hex(),
-            "18a58bb89fe74525b9e3f7075529d23a105cc8bb2a1adaf04938a609108b6ea3"
+            "0dc02cbd1303d93edec56e8a263e75f9a83bf51a76b8a65d68e91aa913064649"
         );
         let t = ToolIdentity {
             setup: Some("./setup.sh".into()),
@@ -453,7 +462,7 @@ mod tests {
         );
         assert_eq!(
             builder.key(0, &task).hex(),
-            "ec7a96ce245af2e5929d18777564550964fef7fc5792b181c2ad7151b7cec565"
+            "24d460b8d1c4deadb13ee21d01f17e88e8cbc623f29f676e26754a83d6e2e6c9"
         );
     }
 
@@ -520,6 +529,22 @@ mod tests {
         assert_ne!(
             base(),
             key_with(|t, _, _, _, _, _| t.bk_tool = "explorer-variant".into())
+        );
+    }
+
+    #[test]
+    fn run_user_changes_the_key() {
+        assert_ne!(base(), key_with(|t, _, _, _, _, _| t.user = "root".into()));
+    }
+
+    #[test]
+    fn host_packages_versions_change_the_key() {
+        let with = |host: &str| key_with(|t, _, _, _, _, _| t.host = host.into());
+        assert_ne!(base(), with("libgmp10=2:6.2.1+dfsg1-1.1\n"));
+        assert_ne!(with("libgmp10=\n"), with("libgmp10=2:6.2.1+dfsg1-1.1\n"));
+        assert_ne!(
+            with("libgmp10=2:6.2.1+dfsg1-1.1\n"),
+            with("libgmp10=2:6.3.0+dfsg-2\n")
         );
     }
 

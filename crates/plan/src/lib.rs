@@ -5,6 +5,7 @@
 
 pub mod archive;
 pub mod digest_cache;
+pub mod host_packages;
 pub mod instance;
 pub mod key;
 pub mod manifest;

@@ -195,6 +195,12 @@ struct ToolSection {
     bk_tool: Option<Spanned<String>>,
     #[serde(default)]
     kind: ToolKind,
+    /// Who its runs execute as: `mcc` (default) or `root`.
+    #[serde(default)]
+    user: RunUser,
+    /// Debian packages of the host whose versions are part of its runs' keys.
+    #[serde(default)]
+    host_packages: Vec<Spanned<String>>,
     #[serde(default)]
     family: Option<String>,
     #[serde(default = "one")]
@@ -235,6 +241,26 @@ pub enum ToolKind {
     #[default]
     Competing,
     Reference,
+}
+
+/// Who a tool's runs execute as (issue 15): BenchKit's unprivileged user `mcc` (the default,
+/// as on the MCC's VM), or root where the manifest says so (`user = "root"`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunUser {
+    #[default]
+    Mcc,
+    Root,
+}
+
+impl RunUser {
+    /// The user's name (as in the manifest, the run key and records).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunUser::Mcc => "mcc",
+            RunUser::Root => "root",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,6 +316,11 @@ pub struct Tool {
     /// folder and an entry that dispatches on it.
     pub bk_tool: String,
     pub kind: ToolKind,
+    /// Who its runs execute as (`user`: `mcc` by default, `root` where the manifest says so).
+    pub user: RunUser,
+    /// Debian packages of the host the tool uses (`host_packages`): their installed versions
+    /// are part of its runs' keys (docs/cache.md).
+    pub host_packages: Vec<String>,
     pub family: String,
     /// E-5.3/E-5.4: 1 (sequential) or 4 (parallel).
     pub cores: u32,
@@ -926,6 +957,27 @@ impl Reading<'_> {
                 );
             }
         }
+        for package in &t.host_packages {
+            let name = package.get_ref();
+            let valid = name.len() >= 2
+                && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.:".contains(c));
+            if !valid {
+                problems.push(
+                    source
+                        .problem_at(
+                            at(package.span()).or(here.clone()),
+                            format!(
+                                "tool `{}`: host_packages: `{name}` is not a Debian package name",
+                                t.name
+                            ),
+                        )
+                        .help("lower-case letters, digits and + - . (an architecture after `:`), as `dpkg-query -W` lists them"),
+                );
+            }
+        }
         let dir = t.dir.as_ref().map(|d| {
             let dir = self.root.join(d.get_ref());
             std::path::absolute(&dir).unwrap_or(dir)
@@ -940,6 +992,12 @@ impl Reading<'_> {
                 .as_ref()
                 .map_or_else(|| t.name.clone(), |b| b.get_ref().clone()),
             kind: t.kind,
+            user: t.user,
+            host_packages: t
+                .host_packages
+                .iter()
+                .map(|p| p.get_ref().clone())
+                .collect(),
             family: t.family.clone().unwrap_or_else(|| t.name.clone()),
             cores,
             dir,

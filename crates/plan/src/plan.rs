@@ -555,6 +555,8 @@ fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec
                 name: row.tool.clone(),
                 bk_tool: row.tool.clone(),
                 kind: ToolKind::Competing,
+                user: Default::default(),
+                host_packages: Vec::new(),
                 family: row.tool.clone(),
                 cores: row.cores,
                 dir: None,
@@ -596,6 +598,8 @@ fn tool_identities(
             tools.push(ToolIdentity {
                 name: tool.name.clone(),
                 bk_tool: tool.bk_tool.clone(),
+                user: tool.user.name().to_string(),
+                host: String::new(),
                 cores: tool.cores,
                 entry: String::new(),
                 setup: None,
@@ -603,6 +607,20 @@ fn tool_identities(
                 setup_files: files,
             });
             continue;
+        };
+        let host = match crate::host_packages::package_versions(&tool.host_packages) {
+            Ok(host) => host,
+            Err(e) => {
+                unreadable = true;
+                problems.push(
+                    Problem::new(
+                        &contest.manifest_path,
+                        format!("tool `{}`: host_packages: {e}", tool.name),
+                    )
+                    .help("host_packages names Debian packages of this machine; remove it where there is no dpkg"),
+                );
+                String::new()
+            }
         };
         let digests = tool_files_digest(dir, cache).and_then(|files| {
             let setup_files = match &tool.setup_inputs {
@@ -615,6 +633,8 @@ fn tool_identities(
             Ok((files, setup_files)) => tools.push(ToolIdentity {
                 name: tool.name.clone(),
                 bk_tool: tool.bk_tool.clone(),
+                user: tool.user.name().to_string(),
+                host,
                 cores: tool.cores,
                 entry: tool.entry.clone(),
                 setup: tool.setup.clone(),
