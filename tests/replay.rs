@@ -15,8 +15,11 @@
 //! - `na`: the one value whose consensus is `NA` (ITS-Tools' StateSpace answer), left out of the
 //!   replay, which the oracle counts as right.
 //!
-//! Reads ../shared/data/mcc-analysis by path. About 40 s (20 s of it the import of 171,072 runs):
-//! the only test that checks the scoring against a real edition's published results.
+//! The 2025 replay, under the 2026 edition file, equals the oracle exactly.
+//!
+//! Reads ../shared/data/mcc-analysis by path. About 40 s for 2024 (20 s of it the import of
+//! 171,072 runs) and 25 s for 2025 on an idle machine: the only tests that check the scoring
+//! against real editions' official results.
 
 mod common;
 
@@ -147,51 +150,77 @@ fn fraction(s: &serde_json::Value) -> (i128, i128) {
     }
 }
 
-#[test]
-fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
-    let data = Path::new(REPO).join("../shared/data/mcc-analysis/2024");
+/// Replays `year` in a fresh folder: the runs rebuilt (`--complete`), imported, scored by
+/// mccbuild under the edition file `rules` (a path in the repository), the oracle run with
+/// `oracle_args`, then `compare`; returns the folder, compare's output and its JSON findings.
+/// None (the test skips) without the shared data.
+fn replay(
+    year: &str,
+    example: &str,
+    rules: &str,
+    runs: usize,
+    oracle_args: &[&str],
+) -> Option<(tempfile::TempDir, String, serde_json::Value)> {
+    let data = Path::new(REPO)
+        .join("../shared/data/mcc-analysis")
+        .join(year);
     if !data.is_dir() {
         mccbuild_testkit::skip(&format!(
             "the MCC per-value data is not at {}",
             data.display()
         ));
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for f in ["contest.toml", "mcc-2024-inferred.toml"] {
-        std::fs::copy(
-            Path::new(REPO).join("examples/mcc2024-replay").join(f),
-            d.join(f),
-        )
-        .unwrap();
-    }
+    // The example's manifest, its `rules` line pointing at the repository's edition file.
+    let manifest = std::fs::read_to_string(
+        Path::new(REPO)
+            .join("examples")
+            .join(example)
+            .join("contest.toml"),
+    )
+    .unwrap();
+    let rules_path = Path::new(REPO).join(rules);
+    let manifest: Vec<String> = manifest
+        .lines()
+        .map(|l| {
+            if l.starts_with("rules = ") {
+                format!("rules = \"{}\"", rules_path.display())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(d.join("contest.toml"), manifest.join("\n") + "\n").unwrap();
     ok(
         "mcc-analysis-replay results",
         &script(
             d,
             "mcc-analysis-replay",
-            &["results", "2024", "raw-result-analysis.csv", "--complete"],
+            &["results", year, "raw-result-analysis.csv", "--complete"],
         ),
     );
     let import = ok(
         "mccbuild import",
         &mccbuild_in(d, &["import", "raw-result-analysis.csv"]),
     );
-    assert!(import.contains("171072 runs, 171072 imported"), "{import}");
+    assert!(
+        import.contains(&format!("{runs} runs, {runs} imported")),
+        "{import}"
+    );
     let scores = mccbuild_in(d, &["scores", "--json"]);
     ok("mccbuild scores", &scores);
     std::fs::write(d.join("scores.json"), &scores.stdout).unwrap();
-    ok(
-        "mcc-score-oracle",
-        &script(d, "mcc-score-oracle", &["2024", "--json", "oracle.json"]),
-    );
+    let mut args = vec![year, "--json", "oracle.json"];
+    args.extend_from_slice(oracle_args);
+    ok("mcc-score-oracle", &script(d, "mcc-score-oracle", &args));
     let compare = script(
         d,
         "mcc-analysis-replay",
         &[
             "compare",
-            "2024",
+            year,
             "scores.json",
             "--manifest",
             "contest.toml",
@@ -204,12 +233,26 @@ fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
     // Exit 0: every tool's right and wrong counts, every score difference and every podium
     // explained exactly (the sums are checked as fractions by the script).
     let text = ok("mcc-analysis-replay compare", &compare);
+    let report =
+        serde_json::from_str(&std::fs::read_to_string(d.join("compare.json")).unwrap()).unwrap();
+    Some((dir, text, report))
+}
+
+#[test]
+fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
+    let Some((_dir, text, report)) = replay(
+        "2024",
+        "mcc2024-replay",
+        "examples/mcc2024-replay/mcc-2024-inferred.toml",
+        171_072,
+        &[],
+    ) else {
+        return;
+    };
     assert!(
         text.contains("24 scores equal exactly, 21 differ, every difference explained exactly"),
         "{text}"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("compare.json")).unwrap()).unwrap();
 
     // The values by origin: unanimous and single-tool values all reproduced, 1,909 of the
     // 1,963 contested ones (the 54 others are the organisers' decisions).
@@ -273,5 +316,47 @@ fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
             relative.abs() < 0.01,
             "{category} {tool}: {n}/{d} against {published}"
         );
+    }
+}
+
+/// MCC 2025 under the 2026 edition file (the text's surprise share, scale one): every value
+/// reproduced, each tool's counts equal to answers.csv (2025 has no errors on values no tool got
+/// right), the 20 (category, tool) scores equal to the oracle's (`--scale one`, the text's
+/// multiplier 3490/271) exactly, the oracle's podiums. About 25 s on an idle machine.
+#[test]
+fn mcc2025_replay_equals_the_oracle_exactly() {
+    let Some((_dir, text, report)) = replay(
+        "2025",
+        "mcc2025-replay",
+        "rules/mcc-2026.toml",
+        79_765,
+        &["--scale", "one"],
+    ) else {
+        return;
+    };
+    assert!(
+        text.contains("20 scores equal exactly, 0 differ, every difference explained exactly"),
+        "{text}"
+    );
+    for (origin, values) in [
+        ("unanimous", 199_267),
+        ("single tool", 8_180),
+        ("contested", 58),
+    ] {
+        assert_eq!(report["origins"][origin]["values"], values, "{origin}");
+        assert_eq!(report["origins"][origin]["reproduced"], values, "{origin}");
+    }
+    assert_eq!(report["not_reproduced"], 0);
+    for (category, medals) in [
+        ("StateSpace", &["tedd", "ITS-Tools"][..]),
+        ("GlobalProperties", &["ITS-Tools", "Tapaal"]),
+        ("UpperBounds", &["ITS-Tools", "Tapaal"]),
+        ("Reachability", &["Tapaal", "ITS-Tools", "smpt"]),
+        ("CTL", &["Tapaal", "ITS-Tools"]),
+        ("LTL", &["Tapaal", "ITS-Tools", "EnPac"]),
+    ] {
+        let p = &report["podiums"][category];
+        assert_eq!(p["mccbuild"], serde_json::json!(medals), "{category}");
+        assert_eq!(p["oracle"], serde_json::json!(medals), "{category}");
     }
 }
