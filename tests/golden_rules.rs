@@ -1414,23 +1414,107 @@ fn e4_3_e4_5_awards_count_completed_examinations_only() {
             row("a-var", None, None)
         ]
     );
-    // E-4.5 among the ranked tools a, b, s, over their completed examinations:
-    //   a: mean 3 units, ~40 MB; b: mean 8 units, ~80 MB; s: AwOne only: 1 unit, ~0 MB.
-    //   -> fastest s, least memory s.
-    // (Counting s's incomplete AwTwo would give s a mean of 6.5 units and ~100 MB: a would win
-    //  both; counting r or a-var, which burn nothing, would give them the awards.)
+    // E-4.5 (2026: per-examination wins) among the ranked tools a, b, s, on the examinations
+    // each completed:
+    //   AwOne: a 3 units ~40 MB, b 8 units ~80 MB, s 1 unit ~0 MB -> s wins time and memory;
+    //   AwTwo: a 3 units ~40 MB, b 8 units ~80 MB (s incomplete)  -> a wins time and memory.
+    //   Wins: a 1, s 1, b 0 each; equal wins go to the better-ranked tool: a (rank 1, s 3).
+    //   -> fastest a, least memory a.
+    // (Counting s's incomplete AwTwo would give s that win; counting r or a-var, which burn
+    //  nothing, would give them the awards. A mean over each tool's own completions would give
+    //  both to s, which completed less: e4_5_awards_never_reward_solving_less.)
     assert_eq!(
         s["awards"]["StateSpace"],
-        serde_json::json!({"fastest": "s", "least_memory": "s"}),
+        serde_json::json!({"fastest": "a", "least_memory": "a"}),
         "{}\n{}",
         s["awards"],
         perf_table(&c)
     );
-    // GlobalProperties: a (0 units, 80 MB) and b (8 units, ~0 MB), both complete, 16 points
-    // each -> fastest a, least memory b.
+    // GlobalProperties: one examination instance, a (0 units, 80 MB) and b (8 units, ~0 MB),
+    // both complete, 16 points each -> a wins time, b wins memory: fastest a, least memory b.
     assert_eq!(
         s["awards"]["GlobalProperties"],
         serde_json::json!({"fastest": "a", "least_memory": "b"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+}
+
+/// E-4.5 read as per-examination wins never rewards solving less (issue 14): x completes one
+/// easy examination in 4 units of CPU (10 MB); y completes it in 1 unit (no extra memory) and
+/// also two hard ones, 10 units and 40 MB each. The same runs under a mean over each tool's own
+/// completions give both awards to x; under the 2026 edition's wins, both go to y.
+#[test]
+fn e4_5_awards_never_reward_solving_less() {
+    let mut c = TestContest::new();
+    let (easy, hard_a, hard_b) = ("Easy-PT-1", "HardA-PT-1", "HardB-PT-1");
+    for inst in [easy, hard_a, hard_b] {
+        solo(&mut c, inst, &[]);
+    }
+    burner(&mut c, "x", &["StateSpace"], "");
+    burner(&mut c, "y", &["StateSpace"], "");
+    // r, a reference tool (unranked: no award), answers everything without burning: every value
+    // has two agreeing answers or more (unanimous, trusted: E-3.1).
+    burner(&mut c, "r", &["StateSpace"], "kind = \"reference\"");
+    let full = state_space(SS_FULL);
+    for inst in [easy, hard_a, hard_b] {
+        c.answer("r", inst, "StateSpace", &full);
+    }
+    c.answer("x", easy, "StateSpace", &full);
+    put(&c, "x", "burn", easy, "StateSpace", &(4 * UNIT).to_string());
+    put(&c, "x", "mem", easy, "StateSpace", "10");
+    c.answer("y", easy, "StateSpace", &full);
+    put(&c, "y", "burn", easy, "StateSpace", &UNIT.to_string());
+    for inst in [hard_a, hard_b] {
+        c.answer("y", inst, "StateSpace", &full);
+        put(
+            &c,
+            "y",
+            "burn",
+            inst,
+            "StateSpace",
+            &(10 * UNIT).to_string(),
+        );
+        put(&c, "y", "mem", inst, "StateSpace", "40");
+    }
+    write_manifest(&c, "2026", LIMITS);
+    let s = run_and_score(&c);
+    // Scores (three one-instance models, weight 1; ScoreValue 16/4 = 4, 4 values): x 16,
+    // y 3 x 16 = 48 -> y gold, x silver: both ranked (r: reference, unranked).
+    assert_score(&s, "StateSpace", "x", 16.0);
+    assert_score(&s, "StateSpace", "y", 48.0);
+    // Wins (the 2026 edition): Easy: y 1 unit < x 4 units, y ~0 MB < x 10 MB -> y wins both;
+    // HardA, HardB: y alone -> y. Wins y 3, x 0 -> fastest y, least memory y.
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "y", "least_memory": "y"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+    // The same runs, the mean over each tool's own completions: x 4 units, ~10 MB; y (1 + 10 +
+    // 10) / 3 = 7 units, ~(0 + 40 + 40) / 3 = ~27 MB -> fastest x, least memory x: x solved a
+    // third of what y solved and takes both awards.
+    let mean = c.path().join("rules-mean.toml");
+    let rules = fs::read_to_string(rules_file("2026")).unwrap();
+    assert!(
+        rules.contains("aggregate = \"wins\""),
+        "the 2026 edition reads E-4.5 as wins"
+    );
+    fs::write(
+        &mean,
+        rules.replace("aggregate = \"wins\"", "aggregate = \"mean\""),
+    )
+    .unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let text = text.replace(&rules_file("2026"), mean.to_str().unwrap());
+    fs::write(&manifest, text).unwrap();
+    let s = scores(&c);
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "x", "least_memory": "x"}),
         "{}\n{}",
         s["awards"],
         perf_table(&c)

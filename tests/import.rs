@@ -200,3 +200,62 @@ fn scores_explain_and_confidence_of_imported_runs() {
         stderr(&bad)
     );
 }
+
+/// E-4.4's "model" as a setting of the edition (`[scoring] model_grouping`): the same imported
+/// runs weighed with a model's COL and PT instances pooled (the MCC's way, the default) or apart.
+/// Instances A-COL-1, A-PT-1, A-PT-2, B-PT-1; tool a computes the 4 StateSpace values of A-COL-1
+/// only (b agrees: unanimous, trusted), 4 x ScoreValue 4 = 16 points before weighting.
+/// - family: models A (3 instances) and B (1); N = 3; A weighs 1 + (3 - 1)/(3 - 1) = 2, 2/3 per
+///   instance: a = 16 x 2/3 = 32/3.
+/// - family-type: models A-COL (1), A-PT (2), B-PT (1); N = 2; A-COL weighs 1: a = 16.
+#[test]
+fn model_grouping_pools_or_separates_col_and_pt_instances() {
+    let c = TestContest::new();
+    let mut rows = vec!["a,A-COL-1,StateSpace,1,0,0,6 8 1 4,,10,500,600,0,normal,1,,,".to_string()];
+    for (i, inst) in ["A-COL-1", "A-PT-1", "A-PT-2", "B-PT-1"].iter().enumerate() {
+        rows.push(format!(
+            "b,{inst},StateSpace,1,0,0,6 8 1 4,,10,500,600,0,normal,{},,,",
+            i + 2
+        ));
+    }
+    fs::write(
+        c.path().join("results.csv"),
+        format!("{HEADER}{}\n", rows.join("\n")),
+    )
+    .unwrap();
+    let rules = fs::read_to_string(format!("{REPO}/rules/mcc-2026.toml")).unwrap();
+    assert!(
+        rules.contains("model_grouping = \"family\""),
+        "the 2026 edition pools"
+    );
+    let apart = rules.replacen(
+        "model_grouping = \"family\"",
+        "model_grouping = \"family-type\"",
+        1,
+    );
+    fs::write(c.path().join("apart.toml"), apart).unwrap();
+    let manifest = |rules: &str| {
+        format!(
+            "[contest]\nname = \"Grouping\"\nrules = \"{rules}\"\nresults = [\"results.csv\"]\n\n[[tool]]\nname = \"b\"\n"
+        )
+    };
+    fs::write(
+        c.path().join("contest.toml"),
+        manifest(&format!("{REPO}/rules/mcc-2026.toml")),
+    )
+    .unwrap();
+    let import = c.mccbuild(&["import", "results.csv"]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let pooled = json(&c.mccbuild(&["scores", "--json"]));
+    assert_eq!(
+        pooled["scores_exact"]["StateSpace"]["a"], "32/3",
+        "{pooled}"
+    );
+
+    fs::write(c.path().join("contest.toml"), manifest("apart.toml")).unwrap();
+    let apart = json(&c.mccbuild(&["scores", "--json"]));
+    assert_eq!(apart["scores_exact"]["StateSpace"]["a"], "16", "{apart}");
+    // Switching the grouping re-scores the same runs: nothing to import or run again.
+    let plan = json(&c.mccbuild(&["plan", "--json"]));
+    assert_eq!(plan["to_run"], 0, "{plan}");
+}

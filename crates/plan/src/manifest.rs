@@ -14,8 +14,9 @@ use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::toml_file::read_toml;
-use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits, TimeLimit};
+use mccbuild_rules::edition::{Edition, EditionError, ExamId, Limits, ModelGrouping, TimeLimit};
 use mccbuild_rules::reference::Basis;
+use mccbuild_rules::weights::model_of;
 
 const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 
@@ -772,7 +773,7 @@ impl Reading<'_> {
                 match expand_instances(root, pattern, &edition.instances.model_file) {
                     Ok(found) => {
                         for instance in found {
-                            match mcc_model_name(&instance.name) {
+                            match model_of(&instance.name, edition.scoring.model_grouping) {
                             Some(model) => by_model.entry(model.to_string()).or_default().push(instance),
                             None => problems.push(
                                 source
@@ -798,8 +799,16 @@ impl Reading<'_> {
                     );
                     continue;
                 }
+                // A kind given to the family (`[[model]] name = "<Model>"`) is the kind of
+                // its COL and PT models when the edition keeps them apart.
+                let family = mcc_model_name(&name).unwrap_or(&name).to_string();
                 let kind = model_kinds
                     .remove(&name)
+                    .or_else(|| {
+                        (family != name)
+                            .then(|| model_kinds.get(&family).copied())
+                            .flatten()
+                    })
                     .map_or(ModelKindDecl::FromMarker, ModelKindDecl::Given);
                 models.push(Model {
                     name,
@@ -1351,14 +1360,11 @@ impl QemuReading<'_, '_> {
     }
 }
 
-/// The model name of an MCC instance name `<Model>-<PT|COL>-<parameters>`.
+/// The model name of an MCC instance name `<Model>-<PT|COL>-<parameters>` (its family: the
+/// name `[[model]]` entries use); the model of the weights is the edition's
+/// (`mccbuild_rules::weights::model_of`).
 pub fn mcc_model_name(instance: &str) -> Option<&str> {
-    ["-PT-", "-COL-"]
-        .iter()
-        .filter_map(|sep| instance.find(sep))
-        .min()
-        .map(|i| &instance[..i])
-        .filter(|m| !m.is_empty())
+    model_of(instance, ModelGrouping::Family)
 }
 
 /// Expands one `instances` entry (a path or a glob) into instance declarations.

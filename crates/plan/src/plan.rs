@@ -14,7 +14,7 @@ use mccbuild_core::timing::phase;
 use mccbuild_core::{RunKey, Value};
 use mccbuild_rules::edition::{ExamId, Examination, Limits};
 use mccbuild_rules::hidden_files::hidden_files;
-use mccbuild_rules::weights::model_kind;
+use mccbuild_rules::weights::{model_kind, model_of};
 
 use crate::digest_cache::DigestCache;
 use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts};
@@ -751,13 +751,19 @@ fn imported_instances(
                 );
                 continue;
             }
-            let model_name = mcc_model_name(&row.instance)
+            let model_name = model_of(&row.instance, contest.edition.scoring.model_grouping)
                 .unwrap_or(&row.instance)
                 .to_string();
             let model = match models.iter().position(|m| m.name == model_name) {
                 Some(m) => m,
                 None => {
-                    let given = contest.model_kinds.get(&model_name).copied();
+                    // A kind given to the family is its COL and PT models' when they are apart.
+                    let family = mcc_model_name(&row.instance).unwrap_or(&row.instance);
+                    let given = contest
+                        .model_kinds
+                        .get(&model_name)
+                        .or_else(|| contest.model_kinds.get(family))
+                        .copied();
                     models.push(PlannedModel {
                         kind: model_kind(&contest.edition, given, false),
                         name: model_name,

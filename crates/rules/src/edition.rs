@@ -233,6 +233,10 @@ pub struct ScoringRules {
     /// docs/replay-analysis.md), or a number (`"839/132"`).
     #[serde(default)]
     pub weight_scale: WeightScale,
+    /// E-4.4: what a "model" is for the weights, from the MCC instance names
+    /// `<Model>-<COL|PT>-<parameters>` (`weights::model_of`).
+    #[serde(default)]
+    pub model_grouping: ModelGrouping,
     /// A score table instead of ScoreValue/PenaltyValue: the points of each answer, right and
     /// wrong (SV-COMP 2012: SAFE +2 / -4, UNSAFE +1 / -2; UNKNOWN, no answer, 0).
     #[serde(default)]
@@ -250,6 +254,7 @@ impl ScoringRules {
             model_weight: ModelWeight::Linear,
             max_model_ratio: crate::exact::int(2),
             weight_scale: WeightScale::One,
+            model_grouping: ModelGrouping::Family,
             table: Vec::new(),
         }
     }
@@ -294,6 +299,19 @@ pub enum ModelWeight {
     Linear,
     /// No normalisation: every instance weighs 1.
     None,
+}
+
+/// E-4.4's "model" (`model_grouping`): the texts say "model" and "instance" without saying
+/// whether a model's colored (COL) and P/T (PT) instances are one model.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelGrouping {
+    /// The COL and PT instances of `<Model>` are one model, as the MCC computes its scores
+    /// (the 2024 data: N = 40, BridgeAndVehicles and Sudoku, 20 + 20; docs/replay-analysis.md).
+    #[default]
+    Family,
+    /// `<Model>-COL` and `<Model>-PT` are two models.
+    FamilyType,
 }
 
 /// E-4.4's global scale of instance weights (`weight_scale`).
@@ -390,6 +408,10 @@ pub enum AwardAggregate {
     #[default]
     Mean,
     Sum,
+    /// Per-examination wins: in each examination instance of the category, the ranked tool
+    /// with the lowest CPU time (peak memory) among those that completed it wins it (a tie
+    /// shares the win); the award goes to the most wins. Solving more never loses a win.
+    Wins,
 }
 
 /// `[instances]`: what an instance is.

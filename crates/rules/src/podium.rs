@@ -137,7 +137,9 @@ impl Performance {
     fn aggregate(&self, how: AwardAggregate) -> (Exact, Exact) {
         match how {
             AwardAggregate::Sum => (self.cpu_s.clone(), self.peak_memory_mb.clone()),
-            AwardAggregate::Mean => {
+            // `awards_by_wins` decides these awards; over one tool's own examinations a win
+            // count has no meaning, and the mean is what the aggregate falls back to.
+            AwardAggregate::Mean | AwardAggregate::Wins => {
                 let n = count(self.completed.max(1) as usize);
                 (&self.cpu_s / &n, &self.peak_memory_mb / &n)
             }
@@ -177,6 +179,80 @@ pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAgg
         fastest: fastest.map(|(t, _)| t),
         least_memory: least.map(|(t, _)| t),
     }
+}
+
+/// One tool's measurement on one examination instance it completed (E-4.3: all its values
+/// provided and right).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completed {
+    pub tool: ToolIdx,
+    pub cpu_s: f64,
+    pub peak_memory_mb: f64,
+}
+
+/// Rule E-4.5 read as per-examination wins (`[awards] aggregate = "wins"`): "a fastest tool
+/// award is provided for the fastest tool and the less memory award is provided for the tool
+/// requiring the smallest amount of memory. Such awards are computed, for each tool, based on the
+/// examinations for which all the values have been provided." In each examination instance
+/// (`completed`: one list per examination instance of the category), among the tools ranked on
+/// the podium that completed it, the lowest CPU time wins it (and the lowest peak memory wins it
+/// for memory); k tools tied share it, 1/k each, exactly. The award goes to the tool with the
+/// most wins; equal wins go to the better-ranked tool. A tool that completes one more
+/// examination can only gain wins, so solving less is never rewarded (as a mean over each
+/// tool's own examinations may: issue 14).
+pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> Awards {
+    let ranked: Vec<ToolIdx> = standings
+        .iter()
+        .filter(|s| s.rank.is_some())
+        .map(|s| s.tool)
+        .collect();
+    let mut time_wins: Vec<Exact> = vec![zero(); ranked.len()];
+    let mut memory_wins: Vec<Exact> = vec![zero(); ranked.len()];
+    for runs in completed {
+        // The ranked tools that completed it: (position in `ranked`, exact measure).
+        let mut times = Vec::new();
+        let mut memories = Vec::new();
+        for c in runs {
+            if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
+                times.push((at, from_f64_exact(c.cpu_s)));
+                memories.push((at, from_f64_exact(c.peak_memory_mb)));
+            }
+        }
+        share_win(&times, &mut time_wins);
+        share_win(&memories, &mut memory_wins);
+    }
+    Awards {
+        fastest: most_wins(&ranked, &time_wins),
+        least_memory: most_wins(&ranked, &memory_wins),
+    }
+}
+
+/// One examination instance's win, shared equally among the entries with the lowest measure.
+fn share_win(entries: &[(usize, Exact)], wins: &mut [Exact]) {
+    let Some(best) = entries.iter().map(|(_, m)| m).min() else {
+        return;
+    };
+    let winners: Vec<usize> = entries
+        .iter()
+        .filter(|(_, m)| m == best)
+        .map(|(at, _)| *at)
+        .collect();
+    let share = Exact::new(1.into(), winners.len().into());
+    for w in winners {
+        wins[w] += &share;
+    }
+}
+
+/// The tool with the most wins (none without a win); equal wins: the better-ranked tool (the
+/// first in podium order).
+fn most_wins(ranked: &[ToolIdx], wins: &[Exact]) -> Option<ToolIdx> {
+    let mut best: Option<(ToolIdx, &Exact)> = None;
+    for (tool, w) in ranked.iter().zip(wins) {
+        if *w > zero() && best.is_none_or(|(_, b)| w > b) {
+            best = Some((*tool, w));
+        }
+    }
+    best.map(|(t, _)| t)
 }
 
 #[cfg(test)]
@@ -309,6 +385,71 @@ mod tests {
                 (5, Some(4), None)
             ]
         );
+    }
+
+    fn run(tool: ToolIdx, cpu_s: f64, peak_memory_mb: f64) -> Completed {
+        Completed {
+            tool,
+            cpu_s,
+            peak_memory_mb,
+        }
+    }
+
+    /// Issue 14's case: lola (0) completes one easy examination in 0.44 s; smpt (4) completes
+    /// it in 0.11 s and two hard ones. The mean over each tool's own completions: lola 0.44 s,
+    /// smpt (0.11 + 900 + 700) / 3 = 533.37 s -> lola, which solved less. Wins: the easy one
+    /// smpt (0.11 < 0.44), the hard ones smpt alone -> smpt 3, lola 0 -> smpt.
+    #[test]
+    fn awards_by_wins_never_reward_solving_less() {
+        let scores = ints(&[300, 350, 400, 500, 300, 0]);
+        let standings = podium(&entrants(), &scores, None);
+        let exams = vec![
+            vec![run(0, 0.44, 10.0), run(4, 0.11, 20.0)],
+            vec![run(4, 900.0, 4000.0)],
+            vec![run(4, 700.0, 3000.0)],
+        ];
+        let a = awards_by_wins(&standings, &exams);
+        assert_eq!(a.fastest, Some(4));
+        // Memory: easy lola 10 < smpt 20 -> lola 1; hard ones smpt 2 -> smpt.
+        assert_eq!(a.least_memory, Some(4));
+        let mut perf = vec![Performance::default(); 6];
+        perf[0].add(0.44, 10.0);
+        for (cpu, mem) in [(0.11, 20.0), (900.0, 4000.0), (700.0, 3000.0)] {
+            perf[4].add(cpu, mem);
+        }
+        assert_eq!(
+            awards(&standings, &perf, AwardAggregate::Mean),
+            Awards {
+                fastest: Some(0),
+                least_memory: Some(0)
+            }
+        );
+    }
+
+    /// An exact tie shares an examination's win (1/2 each); equal win totals go to the
+    /// better-ranked tool; unranked tools (reference tool 3, variant 1) neither win nor block
+    /// a win; an examination no ranked tool completed gives no win.
+    #[test]
+    fn awards_by_wins_ties_and_unranked_tools() {
+        let scores = ints(&[300, 350, 400, 500, 300, 0]);
+        // Ranks: tapaal-par (2) 1st, lola (0) and smpt (4) 2nd (tied).
+        let standings = podium(&entrants(), &scores, None);
+        let exams = vec![
+            // lola and smpt tie at 1 s: 1/2 each; the reference tool, faster, is not ranked.
+            vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
+            // tapaal-seq (a variant, unranked) only: nobody wins.
+            vec![run(1, 0.1, 0.1)],
+            // smpt alone: 1 -> smpt 3/2, lola 1/2.
+            vec![run(4, 9.0, 9.0)],
+        ];
+        let a = awards_by_wins(&standings, &exams);
+        assert_eq!(a.fastest, Some(4));
+        assert_eq!(a.least_memory, Some(4));
+        // Without the third examination lola and smpt have 1/2 each: lola and smpt share rank
+        // 2, and lola comes first in podium order (equal scores: by name), so lola.
+        let a = awards_by_wins(&standings, &exams[..2]);
+        assert_eq!(a.fastest, Some(0));
+        assert_eq!(awards_by_wins(&standings, &exams[1..2]), Awards::default());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Rule E-4.4: how much each instance weighs (normalisation by model size, model kinds).
 
 use crate::edition::{
-    CategoryId, Edition, KindWeight, ModelKind, ModelWeight, ScoringRules, WeightScale,
+    CategoryId, Edition, KindWeight, ModelGrouping, ModelKind, ModelWeight, ScoringRules,
+    WeightScale,
 };
 use crate::exact::{count, one, zero, Exact};
 
@@ -117,6 +118,25 @@ pub fn kind_multipliers(kinds: &[ModelKind], attainable: &[Exact]) -> Vec<Exact>
         .collect()
 }
 
+/// Rule E-4.4: the model an MCC instance `<Model>-<COL|PT>-<parameters>` belongs to for the
+/// weights ("the model with the largest number of instances cannot weight more than x2 a model
+/// providing only one instance"): `<Model>` when the edition pools a model's COL and PT
+/// instances (`model_grouping = "family"`), `<Model>-COL` or `<Model>-PT` when it keeps them
+/// apart (`"family-type"`). None for a name that does not follow the MCC naming.
+pub fn model_of(instance: &str, grouping: ModelGrouping) -> Option<&str> {
+    let (at, sep) = ["-PT-", "-COL-"]
+        .iter()
+        .filter_map(|sep| instance.find(sep).map(|i| (i, sep)))
+        .min()?;
+    if at == 0 {
+        return None;
+    }
+    Some(match grouping {
+        ModelGrouping::Family => &instance[..at],
+        ModelGrouping::FamilyType => &instance[..at + sep.len() - 1],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,5 +238,31 @@ mod tests {
             kind_multipliers(&fixed, &[int(160), int(40)]),
             vec![int(1), int(10)]
         );
+    }
+
+    #[test]
+    fn model_of_pools_or_separates_col_and_pt() {
+        use ModelGrouping::{Family, FamilyType};
+        assert_eq!(
+            model_of("Philosophers-PT-000005", Family),
+            Some("Philosophers")
+        );
+        assert_eq!(
+            model_of("Philosophers-COL-000005", Family),
+            Some("Philosophers")
+        );
+        assert_eq!(
+            model_of("Philosophers-PT-000005", FamilyType),
+            Some("Philosophers-PT")
+        );
+        assert_eq!(
+            model_of("Philosophers-COL-000005", FamilyType),
+            Some("Philosophers-COL")
+        );
+        assert_eq!(model_of("ASLink-PT-01a", Family), Some("ASLink"));
+        // The first separator decides: a model name never contains -PT- or -COL-.
+        assert_eq!(model_of("A-COL-x-PT-1", FamilyType), Some("A-COL"));
+        assert_eq!(model_of("NoNaming", Family), None);
+        assert_eq!(model_of("-PT-1", Family), None);
     }
 }

@@ -22,12 +22,12 @@ use std::sync::Arc;
 use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
 use mccbuild_rules::edition::{
-    AwardRules, CategoryId, ConfidenceRules, Edition, ModelKind, RankingRules, ScoringRules,
-    TieBreak, TrustKind, TrustedRules,
+    AwardAggregate, AwardRules, CategoryId, ConfidenceRules, Edition, ModelKind, RankingRules,
+    ScoringRules, TieBreak, TrustKind, TrustedRules,
 };
 use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
-    self, category_total, weighted_points, Awards, Entrant, Performance, Standing,
+    self, category_total, weighted_points, Awards, Completed, Entrant, Performance, Standing,
 };
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
 use mccbuild_rules::reference::{trusted_by_reference, Basis};
@@ -744,6 +744,36 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     }
 }
 
+/// E-4.3's measurements of the runs that completed each examination instance of `category`
+/// (`[examination instance][tool]`), for E-4.5's per-examination wins.
+fn completed_runs(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+    category: CategoryId,
+) -> Vec<Vec<Completed>> {
+    let mut out = Vec::new();
+    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
+        if w.first().is_none_or(|w| w.category != category) {
+            continue;
+        }
+        for instance in exam_scores(db, *m).iter() {
+            out.push(
+                instance
+                    .iter()
+                    .filter_map(|s| {
+                        s.reported.map(|r| Completed {
+                            tool: s.tool,
+                            cpu_s: r.cpu_time_s,
+                            peak_memory_mb: r.peak_memory_mb(),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
 /// One category's podium and awards.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Podium {
@@ -778,14 +808,16 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             let tie_break =
                 (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
             let standings = podium::podium(&entrants, &totals.scores[category], tie_break);
-            let awards = if edition.awards.enabled {
+            let awards = if !edition.awards.enabled {
+                Awards::default()
+            } else if edition.awards.aggregate == AwardAggregate::Wins {
+                podium::awards_by_wins(&standings, &completed_runs(db, contest, category))
+            } else {
                 podium::awards(
                     &standings,
                     &totals.performance[category],
                     edition.awards.aggregate,
                 )
-            } else {
-                Awards::default()
             };
             Podium {
                 category,
