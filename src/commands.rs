@@ -127,6 +127,14 @@ pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// Writes a page (`diff --html`, `qualify --html`) to `path` atomically.
+pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error> {
+    mccbuild_core::fsio::write_atomically(path, page.as_bytes()).map_err(|source| Error::Output {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// [`print_out`] of a value as one line of JSON.
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), Error> {
     let mut text = serde_json::to_string(value).unwrap_or_default();

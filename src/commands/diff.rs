@@ -109,12 +109,7 @@ pub fn diff(
     let session = Session::open_and_warn(manifest)?;
     let report = diff_report(&session, old, new)?;
     if let Some(path) = html {
-        mccbuild_core::fsio::write_atomically(path, diff_page(&report).as_bytes()).map_err(
-            |source| Error::Output {
-                path: path.to_path_buf(),
-                source,
-            },
-        )?;
+        crate::commands::write_page(path, &diff_page(&report))?;
     }
     if report.not_in_store > 0 {
         eprintln!(

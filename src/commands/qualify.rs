@@ -96,12 +96,7 @@ pub fn qualify(
     }
     let report = check_runs(&session, &selection);
     if let Some(path) = html {
-        mccbuild_core::fsio::write_atomically(path, report_page(&report).as_bytes()).map_err(
-            |source| Error::Output {
-                path: path.to_path_buf(),
-                source,
-            },
-        )?;
+        crate::commands::write_page(path, &report_page(&report))?;
     }
     if json {
         super::print_json(&report)?;
