@@ -48,7 +48,8 @@ fn diff_lists_exactly_the_values_a_bug_changed() {
         &head.replace("exec \"$BIN_DIR/explorer\"", FLIP),
     );
     let setup = "setup = \"./setup.sh\"\nsetup_inputs = [\"setup.sh\", \"Cargo.toml\", \"Cargo.lock\", \"src\"]";
-    let python = "setup = \"./setup.sh\"\nsetup_inputs = [\"setup.sh\", \"requirements.txt\"]";
+    // As in contest.toml: the Python tools run as root (their venv's Python may be under /root).
+    let python = "setup = \"./setup.sh\"\nsetup_inputs = [\"setup.sh\", \"requirements.txt\"]\nuser = \"root\"";
     let exams = "examinations = [\"GlobalProperties\"]";
     let manifest = format!(
         r#"[contest]
