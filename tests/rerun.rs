@@ -49,8 +49,12 @@ esac
 
 /// A folder beside the test binaries, visible inside runs (not under /tmp, which runs get
 /// private).
+/// The "host's software" folder: readable by every user, as runs are the user `mcc`.
 fn host_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    dir
 }
 
 /// Every record file of the store, path -> bytes.
