@@ -47,16 +47,6 @@ esac
     c
 }
 
-/// A folder beside the test binaries, visible inside runs (not under /tmp, which runs get
-/// private).
-/// The "host's software" folder: readable by every user, as runs are the user `mcc`.
-fn host_dir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
 /// Every record file of the store, path -> bytes.
 fn record_files(c: &TestContest) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -78,7 +68,7 @@ fn outcome(c: &TestContest, tool: &str, instance: &str, exam: &str) -> String {
 
 #[test]
 fn run_rerun_failed_tool_t_redoes_exactly_t_s_failed_runs() {
-    let host = host_dir();
+    let host = host_software_dir();
     let c = contest(host.path());
     let first = c.mccbuild(&["run", "--json"]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
@@ -164,7 +154,7 @@ fn run_rerun_failed_tool_t_redoes_exactly_t_s_failed_runs() {
 
 #[test]
 fn rerun_leaves_out_runs_not_in_the_store_and_outcome_options_need_it() {
-    let host = host_dir();
+    let host = host_software_dir();
     let c = contest(host.path());
     let first = c.mccbuild(&["run", "--json", "--tool", "u"]);
     assert_eq!(json(&first)["executed"], 6, "{}", stderr(&first));
@@ -195,7 +185,7 @@ fn rerun_leaves_out_runs_not_in_the_store_and_outcome_options_need_it() {
 
 #[test]
 fn an_interrupted_rerun_leaves_the_old_record() {
-    let host = host_dir();
+    let host = host_software_dir();
     let c = contest(host.path());
     let first = c.mccbuild(&[
         "run",

@@ -668,14 +668,6 @@ fn steps_per_model_run_a_jobs_runs_in_one_step_on_one_node() {
     }
 }
 
-/// The "host's software" folder: readable by every user, as runs are the user `mcc`.
-fn host_dir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
 /// A tool whose StateSpace fails until `<host>/installed` exists (the host's software, outside
 /// every key), on two models.
 fn failing_until_installed(host: &Path) -> TestContest {
@@ -698,7 +690,7 @@ fn failing_until_installed(host: &Path) -> TestContest {
 
 #[test]
 fn exec_run_redoes_a_rerun_only_while_the_record_it_replaces_is_stored() {
-    let host = host_dir();
+    let host = host_software_dir();
     let c = failing_until_installed(host.path());
     let out = c.mccbuild(&["run", "--json", "--model", "Deadlock"]);
     assert_eq!(json(&out)["executed"], 2, "{}", stderr(&out));
@@ -734,7 +726,7 @@ fn rerun_failed_through_slurm_redoes_exactly_the_failed_runs() {
     let Some(cluster) = Cluster::start(tmp.path()) else {
         return;
     };
-    let host = host_dir();
+    let host = host_software_dir();
     let c = failing_until_installed(host.path());
     let manifest = c.path().join("contest.toml");
     let text = fs::read_to_string(&manifest).unwrap();

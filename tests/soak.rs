@@ -112,11 +112,21 @@ fn cgroup_folders() -> Vec<PathBuf> {
 
 /// Working folders and cgroups left by the mccbuild process `pid`.
 fn leftovers_of(pid: u32) -> Vec<PathBuf> {
-    let tag = format!("-{pid}.");
+    // An owner tag is one `-`-separated part `<pid>.<start>`, both numbers (crates/exec's
+    // owner.rs); a file named `...-contest-2023.json` is not one.
+    let owned_by_pid = |name: &str| {
+        name.split('-').any(|part| {
+            part.split_once('.').is_some_and(|(p, start)| {
+                p == pid.to_string()
+                    && !start.is_empty()
+                    && start.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+    };
     let mut left = Vec::new();
     let mut look = |dir: &Path| {
         for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-            if entry.file_name().to_string_lossy().contains(&tag) {
+            if owned_by_pid(&entry.file_name().to_string_lossy()) {
                 left.push(entry.path());
             }
         }

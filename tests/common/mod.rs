@@ -190,3 +190,27 @@ pub fn chromium() -> Option<PathBuf> {
             (out.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
         })
 }
+
+/// A folder standing for the host's own software (a library a tool needs): a run sees it where
+/// the host has it. Runs get private `/tmp`, `/var/tmp` and `/dev/shm` and are the user `mcc`, so
+/// the folder is outside those (a clone under /tmp puts CARGO_TARGET_TMPDIR there) and readable by
+/// all, its parents included.
+pub fn host_software_dir() -> tempfile::TempDir {
+    let private = |p: &Path| {
+        ["/tmp", "/var/tmp", "/dev/shm"]
+            .iter()
+            .any(|t| p.starts_with(t))
+    };
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let root = if private(target) {
+        let shared = Path::new("/var/lib/mccbuild-tests");
+        fs::create_dir_all(shared).expect("create /var/lib/mccbuild-tests (tests run as root)");
+        fs::set_permissions(shared, fs::Permissions::from_mode(0o755)).unwrap();
+        shared.to_path_buf()
+    } else {
+        target.to_path_buf()
+    };
+    let dir = tempfile::tempdir_in(&root).unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
