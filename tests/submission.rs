@@ -344,6 +344,7 @@ fn the_test_submission_answers_every_examination_right_locally() {
     submission_contest(
         dir.path(),
         "[executor]\nkind = \"local\"\njobs = 2",
+        60,
         &[
             ("submission", "portfolio"),
             ("submission-seq", "sequential"),
