@@ -796,10 +796,11 @@ fn e3_1_issue_example_lone_answer_at_0_995_trusted_2023_unknown_2026() {
     );
     // E-4.2: an unknown trusted value scores 0 -> GlobalProperties: x = 0.
     assert_score(&s, "GlobalProperties", "x", 0.0);
-    // E-4.6: x is alone on the GlobalProperties podium with 0 points: rank 1, no medal.
+    // E-4.6: x is alone on the GlobalProperties podium with 0 points: rank 1, gold (the text
+    // sets no minimum score for a medal: docs/rules.md).
     assert_eq!(
         standings(&s, "GlobalProperties"),
-        vec![row("x", Some(1), None)]
+        vec![row("x", Some(1), Some("gold"))]
     );
     // UpperBounds: ScoreValue 16/200 = 0.08, PenaltyValue 0.16; x: 199 x 0.08 - 0.16 = 15.76.
     assert_score(&s, "UpperBounds", "x", 15.76);
@@ -1665,7 +1666,7 @@ fn e4_4_2015_known_x1_scrambled_x2_surprise_x3() {
 // E-4.6: podiums.
 
 /// Only the best variant of a family is ranked; reference tools are shown but never ranked nor
-/// medalled (T-2); medals go to ranks 1-3 with a positive score; equal scores share a rank.
+/// medalled (T-2); medals go to ranks 1-3 whatever the score; equal scores share a rank.
 #[test]
 fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     let mut c = TestContest::new();
@@ -1776,7 +1777,8 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     // GlobalProperties: RD trusted TRUE (r1..r3 and a1: 4 of 6 agree). ScoreValue 16,
     // PenaltyValue 32: r1..r3 and a1 16, c 0 (not computed), a2 and b -32.
     // Here a1 is family a's best variant ("the best variant for the current category"): rank 1,
-    // gold; c rank 2 and b rank 3 have no positive score: no medal; a2 is shown, unranked.
+    // gold; c rank 2 (0 points) silver and b rank 3 (-32) bronze: the text sets no minimum
+    // score for a medal (docs/rules.md); a2 is shown, unranked.
     assert_score(&s, "GlobalProperties", "a1", 16.0);
     assert_score(&s, "GlobalProperties", "a2", -32.0);
     assert_score(&s, "GlobalProperties", "b", -32.0);
@@ -1787,9 +1789,9 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
             row("r1", None, None),
             row("r2", None, None),
             row("r3", None, None),
-            row("c", Some(2), None),
+            row("c", Some(2), Some("silver")),
             row("a2", None, None),
-            row("b", Some(3), None),
+            row("b", Some(3), Some("bronze")),
         ]
     );
     assert_eq!(podium(&s, "GlobalProperties"), vec!["a1", "c", "b"]);
@@ -2404,6 +2406,16 @@ fn e6_3_organisers_decisions_override_the_vote_and_rescore_without_rerunning() {
     assert_eq!(
         decided["podiums"]["GlobalProperties"],
         serde_json::json!(["d", "c", "a", "b"])
+    );
+    // E-4.6: d gold; c (-16) silver; a and b (-48) share rank 3, bronze: no minimum score.
+    assert_eq!(
+        standings(&decided, "GlobalProperties"),
+        vec![
+            row("d", Some(1), Some("gold")),
+            row("c", Some(2), Some("silver")),
+            row("a", Some(3), Some("bronze")),
+            row("b", Some(3), Some("bronze")),
+        ]
     );
     // explain says who decided, and what the vote alone gives.
     let out = c.mccbuild(&[

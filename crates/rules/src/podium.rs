@@ -53,13 +53,16 @@ pub struct Standing {
 /// Rules E-4.5 and E-4.6: the podium of one category. Tools are ranked by their total score in
 /// the category; of several variants of one tool (a family) only the best one is ranked, the
 /// others are displayed for information; reference tools are displayed but never ranked. Medals go
-/// to the first three ranks, to tools with a positive score (a tool that earned nothing is not
-/// a medallist). Ties share a rank and its medal, unless `tie_break` (lower is better: SV-COMP's
-/// success CPU time) orders them. Scores and tie-breaks are exact: equal means equal.
+/// to the first three ranks, whatever the score (the texts set no minimum), or only to tools with
+/// a positive score when `medal_needs_positive_score` (`[ranking]`, see
+/// [`crate::edition::RankingRules`]). Ties share a rank and its medal, unless `tie_break` (lower
+/// is better: SV-COMP's success CPU time) orders them. Scores and tie-breaks are exact: equal
+/// means equal.
 pub fn podium(
     entrants: &[Entrant<'_>],
     scores: &[Exact],
     tie_break: Option<&[Exact]>,
+    medal_needs_positive_score: bool,
 ) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
     let nothing = zero();
@@ -97,7 +100,9 @@ pub fn podium(
                 }
             }
         });
-        let medal = rank.filter(|&r| r <= 3 && *s > nothing).map(|r| r as u8);
+        let medal = rank
+            .filter(|&r| r <= 3 && (!medal_needs_positive_score || *s > nothing))
+            .map(|r| r as u8);
         standings.push(Standing {
             tool: e.tool,
             score: s.clone(),
@@ -352,16 +357,52 @@ mod tests {
         ];
         let scores = ints(&[10, 10, 3]);
         let cpu = ints(&[50, 20, 1]);
-        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu))
+        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu), false)
             .iter()
             .map(|s| (s.tool, s.rank))
             .collect();
         assert_eq!(ranks, vec![(1, Some(1)), (0, Some(2)), (2, Some(3))]);
-        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None)
+        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None, false)
             .iter()
             .map(|s| (s.tool, s.rank))
             .collect();
         assert_eq!(shared, vec![(0, Some(1)), (1, Some(1)), (2, Some(3))]);
+    }
+
+    /// E-4.6 sets no minimum score for a medal: ranks 1 to 3 get gold, silver and bronze even
+    /// at 0 or below (the MCC editions); `medal_needs_positive_score` (SV-COMP 2012's file)
+    /// keeps medals for scores above 0.
+    #[test]
+    fn medals_go_to_the_three_best_ranks_whatever_the_score_unless_the_edition_says() {
+        // lola -5, tapaal-seq 0 (its family's only ranked variant: tapaal-par is at -10),
+        // smpt 3, zero -1; gold2025 is a reference tool, unranked.
+        let scores = ints(&[-5, 0, -10, 100, 3, -1]);
+        let medals = |positive: bool| -> Vec<(u32, Option<u32>, Option<u8>)> {
+            podium(&entrants(), &scores, None, positive)
+                .iter()
+                .filter(|s| s.rank.is_some())
+                .map(|s| (s.tool, s.rank, s.medal))
+                .collect()
+        };
+        // smpt 3 > tapaal-seq 0 > zero -1 > lola -5.
+        assert_eq!(
+            medals(false),
+            vec![
+                (4, Some(1), Some(1)),
+                (1, Some(2), Some(2)),
+                (5, Some(3), Some(3)),
+                (0, Some(4), None)
+            ]
+        );
+        assert_eq!(
+            medals(true),
+            vec![
+                (4, Some(1), Some(1)),
+                (1, Some(2), None),
+                (5, Some(3), None),
+                (0, Some(4), None)
+            ]
+        );
     }
 
     #[test]
@@ -371,7 +412,7 @@ mod tests {
         // name), zero 4 (no medal: rank 4 and no points). tapaal-seq is the family's second
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let p = podium(&entrants(), &scores, None);
+        let p = podium(&entrants(), &scores, None, true);
         let summary: Vec<(u32, Option<u32>, Option<u8>)> =
             p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
         assert_eq!(
@@ -402,7 +443,7 @@ mod tests {
     #[test]
     fn awards_by_wins_never_reward_solving_less() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let exams = vec![
             vec![run(0, 0.44, 10.0), run(4, 0.11, 20.0)],
             vec![run(4, 900.0, 4000.0)],
@@ -433,7 +474,7 @@ mod tests {
     fn awards_by_wins_ties_and_unranked_tools() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
         // Ranks: tapaal-par (2) 1st, lola (0) and smpt (4) 2nd (tied).
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let exams = vec![
             // lola and smpt tie at 1 s: 1/2 each; the reference tool, faster, is not ranked.
             vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
@@ -455,7 +496,7 @@ mod tests {
     #[test]
     fn awards_among_ranked_tools_on_completed_examinations() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(10.0, 100.0); // lola: mean 10 s, 100 MB
         perf[0].add(30.0, 300.0); //       -> mean 20 s, 200 MB

@@ -831,7 +831,12 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                 .collect();
             let tie_break =
                 (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
-            let standings = podium::podium(&entrants, &totals.scores[category], tie_break);
+            let standings = podium::podium(
+                &entrants,
+                &totals.scores[category],
+                tie_break,
+                edition.ranking.medal_needs_positive_score,
+            );
             let awards = if !edition.awards.enabled {
                 Awards::default()
             } else if edition.awards.aggregate == AwardAggregate::Wins {
