@@ -914,16 +914,7 @@ mod tests {
             Some("1000000")
         );
         // Not values: a diagnostic each, the line ignored.
-        for word in [
-            "true",
-            "1.5",
-            "1.25E+1",
-            "1e-6",
-            "0x10",
-            "-inf",
-            "--1",
-            "∞",
-        ] {
+        for word in ["true", "1.5", "1.25E+1", "1e-6", "0x10", "-inf", "--1", "∞"] {
             let answers = resolve(
                 &parse_output(&format!("STATE_SPACE STATES {word}")),
                 state_space(&ss),

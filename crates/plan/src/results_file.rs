@@ -13,8 +13,6 @@
 
 use std::path::Path;
 
-use num_bigint::BigUint;
-
 use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_core::digest::Digest;
 use mccbuild_core::value::{Value, ValueKind};
