@@ -211,40 +211,56 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
         .filter(|s| s.rank.is_some())
         .map(|s| s.tool)
         .collect();
-    let mut time_wins: Vec<Exact> = vec![zero(); ranked.len()];
-    let mut memory_wins: Vec<Exact> = vec![zero(); ranked.len()];
+    // Per ranked tool, how many examination instances it won shared by k tools (index k): the
+    // wins are summed as fractions once at the end, exactly (sum of count / k), instead of
+    // adding 1/k fractions per examination instance.
+    let mut time_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    let mut memory_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    let mut times = Vec::new();
+    let mut memories = Vec::new();
     for runs in completed {
-        // The ranked tools that completed it: (position in `ranked`, exact measure).
-        let mut times = Vec::new();
-        let mut memories = Vec::new();
+        // The ranked tools that completed it: (position in `ranked`, measure). Measures are
+        // compared as the floats they are: two finite floats compare as their exact values.
+        times.clear();
+        memories.clear();
         for c in runs {
             if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
-                times.push((at, from_f64_exact(c.cpu_s)));
-                memories.push((at, from_f64_exact(c.peak_memory_mb)));
+                times.push((at, c.cpu_s));
+                memories.push((at, c.peak_memory_mb));
             }
         }
         share_win(&times, &mut time_wins);
         share_win(&memories, &mut memory_wins);
     }
+    let exact = |wins: Vec<Vec<u64>>| -> Vec<Exact> {
+        wins.into_iter()
+            .map(|by_k| {
+                by_k.iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .fold(zero(), |sum, (k, n)| {
+                        sum + Exact::new((*n).into(), k.into())
+                    })
+            })
+            .collect()
+    };
     Awards {
-        fastest: most_wins(&ranked, &time_wins),
-        least_memory: most_wins(&ranked, &memory_wins),
+        fastest: most_wins(&ranked, &exact(time_wins)),
+        least_memory: most_wins(&ranked, &exact(memory_wins)),
     }
 }
 
-/// One examination instance's win, shared equally among the entries with the lowest measure.
-fn share_win(entries: &[(usize, Exact)], wins: &mut [Exact]) {
-    let Some(best) = entries.iter().map(|(_, m)| m).min() else {
+/// One examination instance's win, shared equally among the entries with the lowest measure
+/// (`wins[tool][k]` counts the wins shared by k tools).
+fn share_win(entries: &[(usize, f64)], wins: &mut [Vec<u64>]) {
+    let Some(best) = entries.iter().map(|(_, m)| *m).min_by(f64::total_cmp) else {
         return;
     };
-    let winners: Vec<usize> = entries
-        .iter()
-        .filter(|(_, m)| m == best)
-        .map(|(at, _)| *at)
-        .collect();
-    let share = Exact::new(1.into(), winners.len().into());
-    for w in winners {
-        wins[w] += &share;
+    let k = entries.iter().filter(|(_, m)| *m == best).count();
+    for (at, m) in entries {
+        if *m == best {
+            wins[*at][k] += 1;
+        }
     }
 }
 
