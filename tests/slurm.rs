@@ -776,21 +776,7 @@ fn the_test_submission_gives_the_golden_answers_through_slurm() {
     };
     let dir = tmp.path().join("contest");
     fs::create_dir_all(&dir).unwrap();
-    let exams = [
-        "StateSpace",
-        "ReachabilityDeadlock",
-        "OneSafe",
-        "QuasiLiveness",
-        "StableMarking",
-        "Liveness",
-        "UpperBounds",
-        "ReachabilityCardinality",
-        "ReachabilityFireability",
-        "CTLCardinality",
-        "CTLFireability",
-        "LTLCardinality",
-        "LTLFireability",
-    ];
+    let exams = ALL_EXAMINATIONS;
     submission_contest(
         &dir,
         "[executor]\nkind = \"slurm\"\njobs = 2",

@@ -326,21 +326,7 @@ fi
 #[test]
 fn the_test_submission_answers_every_examination_right_locally() {
     let dir = tempfile::tempdir().unwrap();
-    let exams = [
-        "StateSpace",
-        "ReachabilityDeadlock",
-        "OneSafe",
-        "QuasiLiveness",
-        "StableMarking",
-        "Liveness",
-        "UpperBounds",
-        "ReachabilityCardinality",
-        "ReachabilityFireability",
-        "CTLCardinality",
-        "CTLFireability",
-        "LTLCardinality",
-        "LTLFireability",
-    ];
+    let exams = ALL_EXAMINATIONS;
     submission_contest(
         dir.path(),
         "[executor]\nkind = \"local\"\njobs = 2",

@@ -114,19 +114,7 @@ impl TestContest {
 
     /// Every run record of the store, as JSON.
     pub fn records(&self) -> Vec<serde_json::Value> {
-        let mut out = Vec::new();
-        let runs = self.path().join("cache/runs");
-        let Ok(shards) = fs::read_dir(&runs) else {
-            return out;
-        };
-        for shard in shards.flatten() {
-            for f in fs::read_dir(shard.path()).unwrap().flatten() {
-                if f.path().extension().is_some_and(|e| e == "json") {
-                    out.push(serde_json::from_slice(&fs::read(f.path()).unwrap()).unwrap());
-                }
-            }
-        }
-        out
+        store_records(&self.path().join("cache"))
     }
 
     pub fn record(&self, tool: &str, instance: &str, exam: &str) -> serde_json::Value {
@@ -352,3 +340,20 @@ pub fn assert_submission_run(record: &serde_json::Value, bk_tool: &str) -> usize
     assert!(!err.contains("Could not create"), "{err}");
     assert_golden_answers(record)
 }
+
+/// The 13 examinations of the MCC, in the order of the rules.
+pub const ALL_EXAMINATIONS: [&str; 13] = [
+    "StateSpace",
+    "ReachabilityDeadlock",
+    "OneSafe",
+    "QuasiLiveness",
+    "StableMarking",
+    "Liveness",
+    "UpperBounds",
+    "ReachabilityCardinality",
+    "ReachabilityFireability",
+    "CTLCardinality",
+    "CTLFireability",
+    "LTLCardinality",
+    "LTLFireability",
+];
