@@ -27,6 +27,11 @@ fn measured(cpu_s: f64, memory_mb: f64) -> Measurement {
     }
 }
 
+/// The queries expected to re-execute, with how many times each.
+fn expect(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
 fn counts(executed: Vec<String>) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
     for name in executed {
@@ -405,7 +410,7 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     }
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected: BTreeMap<String, usize> = expect(&[
         ("value_answers", 4),
         ("agreement", 4),
         ("confidence_tally", 1),
@@ -415,10 +420,7 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("exam_scores", 4),
         ("category_scores", 1),
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
     assert_ne!(before, after, "tool 0 lost points in Reachability");
     // The CTL instances' contested value 0 is still decided for the three tools (true).
@@ -477,15 +479,12 @@ fn a_new_reference_rescores_without_touching_the_answers() {
     db.set_basis(&handles, Basis::Reference);
     let against_reference = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
         ("category_scores", 1),
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
     assert_ne!(against_reference, voted, "every tool is now wrong once");
     let decisions = &mccbuild_scoring::db::trusted_values(&db, handles.examinations[0])[0];
@@ -513,15 +512,12 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     db.set_corrections(&handles, 0, Some(decided.clone()));
     let corrected = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
         ("category_scores", 1),
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
     assert_ne!(corrected, voted, "every tool is now wrong once");
     let decisions = &mccbuild_scoring::db::trusted_values(&db, handles.examinations[0])[0];
