@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
-use mccbuild_scoring::scores::scores_report;
+use mccbuild_scoring::scores::scores_json;
 
 use crate::error::Error;
 use crate::session::Session;
@@ -13,7 +13,7 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
     let session = Session::open_and_warn(manifest)?;
     if json {
         let (db, handles) = session.scoring();
-        return super::print_json(&scores_report(&session.plan, &db, &handles, true));
+        return super::print_json_streamed(&scores_json(&session.plan, &db, &handles));
     }
     let report = session.podium_report();
     super::print_out(&podium_text_styled(

@@ -263,6 +263,161 @@ fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
     values
 }
 
+/// The JSON of `mccbuild scores --json`, written as it is serialized: the same bytes as the
+/// [`ScoresReport`] with its `values` (`scores_report(.., true)`), without building the ~200,000
+/// [`ValueRow`]s of an edition (hundreds of megabytes of strings) first. Each value's row is
+/// read from the database as it is written.
+pub struct ScoresJson<'a> {
+    report: ScoresReport,
+    plan: &'a Plan,
+    db: &'a ScoringDb,
+    handles: &'a Handles,
+}
+
+/// The scores report with its values, to serialize (see [`ScoresJson`]).
+pub fn scores_json<'a>(plan: &'a Plan, db: &'a ScoringDb, handles: &'a Handles) -> ScoresJson<'a> {
+    ScoresJson {
+        report: scores_report(plan, db, handles, false),
+        plan,
+        db,
+        handles,
+    }
+}
+
+impl Serialize for ScoresJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // The fields of `ScoresReport`, in its order (`the_streamed_json_is_the_reports`
+        // compares the two).
+        let ScoresReport {
+            contest,
+            edition,
+            confidence,
+            scores,
+            confidence_exact,
+            scores_exact,
+            podiums,
+            awards,
+            standings,
+            values: _,
+            basis,
+            reference,
+        } = &self.report;
+        let mut s = serializer.serialize_struct("ScoresReport", 12)?;
+        s.serialize_field("contest", contest)?;
+        s.serialize_field("edition", edition)?;
+        s.serialize_field("confidence", confidence)?;
+        s.serialize_field("scores", scores)?;
+        s.serialize_field("confidence_exact", confidence_exact)?;
+        s.serialize_field("scores_exact", scores_exact)?;
+        s.serialize_field("podiums", podiums)?;
+        s.serialize_field("awards", awards)?;
+        s.serialize_field("standings", standings)?;
+        s.serialize_field(
+            "values",
+            &LazyValueRows {
+                plan: self.plan,
+                db: self.db,
+                handles: self.handles,
+            },
+        )?;
+        s.serialize_field("basis", basis)?;
+        match reference {
+            Some(r) => s.serialize_field("reference", r)?,
+            None => s.skip_field("reference")?,
+        }
+        s.end()
+    }
+}
+
+/// The rows of [`value_rows`], serialized one by one.
+struct LazyValueRows<'a> {
+    plan: &'a Plan,
+    db: &'a ScoringDb,
+    handles: &'a Handles,
+}
+
+/// A value written as its text (a JSON string), without a `String` of its own.
+struct AsText<'a, T: std::fmt::Display>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for AsText<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
+    }
+}
+
+impl Serialize for LazyValueRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+        let (plan, db, handles) = (self.plan, self.db, self.handles);
+        let edition = &plan.contest.edition;
+        let tools = &plan.contest.tools;
+        // The answers of a `ValueRow` are a map by tool name: in the order of the names.
+        let mut by_name: Vec<usize> = (0..tools.len()).collect();
+        by_name.sort_by(|a, b| tools[*a].name.cmp(&tools[*b].name));
+        let mut rank = vec![0; tools.len()];
+        for (r, t) in by_name.into_iter().enumerate() {
+            rank[t] = r;
+        }
+        let count = plan.exam_instances.iter().map(|ei| ei.ids.len()).sum();
+        let mut seq = serializer.serialize_seq(Some(count))?;
+        let mut answers_sorted = Vec::new();
+        for (e, ei) in plan.exam_instances.iter().enumerate() {
+            let answers = handles.value_answers(db, e);
+            let decisions = handles.decisions(db, e);
+            let instance = plan.instances[ei.instance].name.as_str();
+            let examination = edition.examinations[ei.exam].name.as_str();
+            for (i, id) in ei.ids.iter().enumerate() {
+                answers_sorted.clear();
+                answers_sorted.extend(answers.value(i).iter());
+                answers_sorted.sort_by_key(|(t, _)| rank[*t as usize]);
+                let row = RowOf {
+                    instance,
+                    examination,
+                    id,
+                    decision: &decisions[i],
+                    answers: &answers_sorted,
+                    tools,
+                };
+                seq.serialize_element(&row)?;
+            }
+        }
+        return seq.end();
+
+        struct RowOf<'b> {
+            instance: &'b str,
+            examination: &'b str,
+            id: &'b str,
+            decision: &'b mccbuild_rules::trusted::Decision,
+            answers: &'b [&'b (mccbuild_rules::confidence::ToolIdx, mccbuild_core::Value)],
+            tools: &'b [mccbuild_plan::manifest::Tool],
+        }
+        struct Answers<'b>(&'b RowOf<'b>);
+        impl Serialize for Answers<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(self.0.answers.len()))?;
+                for (t, v) in self.0.answers {
+                    map.serialize_entry(&self.0.tools[*t as usize].name, &AsText(v))?;
+                }
+                map.end()
+            }
+        }
+        impl Serialize for RowOf<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                // The fields of `ValueRow`, in its order.
+                let mut s = serializer.serialize_struct("ValueRow", 6)?;
+                s.serialize_field("instance", self.instance)?;
+                s.serialize_field("examination", self.examination)?;
+                s.serialize_field("id", self.id)?;
+                s.serialize_field("trusted", &self.decision.value.as_ref().map(AsText))?;
+                s.serialize_field("case", self.decision.case.name())?;
+                s.serialize_field("answers", &Answers(self))?;
+                s.end()
+            }
+        }
+    }
+}
+
 /// What the trusted values are, as reports name it.
 pub fn basis_name(plan: &Plan, basis: Basis) -> &'static str {
     match basis {
