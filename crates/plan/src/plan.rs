@@ -21,7 +21,7 @@ use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts}
 use crate::key::{files_digest, reading, tool_files_digest, KeyBuilder, ToolIdentity};
 use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, Tool, ToolKind};
 use crate::reference::Reference;
-use crate::results_file::{parse_results, read_results, ResultRow, RowResults};
+use crate::results_file::{read_results, vector_length, ResultRow};
 
 /// An instance of the contest.
 #[derive(Clone, Debug)]
@@ -317,6 +317,8 @@ impl Plan {
             KeyBuilder::new(&self.tools, &[("kind".to_string(), "import".to_string())]);
         let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
         let mut seen_rows: HashMap<(usize, usize), usize> = HashMap::new();
+        // How each examination's answers are read (a key ingredient), written once.
+        let mut readings: Vec<Option<String>> = vec![None; edition.examinations.len()];
         for (f, rows) in self.imported.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
                 let (Some(&i), Some(exam_id)) = (
@@ -350,13 +352,9 @@ impl Plan {
                         .retain(|run: &Run| !(run.tool == t && run.exam_instance == ei));
                 }
                 let limits = self.contest.limits_for(exam_id);
-                let task = import_keys.task(
-                    &row.instance,
-                    &row.digest,
-                    &exam.name,
-                    &reading(exam),
-                    limits,
-                );
+                let reading = readings[exam_id].get_or_insert_with(|| reading(exam));
+                let task =
+                    import_keys.task(&row.instance, &row.digest, &exam.name, reading, limits);
                 self.runs.push(Run {
                     tool: t,
                     exam_instance: ei,
@@ -394,11 +392,9 @@ impl Plan {
                     continue;
                 };
                 for vector in [&row.results, &row.estimated] {
-                    if let Ok(RowResults::Values(v)) =
-                        parse_results(vector, edition.examinations[exam].value)
-                    {
+                    if let Some(len) = vector_length(vector, edition.examinations[exam].value) {
                         let n = lengths.entry((i, exam)).or_insert(0);
-                        *n = (*n).max(v.len());
+                        *n = (*n).max(len);
                     }
                 }
             }
