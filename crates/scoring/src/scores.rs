@@ -239,26 +239,32 @@ fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[Exact], podium: 
 /// Every value of every examination instance: its trusted value, the case of E-3.1 that decided
 /// it, every tool's answer.
 fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
+    (0..plan.exam_instances.len())
+        .flat_map(|e| exam_instance_rows(plan, db, handles, e))
+        .collect()
+}
+
+/// The value rows of examination instance `e` (of [`value_rows`]).
+fn exam_instance_rows(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) -> Vec<ValueRow> {
     let edition = &plan.contest.edition;
     let tools = &plan.contest.tools;
-    let mut values = Vec::new();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        let answers = handles.value_answers(db, e);
-        let decisions = handles.decisions(db, e);
-        for (i, id) in ei.ids.iter().enumerate() {
-            values.push(ValueRow {
-                instance: plan.instances[ei.instance].name.clone(),
-                examination: edition.examinations[ei.exam].name.clone(),
-                id: id.to_string(),
-                trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
-                case: decisions[i].case.name().to_string(),
-                answers: answers
-                    .value(i)
-                    .iter()
-                    .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
-                    .collect(),
-            });
-        }
+    let ei = &plan.exam_instances[e];
+    let answers = handles.value_answers(db, e);
+    let decisions = handles.decisions(db, e);
+    let mut values = Vec::with_capacity(ei.ids.len());
+    for (i, id) in ei.ids.iter().enumerate() {
+        values.push(ValueRow {
+            instance: plan.instances[ei.instance].name.clone(),
+            examination: edition.examinations[ei.exam].name.clone(),
+            id: id.to_string(),
+            trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
+            case: decisions[i].case.name().to_string(),
+            answers: answers
+                .value(i)
+                .iter()
+                .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
+                .collect(),
+        });
     }
     values
 }
@@ -287,8 +293,8 @@ pub fn scores_json<'a>(plan: &'a Plan, db: &'a ScoringDb, handles: &'a Handles) 
 impl Serialize for ScoresJson<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        // The fields of `ScoresReport`, in its order (`the_streamed_json_is_the_reports`
-        // compares the two).
+        // The fields of `ScoresReport`, in its order (tests/import.rs
+        // `the_streamed_scores_json_is_the_report_serialized_whole` compares the two).
         let ScoresReport {
             contest,
             edition,
@@ -337,84 +343,18 @@ struct LazyValueRows<'a> {
     handles: &'a Handles,
 }
 
-/// A value written as its text (a JSON string), without a `String` of its own.
-struct AsText<'a, T: std::fmt::Display>(&'a T);
-
-impl<T: std::fmt::Display> Serialize for AsText<'_, T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self.0)
-    }
-}
-
 impl Serialize for LazyValueRows<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+        use serde::ser::SerializeSeq;
         let (plan, db, handles) = (self.plan, self.db, self.handles);
-        let edition = &plan.contest.edition;
-        let tools = &plan.contest.tools;
-        // The answers of a `ValueRow` are a map by tool name: in the order of the names.
-        let mut by_name: Vec<usize> = (0..tools.len()).collect();
-        by_name.sort_by(|a, b| tools[*a].name.cmp(&tools[*b].name));
-        let mut rank = vec![0; tools.len()];
-        for (r, t) in by_name.into_iter().enumerate() {
-            rank[t] = r;
-        }
         let count = plan.exam_instances.iter().map(|ei| ei.ids.len()).sum();
         let mut seq = serializer.serialize_seq(Some(count))?;
-        let mut answers_sorted = Vec::new();
-        for (e, ei) in plan.exam_instances.iter().enumerate() {
-            let answers = handles.value_answers(db, e);
-            let decisions = handles.decisions(db, e);
-            let instance = plan.instances[ei.instance].name.as_str();
-            let examination = edition.examinations[ei.exam].name.as_str();
-            for (i, id) in ei.ids.iter().enumerate() {
-                answers_sorted.clear();
-                answers_sorted.extend(answers.value(i).iter());
-                answers_sorted.sort_by_key(|(t, _)| rank[*t as usize]);
-                let row = RowOf {
-                    instance,
-                    examination,
-                    id,
-                    decision: &decisions[i],
-                    answers: &answers_sorted,
-                    tools,
-                };
+        for e in 0..plan.exam_instances.len() {
+            for row in exam_instance_rows(plan, db, handles, e) {
                 seq.serialize_element(&row)?;
             }
         }
-        return seq.end();
-
-        struct RowOf<'b> {
-            instance: &'b str,
-            examination: &'b str,
-            id: &'b str,
-            decision: &'b mccbuild_rules::trusted::Decision,
-            answers: &'b [&'b (mccbuild_rules::confidence::ToolIdx, mccbuild_core::Value)],
-            tools: &'b [mccbuild_plan::manifest::Tool],
-        }
-        struct Answers<'b>(&'b RowOf<'b>);
-        impl Serialize for Answers<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(self.0.answers.len()))?;
-                for (t, v) in self.0.answers {
-                    map.serialize_entry(&self.0.tools[*t as usize].name, &AsText(v))?;
-                }
-                map.end()
-            }
-        }
-        impl Serialize for RowOf<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                // The fields of `ValueRow`, in its order.
-                let mut s = serializer.serialize_struct("ValueRow", 6)?;
-                s.serialize_field("instance", self.instance)?;
-                s.serialize_field("examination", self.examination)?;
-                s.serialize_field("id", self.id)?;
-                s.serialize_field("trusted", &self.decision.value.as_ref().map(AsText))?;
-                s.serialize_field("case", self.decision.case.name())?;
-                s.serialize_field("answers", &Answers(self))?;
-                s.end()
-            }
-        }
+        seq.end()
     }
 }
 
