@@ -318,7 +318,8 @@ impl Plan {
         let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
         let mut seen_rows: HashMap<(usize, usize), usize> = HashMap::new();
         // How each examination's answers are read (a key ingredient), written once.
-        let mut readings: Vec<Option<String>> = vec![None; edition.examinations.len()];
+        let readings: Vec<String> = edition.examinations.iter().map(reading).collect();
+        let first_run = self.runs.len();
         for (f, rows) in self.imported.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
                 let (Some(&i), Some(exam_id)) = (
@@ -351,20 +352,44 @@ impl Plan {
                     self.runs
                         .retain(|run: &Run| !(run.tool == t && run.exam_instance == ei));
                 }
-                let limits = self.contest.limits_for(exam_id);
-                let reading = readings[exam_id].get_or_insert_with(|| reading(exam));
-                let task =
-                    import_keys.task(&row.instance, &row.digest, &exam.name, reading, limits);
                 self.runs.push(Run {
                     tool: t,
                     exam_instance: ei,
-                    key: import_keys.key(t, &task),
-                    limits,
+                    key: RunKey([0; 32]),
+                    limits: self.contest.limits_for(exam_id),
                     hidden: Arc::from(Vec::new()),
                     origin: RunOrigin::Imported { file: f, row: r },
                 });
             }
         }
+        // Two small hashes per run (its task, then its key), spread over the cores as the
+        // executed runs' keys are.
+        let (imported, exam_instances) = (&self.imported, &self.exam_instances);
+        let runs = &mut self.runs[first_run..];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = runs.len().div_ceil(threads).max(8192);
+        std::thread::scope(|scope| {
+            for part in runs.chunks_mut(chunk) {
+                let (import_keys, readings, edition) = (&import_keys, &readings, &edition);
+                scope.spawn(move || {
+                    for run in part {
+                        let RunOrigin::Imported { file, row } = run.origin else {
+                            continue;
+                        };
+                        let row = &imported[file][row];
+                        let exam_id = exam_instances[run.exam_instance].exam;
+                        let task = import_keys.task(
+                            &row.instance,
+                            &row.digest,
+                            &edition.examinations[exam_id].name,
+                            &readings[exam_id],
+                            run.limits,
+                        );
+                        run.key = import_keys.key(run.tool, &task);
+                    }
+                });
+            }
+        });
     }
 
     /// Per imported instance and examination, the length of its longest vector: the row's
