@@ -41,23 +41,48 @@ fn changed(answers: &[(u16, Value)]) -> std::sync::Arc<[(u16, Value)]> {
         .collect()
 }
 
+/// Stops the benchmark with a message saying what to do (exit status 2), never a panic.
+fn fail(message: &str) -> ! {
+    eprintln!("bench_scoring: {message}");
+    std::process::exit(2)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let manifest = std::path::PathBuf::from(
-        args.get(1)
-            .expect("usage: bench_scoring MANIFEST [TOOL EXAMINATION]"),
-    );
+    let Some(manifest) = args.get(1).map(std::path::PathBuf::from) else {
+        fail("usage: bench_scoring MANIFEST [TOOL EXAMINATION]");
+    };
     let t = Instant::now();
-    let session = Session::open(&manifest).unwrap_or_else(|e| panic!("{e:?}"));
+    let session = Session::open(&manifest)
+        .unwrap_or_else(|e| fail(&format!("cannot open {}: {e}", manifest.display())));
+    let stored = (0..session.plan.runs.len())
+        .filter(|&i| session.is_stored(i))
+        .count();
     println!(
-        "open (plan + store index): {:.0} ms, {} runs",
+        "open (plan + store index): {:.0} ms, {} runs, {stored} stored",
         t.elapsed().as_secs_f64() * 1e3,
         session.plan.runs.len()
     );
+    if stored == 0 {
+        fail(&format!(
+            "no run of {} is in its store: there is nothing to score (for the MCC 2024 replay: \
+             cd examples/mcc2024-replay && ../../scripts/mcc-analysis-replay results 2024 \
+             raw-result-analysis.csv && mccbuild import raw-result-analysis.csv; \
+             scripts/bench-scoring does it)",
+            manifest.display()
+        ));
+    }
     let (mut db, handles) = full_scoring(&session);
 
     let (tool, exam) = tool_and_examination(&session, args.get(2), args.get(3));
     let targets = runs_of(&session, &db, &handles, tool, exam);
+    if targets.is_empty() {
+        fail(&format!(
+            "{} has no answered run in {}: give a tool and an examination it answered",
+            session.plan.contest.tools[tool].name,
+            session.plan.contest.edition.examinations[exam].name
+        ));
+    }
     let tools = &session.plan.contest.tools;
     let edition = &session.plan.contest.edition;
     println!(
@@ -148,8 +173,15 @@ fn tool_and_examination(
     let contest = &session.plan.contest;
     if let (Some(t), Some(e)) = (tool, exam) {
         return (
-            contest.tool(t).expect("tool"),
-            contest.edition.examination(e).expect("examination"),
+            contest
+                .tool(t)
+                .unwrap_or_else(|| fail(&format!("no tool `{t}` in the contest"))),
+            contest.edition.examination(e).unwrap_or_else(|| {
+                fail(&format!(
+                    "no examination `{e}` in {}",
+                    contest.edition.info.name
+                ))
+            }),
         );
     }
     let mut count = vec![0usize; contest.tools.len()];

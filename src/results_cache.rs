@@ -8,7 +8,7 @@ use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;
 
 /// Bump when what the results report holds changes.
-const RESULTS_SCHEMA: u32 = 3;
+const RESULTS_SCHEMA: u32 = 4;
 
 /// The key of a plan's results: everything scoring depends on. The rules text, the scoring
 /// shape of the contest (tools with family and kind, models with kind and size, which values each
@@ -69,6 +69,16 @@ pub fn results_key(
                     .as_bytes());
             }
             put(b";");
+        }
+    }
+    // The organisers' decisions (E-6.3): new corrections re-score (they are in no run key).
+    if let Some(corrections) = &plan.corrections {
+        put(b"corrections");
+        for c in &corrections.entries {
+            put(c.instance.as_bytes());
+            put(c.examination.as_bytes());
+            put(c.id.as_bytes());
+            put(c.value.to_string().as_bytes());
         }
     }
     for (i, run) in plan.runs.iter().enumerate() {

@@ -796,10 +796,11 @@ fn e3_1_issue_example_lone_answer_at_0_995_trusted_2023_unknown_2026() {
     );
     // E-4.2: an unknown trusted value scores 0 -> GlobalProperties: x = 0.
     assert_score(&s, "GlobalProperties", "x", 0.0);
-    // E-4.6: x is alone on the GlobalProperties podium with 0 points: rank 1, no medal.
+    // E-4.6: x is alone on the GlobalProperties podium with 0 points: rank 1, gold (the text
+    // sets no minimum score for a medal: docs/rules.md).
     assert_eq!(
         standings(&s, "GlobalProperties"),
-        vec![row("x", Some(1), None)]
+        vec![row("x", Some(1), Some("gold"))]
     );
     // UpperBounds: ScoreValue 16/200 = 0.08, PenaltyValue 0.16; x: 199 x 0.08 - 0.16 = 15.76.
     assert_score(&s, "UpperBounds", "x", 15.76);
@@ -1665,7 +1666,7 @@ fn e4_4_2015_known_x1_scrambled_x2_surprise_x3() {
 // E-4.6: podiums.
 
 /// Only the best variant of a family is ranked; reference tools are shown but never ranked nor
-/// medalled (T-2); medals go to ranks 1-3 with a positive score; equal scores share a rank.
+/// medalled (T-2); medals go to ranks 1-3 whatever the score; equal scores share a rank.
 #[test]
 fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     let mut c = TestContest::new();
@@ -1776,7 +1777,8 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
     // GlobalProperties: RD trusted TRUE (r1..r3 and a1: 4 of 6 agree). ScoreValue 16,
     // PenaltyValue 32: r1..r3 and a1 16, c 0 (not computed), a2 and b -32.
     // Here a1 is family a's best variant ("the best variant for the current category"): rank 1,
-    // gold; c rank 2 and b rank 3 have no positive score: no medal; a2 is shown, unranked.
+    // gold; c rank 2 (0 points) silver and b rank 3 (-32) bronze: the text sets no minimum
+    // score for a medal (docs/rules.md); a2 is shown, unranked.
     assert_score(&s, "GlobalProperties", "a1", 16.0);
     assert_score(&s, "GlobalProperties", "a2", -32.0);
     assert_score(&s, "GlobalProperties", "b", -32.0);
@@ -1787,9 +1789,9 @@ fn e4_6_podium_best_variant_reference_tools_ties_and_medals() {
             row("r1", None, None),
             row("r2", None, None),
             row("r3", None, None),
-            row("c", Some(2), None),
+            row("c", Some(2), Some("silver")),
             row("a2", None, None),
-            row("b", Some(3), None),
+            row("b", Some(3), Some("bronze")),
         ]
     );
     assert_eq!(podium(&s, "GlobalProperties"), vec!["a1", "c", "b"]);
@@ -2270,4 +2272,184 @@ fn exact_contested_value_with_equal_weights_is_unknown() {
         .map(|w| w["weight_exact"].as_str().unwrap())
         .collect();
     assert_eq!(weights, vec!["7/6", "7/6"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// E-6.3: values decided by the organisers.
+
+/// Adds `corrections = "corrections.csv"` to the manifest's [contest] and writes that file.
+fn set_corrections(c: &TestContest, csv: &str) {
+    let path = c.path().join("contest.toml");
+    let text = fs::read_to_string(&path).unwrap();
+    if !text.contains("corrections = ") {
+        let text = text.replacen(
+            "[contest]\n",
+            "[contest]\ncorrections = \"corrections.csv\"\n",
+            1,
+        );
+        fs::write(&path, text).unwrap();
+    }
+    fs::write(c.path().join("corrections.csv"), csv).unwrap();
+}
+
+/// E-6.3: "the MCC organizers are competent to solve the problems they might encounter". A
+/// value of the corrections file is the trusted value whatever the vote says, including where
+/// no tool gave it (wrong answers there are penalised, as the MCC 2024 did on BlocksWorld's
+/// OneSafe values); E-2.2's Confidences stay the tools' agreement; the file is in no run key
+/// (re-scores, reruns nothing); a line naming no value of the contest is an error with its line.
+#[test]
+fn e6_3_organisers_decisions_override_the_vote_and_rescore_without_rerunning() {
+    let mut c = TestContest::new();
+    let inst = "Dec-PT-1";
+    solo(&mut c, inst, &[]);
+    let exams = ["ReachabilityDeadlock", "QuasiLiveness", "OneSafe"];
+    for t in ["a", "b", "c", "d"] {
+        tool(&mut c, t, &exams, "");
+        c.answer(t, inst, "QuasiLiveness", &global("QuasiLiveness", "TRUE"));
+        let rd = if t == "d" { "FALSE" } else { "TRUE" };
+        c.answer(
+            t,
+            inst,
+            "ReachabilityDeadlock",
+            &global("ReachabilityDeadlock", rd),
+        );
+    }
+    // OneSafe: a and b say TRUE, c and d do not answer (CANNOT_COMPUTE).
+    for t in ["a", "b"] {
+        c.answer(t, inst, "OneSafe", &global("OneSafe", "TRUE"));
+    }
+    for t in ["c", "d"] {
+        c.answer(t, inst, "OneSafe", &global("OneSafe", "CANNOT_COMPUTE"));
+    }
+    write_manifest(&c, "2026", LIMITS);
+    let voted = run_and_score(&c);
+    // E-2.2: V = RD (a, b, c agree: 3 of 4) and QL (4 agree); OneSafe has 2 tools: not in V.
+    // C_a = C_b = C_c = 2/2 = 1; d: right on QL, wrong on RD: 1/2.
+    assert_eq!(voted["confidence_exact"]["d"], "1/2");
+    // The vote: RD TRUE (weighted majority, 3 against 1/2), OneSafe TRUE (a and b agree).
+    assert_trusted(
+        &voted,
+        inst,
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+        Some("TRUE"),
+        "weighted-majority",
+    );
+    assert_trusted(
+        &voted,
+        inst,
+        "OneSafe",
+        "OneSafe",
+        Some("TRUE"),
+        "unanimity",
+    );
+    // GlobalProperties, one one-instance model (weight 1), ScoreValue 16, PenaltyValue 32:
+    //   a, b: RD 16 + QL 16 + OneSafe 16 = 48;  c: 16 + 16 = 32;  d: RD -32 + QL 16 = -16.
+    for (t, expected) in [("a", "48"), ("b", "48"), ("c", "32"), ("d", "-16")] {
+        assert_eq!(exact_score(&voted, "GlobalProperties", t), expected, "{t}");
+    }
+
+    // The organisers decide RD FALSE (against the vote) and OneSafe FALSE (no tool gave it).
+    set_corrections(
+        &c,
+        "# decided by the organisers\ninstance,examination,id,value,why\n\
+         Dec-PT-1,ReachabilityDeadlock,ReachabilityDeadlock,FALSE,the vote is wrong\n\
+         Dec-PT-1,OneSafe,OneSafe,FALSE,no tool is right\n",
+    );
+    // Not in any run key: nothing to run.
+    assert_eq!(plan(&c)["to_run"], 0);
+    let decided = scores(&c);
+    assert_trusted(
+        &decided,
+        inst,
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+        Some("FALSE"),
+        "organisers",
+    );
+    assert_trusted(
+        &decided,
+        inst,
+        "OneSafe",
+        "OneSafe",
+        Some("FALSE"),
+        "organisers",
+    );
+    assert_trusted(
+        &decided,
+        inst,
+        "QuasiLiveness",
+        "QuasiLiveness",
+        Some("TRUE"),
+        "unanimity",
+    );
+    // What the vote alone gives is kept beside the decision.
+    let rd = value_row(
+        &decided,
+        inst,
+        "ReachabilityDeadlock",
+        "ReachabilityDeadlock",
+    );
+    assert_eq!(rd["undecided"]["trusted"], "TRUE");
+    assert_eq!(rd["undecided"]["case"], "weighted-majority");
+    // The Confidences are the tools' agreement, as before (d still 1/2).
+    assert_eq!(decided["confidence_exact"], voted["confidence_exact"]);
+    //   a, b: RD -32 + QL 16 + OneSafe -32 = -48;  c: RD -32 + QL 16 = -16;
+    //   d: RD 16 + QL 16 = 32 (its OneSafe is not computed: 0).
+    for (t, expected) in [("a", "-48"), ("b", "-48"), ("c", "-16"), ("d", "32")] {
+        assert_eq!(
+            exact_score(&decided, "GlobalProperties", t),
+            expected,
+            "{t}"
+        );
+    }
+    assert_eq!(
+        decided["podiums"]["GlobalProperties"],
+        serde_json::json!(["d", "c", "a", "b"])
+    );
+    // E-4.6: d gold; c (-16) silver; a and b (-48) share rank 3, bronze: no minimum score.
+    assert_eq!(
+        standings(&decided, "GlobalProperties"),
+        vec![
+            row("d", Some(1), Some("gold")),
+            row("c", Some(2), Some("silver")),
+            row("a", Some(3), Some("bronze")),
+            row("b", Some(3), Some("bronze")),
+        ]
+    );
+    // explain says who decided, and what the vote alone gives.
+    let out = c.mccbuild(&[
+        "explain",
+        "--instance",
+        inst,
+        "--examination",
+        "ReachabilityDeadlock",
+        "--id",
+        "ReachabilityDeadlock",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reason = json(&out)["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.starts_with("decided by the organisers (E-6.3, ")
+            && reason.contains("corrections.csv): FALSE; without it, E-3.1, second situation"),
+        "{reason}"
+    );
+
+    // A line naming no value of the contest fails scoring, with its file, line and fix.
+    set_corrections(
+        &c,
+        "instance,examination,id,value\nDec-PT-1,OneSafe,OneSafe,FALSE\nDec-PT-2,OneSafe,OneSafe,TRUE\nDec-PT-1,OneSafe,OneSafe-07,TRUE\nDec-PT-1,QuasiLiveness,QuasiLiveness,3\n",
+    );
+    let out = c.mccbuild(&["scores", "--json"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    for expected in [
+        "corrections.csv:3:1: Dec-PT-2 OneSafe OneSafe: no such instance in the contest",
+        "corrections.csv:4:1: Dec-PT-1 OneSafe OneSafe-07: no value `OneSafe-07`",
+        "corrections.csv:5:1: Dec-PT-1 QuasiLiveness QuasiLiveness: the value 3 is not of the examination's kind (boolean)",
+        "help: a correction names a value of the contest",
+    ] {
+        assert!(err.contains(expected), "{expected}\nnot in:\n{err}");
+    }
 }

@@ -320,6 +320,18 @@ fn a_guest_whose_kernel_panics_is_recorded_as_such() {
         "time_s = 10\nmemory_mb = 512",
         "",
     );
+    // Only root can crash the kernel through sysrq: the tool says `user = "root"` (runs are
+    // BenchKit's unprivileged `mcc` by default).
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "dir = \"tools/t\"\n",
+            "dir = \"tools/t\"\nuser = \"root\"\n",
+        ),
+    )
+    .unwrap();
     let out = mccbuild_checked(c.path(), &["run", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let r = only_record(&c);
@@ -513,4 +525,84 @@ fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
     }
     let again = mccbuild_checked(c.path(), &["run", "--json"]);
     assert_eq!(json(&again)["executed"], 0);
+}
+
+/// Issue 15 in the kernel guest: tools run as BenchKit's unprivileged `mcc` (`id -u` is not 0),
+/// as root only where the manifest says `user = "root"`; BK_BIN_PATH is writable (an overlay in
+/// the guest over the read-only share), and the run's home and working directory are its own.
+#[test]
+fn the_kernel_guest_runs_tools_as_mcc_unless_the_manifest_says_root() {
+    if guest().is_none() {
+        return;
+    }
+    let c = script_contest(
+        "#!/bin/sh\necho \"uid=$(id -u) user=$(id -un)\" >&2\n\
+         mkdir -p \"${BK_BIN_PATH}tmp\" && echo x > \"${BK_BIN_PATH}tmp/f\" && echo bin-writable >&2\n\
+         [ -w \"$HOME\" ] && [ -w . ] && echo home-cwd-writable >&2\n\
+         echo 'FORMULA ReachabilityDeadlock FALSE TECHNIQUES EXPLICIT'\n",
+        "time_s = 30\nmemory_mb = 512",
+        "",
+    );
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!(
+            "{text}\n[[tool]]\nname = \"asroot\"\ndir = \"tools/t\"\nuser = \"root\"\nexaminations = [\"ReachabilityDeadlock\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = mccbuild_checked(c.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["executed"], 2, "{}", stderr(&out));
+    for (tool, who) in [("t", "user=mcc"), ("asroot", "uid=0 user=root")] {
+        let r = c.record(tool, "Deadlock-PT-1", "ReachabilityDeadlock");
+        let err = r["stderr"]["text"].as_str().unwrap();
+        assert!(err.contains(who), "{tool}: {err}");
+        if tool == "t" {
+            assert!(!err.contains("uid=0 "), "{err}");
+        }
+        assert!(err.contains("bin-writable"), "{tool}: {err}");
+        assert!(err.contains("home-cwd-writable"), "{tool}: {err}");
+        assert_eq!(r["answers"][0]["value"], "FALSE", "{r}");
+    }
+    // The shared tool folder was not written through (the overlay's upper layer is the guest's).
+    assert!(!c.path().join("tools/t/tmp").exists());
+}
+
+/// Acceptance 1 of issue 15, QEMU executor (kernel guest): the test submission of
+/// tests/submission-tool, unchanged (GNU parallel, /usr/bin/time, timeout and bash are the
+/// host's /usr, shared read-only with the guest), answers two examinations of
+/// Philosophers-PT-000002 with the golden values, as `mcc`. Two runs only: each boots a VM under
+/// TCG; tests/submission.rs runs all 13 examinations locally.
+#[test]
+fn the_test_submission_gives_the_golden_answers_in_the_kernel_guest() {
+    if guest().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    submission_contest(
+        dir.path(),
+        &qemu_executor(""),
+        // Perl (GNU parallel) and bash start slowly under TCG: ~30 s of a VM's clock here.
+        180,
+        &[("submission", "portfolio")],
+        &["StateSpace", "UpperBounds"],
+    );
+    let out = mccbuild_checked(dir.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(json(&out)["executed"], 2, "{}", stderr(&out));
+    let records = store_records(&dir.path().join("store"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r["executor"]["kind"], "qemu", "{r}");
+        assert_eq!(r["measurement"], "guest-cgroup-v2");
+        assert_submission_run(r, "portfolio");
+        let err = r["stderr"]["text"].as_str().unwrap();
+        assert!(err.contains("user mcc (") && !err.contains("(0)"), "{err}");
+        assert!(
+            err.contains("temporary files in /home/mcc/BenchKit-bin/tmp/"),
+            "{err}"
+        );
+    }
 }

@@ -3,15 +3,19 @@
 //! store and scored by the real binary under `examples/mcc2024-replay`'s edition file, then
 //! compared with scripts/mcc-score-oracle, which computes the official scores exactly.
 //!
-//! What may differ is known and pinned: 24 of the 45 (category, tool) scores equal the oracle's
-//! exactly; each of the 21 others differs by exactly what three causes explain (the replay's
+//! The 2024 replay carries the organisers' decisions (`[contest] corrections`, E-6.3): the 54
+//! contested values whose official value E-3.1's vote does not give, in
+//! examples/mcc2024-replay/corrections-2024.csv, which `compare --corrections` writes from the
+//! data (the test writes it again and requires the same bytes). With them every value of the data
+//! is reproduced and every tool's right and wrong answers equal the data's count for count.
+//! What may differ is known and pinned: 28 of the 45 (category, tool) scores equal the oracle's
+//! exactly; each of the 17 others differs by exactly what its cause explains (the replay's
 //! `compare` checks the sum as fractions), and the relative difference of each is pinned here, so
 //! that any change to mccbuild's trusted values, weights or sums fails this test:
 //! - `unresolved`: wrong answers on values no tool got right; answers.csv counts them, the
-//!   per-value data does not say which values they are, so the replay has no run for them
-//!   (the oracle charges each at the mean weight of its examination's unresolved values);
-//! - `corrections`: the 54 contested values whose official value the vote does not give (the
-//!   organisers decided them; mccbuild computes what E-3.1 says);
+//!   per-value data does not say which values they are (nor their official value), so the
+//!   replay has no run for them (the oracle charges each at the mean weight of its
+//!   examination's unresolved values);
 //! - `na`: the one value whose consensus is `NA` (ITS-Tools' StateSpace answer), left out of the
 //!   replay, which the oracle counts as right.
 //!
@@ -48,85 +52,26 @@ fn ok(what: &str, o: &std::process::Output) -> String {
     stdout(o)
 }
 
-/// The 21 scores that differ from the oracle's: (category, tool, 100 x (mccbuild - oracle) /
+/// The 17 scores that differ from the oracle's: (category, tool, 100 x (mccbuild - oracle) /
 /// oracle to 4 decimals, the causes whose parts are not 0).
 const DIFFERENCES: &[(&str, &str, &str, &str)] = &[
-    (
-        "GlobalProperties",
-        "2023-gold",
-        "+2.9624",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "GreatSPN",
-        "+0.2398",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "GreatSPN+red",
-        "+2.9954",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "ITS-Tools",
-        "+2.9694",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "LTSMin+red",
-        "+3.0475",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "LoLA",
-        "-0.0258",
-        "unresolved corrections",
-    ),
-    (
-        "GlobalProperties",
-        "Tapaal",
-        "+2.2508",
-        "unresolved corrections",
-    ),
-    ("LTL", "2023-gold", "-0.0088", "corrections"),
-    ("LTL", "GreatSPN", "+0.0243", "unresolved corrections"),
-    ("LTL", "ITS-Tools", "-0.0125", "corrections"),
-    ("LTL", "LTSMin", "+0.1222", "unresolved corrections"),
-    ("LTL", "LTSMin+red", "+0.0626", "corrections"),
-    ("LTL", "Tapaal", "-0.0394", "corrections"),
+    ("GlobalProperties", "2023-gold", "+1.9077", "unresolved"),
+    ("GlobalProperties", "GreatSPN", "+0.1958", "unresolved"),
+    ("GlobalProperties", "GreatSPN+red", "+1.9393", "unresolved"),
+    ("GlobalProperties", "ITS-Tools", "+1.9413", "unresolved"),
+    ("GlobalProperties", "LTSMin+red", "+1.9923", "unresolved"),
+    ("GlobalProperties", "LoLA", "+1.2241", "unresolved"),
+    ("GlobalProperties", "Tapaal", "+1.1546", "unresolved"),
+    ("LTL", "GreatSPN", "+0.0189", "unresolved"),
+    ("LTL", "LTSMin", "+0.0468", "unresolved"),
     ("StateSpace", "ITS-Tools", "-0.0235", "na"),
-    (
-        "UpperBounds",
-        "2023-gold",
-        "+2.0918",
-        "unresolved corrections",
-    ),
+    ("UpperBounds", "2023-gold", "+0.5329", "unresolved"),
     ("UpperBounds", "GreatSPN", "+0.0481", "unresolved"),
-    (
-        "UpperBounds",
-        "GreatSPN+red",
-        "+2.1004",
-        "unresolved corrections",
-    ),
-    (
-        "UpperBounds",
-        "ITS-Tools",
-        "+2.0307",
-        "unresolved corrections",
-    ),
-    (
-        "UpperBounds",
-        "LTSMin+red",
-        "+2.1277",
-        "unresolved corrections",
-    ),
+    ("UpperBounds", "GreatSPN+red", "+0.5336", "unresolved"),
+    ("UpperBounds", "ITS-Tools", "+0.5249", "unresolved"),
+    ("UpperBounds", "LTSMin+red", "+0.5405", "unresolved"),
     ("UpperBounds", "LoLA", "+0.2477", "unresolved"),
-    ("UpperBounds", "Tapaal", "-1.2070", "unresolved corrections"),
+    ("UpperBounds", "Tapaal", "+0.3819", "unresolved"),
 ];
 
 /// The published medals of 2024 (gold, silver, bronze), which the oracle also gives.
@@ -182,11 +127,15 @@ fn replay(
     )
     .unwrap();
     let rules_path = Path::new(REPO).join(rules);
+    let example_dir = Path::new(REPO).join("examples").join(example);
     let manifest: Vec<String> = manifest
         .lines()
         .map(|l| {
             if l.starts_with("rules = ") {
                 format!("rules = \"{}\"", rules_path.display())
+            } else if let Some(file) = l.strip_prefix("corrections = ") {
+                let file = example_dir.join(file.trim_matches('"'));
+                format!("corrections = \"{}\"", file.display())
             } else {
                 l.to_string()
             }
@@ -228,6 +177,8 @@ fn replay(
             "oracle.json",
             "--json",
             "compare.json",
+            "--corrections",
+            "corrections.csv",
         ],
     );
     // Exit 0: every tool's right and wrong counts, every score difference and every podium
@@ -240,7 +191,7 @@ fn replay(
 
 #[test]
 fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
-    let Some((_dir, text, report)) = replay(
+    let Some((dir, text, report)) = replay(
         "2024",
         "mcc2024-replay",
         "examples/mcc2024-replay/mcc-2024-inferred.toml",
@@ -250,24 +201,106 @@ fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
         return;
     };
     assert!(
-        text.contains("24 scores equal exactly, 21 differ, every difference explained exactly"),
+        text.contains("28 scores equal exactly, 17 differ, every difference explained exactly"),
         "{text}"
     );
 
-    // The values by origin: unanimous and single-tool values all reproduced, 1,909 of the
-    // 1,963 contested ones (the 54 others are the organisers' decisions).
-    for (origin, values, reproduced) in [
-        ("unanimous", 193_115, 193_115),
-        ("single tool", 3_587, 3_587),
-        ("contested", 1_963, 1_909),
+    // The organisers' decisions the replay reads are what `compare --corrections` writes from
+    // the data: the values the vote alone does not reproduce, byte for byte.
+    let committed = std::fs::read_to_string(
+        Path::new(REPO).join("examples/mcc2024-replay/corrections-2024.csv"),
+    )
+    .unwrap();
+    let written = std::fs::read_to_string(dir.path().join("corrections.csv")).unwrap();
+    assert_eq!(
+        written, committed,
+        "examples/mcc2024-replay/corrections-2024.csv is stale"
+    );
+
+    // The values by origin: unanimous and single-tool values all reproduced by the vote, 1,909
+    // of the 1,963 contested ones; the 54 others are the organisers' decisions, and with them
+    // every value is the official one.
+    for (origin, values, by_vote, decided) in [
+        ("unanimous", 193_115, 193_115, 0),
+        ("single tool", 3_587, 3_587, 0),
+        ("contested", 1_963, 1_909, 54),
     ] {
-        assert_eq!(report["origins"][origin]["values"], values, "{origin}");
+        let o = &report["origins"][origin];
+        assert_eq!(o["values"], values, "{origin}");
+        assert_eq!(o["reproduced_by_vote"], by_vote, "{origin}");
+        assert_eq!(o["decided"], decided, "{origin}");
+        assert_eq!(o["reproduced"], values, "{origin}");
+    }
+    assert_eq!(report["not_reproduced_by_vote"], 54);
+    assert_eq!(report["not_reproduced"], 0);
+
+    // Each tool's answers, count for count: mccbuild's right and wrong equal the per-value
+    // data's; the official wrong (answers.csv) are those plus the errors on values no tool got
+    // right (2023-gold 134 = 55 + 79), and the official right those plus the `NA` value.
+    for (tool, wrong_official, wrong_data, wrong_unresolved) in [
+        ("2023-gold", 134, 55, 79),
+        ("GreatSPN", 502, 494, 8),
+        ("GreatSPN+red", 130, 50, 80),
+        ("ITS-Tools", 116, 37, 79),
+        ("LTSMin", 674, 663, 11),
+        ("LTSMin+red", 294, 214, 80),
+        ("LoLA", 606, 576, 30),
+        ("NoHD", 0, 0, 0),
+        ("SVSKit", 44, 44, 0),
+        ("Tapaal", 65, 12, 53),
+        ("smpt", 8, 8, 0),
+        ("tedd", 0, 0, 0),
+    ] {
+        let t = &report["tools"][tool];
+        assert_eq!(t["wrong_official"], wrong_official, "{tool}: {t}");
+        assert_eq!(t["wrong_data"], wrong_data, "{tool}: {t}");
+        assert_eq!(t["wrong_unresolved"], wrong_unresolved, "{tool}: {t}");
+        assert_eq!(t["wrong_mccbuild"], wrong_data, "{tool}: {t}");
+        assert_eq!(t["right_mccbuild"], t["right_data"], "{tool}: {t}");
         assert_eq!(
-            report["origins"][origin]["reproduced"], reproduced,
-            "{origin}"
+            t["right_official"].as_i64().unwrap(),
+            t["right_data"].as_i64().unwrap() + t["right_na"].as_i64().unwrap(),
+            "{tool}: {t}"
         );
     }
-    assert_eq!(report["not_reproduced"], 54);
+    assert_eq!(report["tools"].as_object().unwrap().len(), 12);
+    // And by examination: mccbuild's wrong answers are the data's in every examination; the
+    // official ones exceed them exactly by the errors on values no tool got right
+    // (docs/replay-analysis.md, section 6).
+    const UNRESOLVED: &[(&str, &str, i64)] = &[
+        ("2023-gold", "OneSafe", 15),
+        ("2023-gold", "UpperBounds", 64),
+        ("GreatSPN", "LTLCardinality", 1),
+        ("GreatSPN", "LTLFireability", 2),
+        ("GreatSPN", "OneSafe", 1),
+        ("GreatSPN", "UpperBounds", 4),
+        ("GreatSPN+red", "OneSafe", 15),
+        ("GreatSPN+red", "UpperBounds", 65),
+        ("ITS-Tools", "OneSafe", 15),
+        ("ITS-Tools", "UpperBounds", 64),
+        ("LTSMin", "LTLCardinality", 2),
+        ("LTSMin", "LTLFireability", 9),
+        ("LTSMin+red", "OneSafe", 15),
+        ("LTSMin+red", "UpperBounds", 65),
+        ("LoLA", "OneSafe", 8),
+        ("LoLA", "UpperBounds", 22),
+        ("Tapaal", "OneSafe", 8),
+        ("Tapaal", "UpperBounds", 45),
+    ];
+    let mut gaps = 0;
+    for (tool, t) in report["tools"].as_object().unwrap() {
+        for (exam, c) in t["wrong_by_examination"].as_object().unwrap() {
+            assert_eq!(c["mccbuild"], c["data"], "{tool} {exam}: {c}");
+            let gap = c["official"].as_i64().unwrap() - c["mccbuild"].as_i64().unwrap();
+            let pinned = UNRESOLVED
+                .iter()
+                .find(|(t, e, _)| t == tool && e == exam)
+                .map_or(0, |p| p.2);
+            assert_eq!(gap, pinned, "{tool} {exam}: {c}");
+            gaps += (gap != 0) as usize;
+        }
+    }
+    assert_eq!(gaps, UNRESOLVED.len());
 
     // Each score: equal, or the pinned difference from the pinned causes.
     let mut differing = 0;
@@ -347,6 +380,12 @@ fn mcc2025_replay_equals_the_oracle_exactly() {
         assert_eq!(report["origins"][origin]["reproduced"], values, "{origin}");
     }
     assert_eq!(report["not_reproduced"], 0);
+    // Each tool's right and wrong answers equal answers.csv's exactly (2025 has no errors on
+    // values no tool got right).
+    for (tool, t) in report["tools"].as_object().unwrap() {
+        assert_eq!(t["wrong_mccbuild"], t["wrong_official"], "{tool}: {t}");
+        assert_eq!(t["right_mccbuild"], t["right_official"], "{tool}: {t}");
+    }
     for (category, medals) in [
         ("StateSpace", &["tedd", "ITS-Tools"][..]),
         ("GlobalProperties", &["ITS-Tools", "Tapaal"]),

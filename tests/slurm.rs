@@ -763,3 +763,56 @@ fn rerun_failed_through_slurm_redoes_exactly_the_failed_runs() {
     }
     assert_eq!(c.records().len(), 4);
 }
+
+/// Acceptance 1 of issue 15, Slurm executor: the test submission of tests/submission-tool,
+/// unchanged, answers all 13 examinations of Philosophers-PT-000002 with the golden values
+/// (tests/golden/demo-models.csv) through a real cluster, each run a step in the local sandbox of
+/// a node, as `mcc`.
+#[test]
+fn the_test_submission_gives_the_golden_answers_through_slurm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(cluster) = Cluster::start(tmp.path()) else {
+        return;
+    };
+    let dir = tmp.path().join("contest");
+    fs::create_dir_all(&dir).unwrap();
+    let exams = [
+        "StateSpace",
+        "ReachabilityDeadlock",
+        "OneSafe",
+        "QuasiLiveness",
+        "StableMarking",
+        "Liveness",
+        "UpperBounds",
+        "ReachabilityCardinality",
+        "ReachabilityFireability",
+        "CTLCardinality",
+        "CTLFireability",
+        "LTLCardinality",
+        "LTLFireability",
+    ];
+    submission_contest(
+        &dir,
+        "[executor]\nkind = \"slurm\"\njobs = 2",
+        60,
+        &[("submission", "portfolio")],
+        &exams,
+    );
+    let out = cluster.mccbuild(&dir, &["run", "--json"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(json(&out)["executed"], 13, "{}", stderr(&out));
+    let records = store_records(&dir.join("store"));
+    assert_eq!(records.len(), 13);
+    let mut values = 0;
+    for r in &records {
+        assert!(r["slurm"]["job"].is_string(), "{r}");
+        values += assert_submission_run(r, "portfolio");
+        let err = r["stderr"]["text"].as_str().unwrap();
+        assert!(err.contains("user mcc (") && !err.contains("(0)"), "{err}");
+    }
+    let golden: usize = exams
+        .iter()
+        .map(|e| golden_answers(SUBMISSION_INSTANCE, e).len())
+        .sum();
+    assert_eq!(values, golden);
+}

@@ -316,3 +316,64 @@ fi
     assert!(err.contains("Cannot change ownership"), "{err}");
     assert_eq!(answers, 0);
 }
+
+/// Acceptance 1 of issue 15, local executor: the test submission of tests/submission-tool (a
+/// bash entry dispatching on BK_TOOL, temporary files under $BK_BIN_PATH/tmp, GNU parallel
+/// running two strategies, a clock budget from BK_TIME_CONFINEMENT, /usr/bin/time, ulimit -v, a
+/// background heartbeat) answers all 13 examinations of Philosophers-PT-000002 with the values of
+/// tests/golden/demo-models.csv, in both of its variants, as the user `mcc`. tests/qemu.rs and
+/// tests/slurm.rs run the same folder, unchanged, under their executors.
+#[test]
+fn the_test_submission_answers_every_examination_right_locally() {
+    let dir = tempfile::tempdir().unwrap();
+    let exams = [
+        "StateSpace",
+        "ReachabilityDeadlock",
+        "OneSafe",
+        "QuasiLiveness",
+        "StableMarking",
+        "Liveness",
+        "UpperBounds",
+        "ReachabilityCardinality",
+        "ReachabilityFireability",
+        "CTLCardinality",
+        "CTLFireability",
+        "LTLCardinality",
+        "LTLFireability",
+    ];
+    submission_contest(
+        dir.path(),
+        "[executor]\nkind = \"local\"\njobs = 2",
+        60,
+        &[
+            ("submission", "portfolio"),
+            ("submission-seq", "sequential"),
+        ],
+        &exams,
+    );
+    let out = mccbuild_in(dir.path(), &["run", "--json"]);
+    assert_eq!(executed(&out)["executed"], 26, "{}", stderr(&out));
+    let records = store_records(&dir.path().join("store"));
+    assert_eq!(records.len(), 26);
+    let mut values = 0;
+    for r in &records {
+        let bk_tool = if r["tool"] == "submission" {
+            "portfolio"
+        } else {
+            "sequential"
+        };
+        values += assert_submission_run(r, bk_tool);
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let err = r["stderr"]["text"].as_str().unwrap();
+            assert!(err.contains("user mcc ("), "{err}");
+        }
+    }
+    // Every golden value of the instance, twice.
+    let golden: usize = exams
+        .iter()
+        .map(|e| golden_answers(SUBMISSION_INSTANCE, e).len())
+        .sum();
+    assert_eq!(values, 2 * golden);
+    assert!(golden > 90, "{golden}");
+}

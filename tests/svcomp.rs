@@ -290,7 +290,8 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
             .collect::<Vec<_>>(),
         "the tie-break gives distinct ranks"
     );
-    // Medals go to positive scores only: no medal for the pessimist's -7.
+    // rules/svcomp-2012.toml: `medal_needs_positive_score` (a negative sum of points is no
+    // better than random answers): no medal for the pessimist's -7.
     assert_eq!(standings[2]["medal"], serde_json::Value::Null);
     assert_eq!(standings[0]["medal"], "gold");
     assert_eq!(standings[1]["medal"], "silver");

@@ -214,3 +214,141 @@ pub fn host_software_dir() -> tempfile::TempDir {
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
+
+/// The hand-computed answers of tests/golden/demo-models.csv for one instance and examination:
+/// (id, value) in the file's order.
+pub fn golden_answers(instance: &str, examination: &str) -> Vec<(String, String)> {
+    let text = fs::read_to_string(Path::new(REPO).join("tests/golden/demo-models.csv")).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() == 4 && f[0] == instance && f[1] == examination)
+                .then(|| (f[2].to_string(), f[3].to_string()))
+        })
+        .collect()
+}
+
+/// Asserts that a run record answers exactly the golden values of its instance and examination
+/// (every value, none other); returns how many were compared.
+pub fn assert_golden_answers(record: &serde_json::Value) -> usize {
+    let instance = record["instance"].as_str().unwrap();
+    let instance = instance.rsplit('/').next().unwrap();
+    let exam = record["examination"].as_str().unwrap();
+    let expected = golden_answers(instance, exam);
+    assert!(
+        !expected.is_empty(),
+        "no golden values for {instance} {exam}"
+    );
+    let given: Vec<(String, String)> = record["answers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no answers: {record}"))
+        .iter()
+        .map(|a| {
+            (
+                a["id"].as_str().unwrap().to_string(),
+                a["value"].to_string().trim_matches('"').to_string(),
+            )
+        })
+        .collect();
+    let sorted = |mut v: Vec<(String, String)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(given),
+        sorted(expected.clone()),
+        "{instance} {exam}: the answers against tests/golden/demo-models.csv\n{record}"
+    );
+    expected.len()
+}
+
+/// The instance the test submission (tests/submission-tool) answers in the executors' tests: its
+/// values are in tests/golden/demo-models.csv.
+pub const SUBMISSION_INSTANCE: &str = "Philosophers-PT-000002";
+
+/// A contest in `dir` running the test submission of tests/submission-tool (issue 15), unchanged
+/// from the repository, on SUBMISSION_INSTANCE for `exams`, one tool entry per (name, bk_tool),
+/// under `executor` (the `[executor]` table and its sub-tables), with `time_s` of wall clock
+/// (the edition's) and 1024 MB. Its store is `dir/store`, whose
+/// tool setups are the repository store's: the explorer the submission delegates to is set up
+/// once for all the tests that use it.
+pub fn submission_contest(
+    dir: &Path,
+    executor: &str,
+    time_s: u64,
+    tools: &[(&str, &str)],
+    exams: &[&str],
+) {
+    copy_dir(
+        &Path::new(REPO).join("models").join(SUBMISSION_INSTANCE),
+        &dir.join("models").join(SUBMISSION_INSTANCE),
+    );
+    let exams: Vec<String> = exams.iter().map(|e| format!("\"{e}\"")).collect();
+    let mut text = format!(
+        "[contest]\nname = \"submission\"\nrules = \"{REPO}/rules/mcc-2026.toml\"\nstore = \"store\"\n\n\
+         {executor}\n\n[limits]\ntime_s = {time_s}\nmemory_mb = 1024\n\n\
+         [[model]]\nname = \"Philosophers\"\ninstances = [\"models/{SUBMISSION_INSTANCE}\"]\n\n"
+    );
+    for (name, bk_tool) in tools {
+        text.push_str(&format!(
+            "[[tool]]\nname = \"{name}\"\nbk_tool = \"{bk_tool}\"\ndir = \"{REPO}/tests/submission-tool\"\n\
+             setup = \"./setup.sh\"\nexaminations = [{}]\n\n",
+            exams.join(", ")
+        ));
+    }
+    fs::write(dir.join("contest.toml"), text).unwrap();
+    let shared_tools = Path::new(REPO).join("cache/tools");
+    fs::create_dir_all(&shared_tools).unwrap();
+    fs::create_dir_all(dir.join("store")).unwrap();
+    std::os::unix::fs::symlink(&shared_tools, dir.join("store/tools")).unwrap();
+}
+
+/// The records of a store folder.
+pub fn store_records(store: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let Ok(shards) = fs::read_dir(store.join("runs")) else {
+        return out;
+    };
+    for shard in shards.flatten() {
+        for f in fs::read_dir(shard.path()).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "json") {
+                out.push(serde_json::from_slice(&fs::read(f.path()).unwrap()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Checks a run of the test submission: the answers are the golden ones, and its stderr shows
+/// that it ran as a real submission does (its variant, GNU parallel, /usr/bin/time, ulimit -v,
+/// its temporary files under BK_BIN_PATH, its background heartbeat). Returns the values compared.
+pub fn assert_submission_run(record: &serde_json::Value, bk_tool: &str) -> usize {
+    let time_s = record["limits"]["time_s"].as_u64().unwrap();
+    let err = record["stderr"]["text"].as_str().unwrap_or_default();
+    assert_eq!(
+        record["termination"],
+        serde_json::json!({"reason": "exit", "code": 0}),
+        "{err}\n{record}"
+    );
+    let strategies = if bk_tool == "portfolio" {
+        "full bounded"
+    } else {
+        "full"
+    };
+    for seen in [
+        format!("variant {bk_tool}, strategies: {strategies}"),
+        format!("clock budget: {} s of {time_s} s", time_s * 9 / 10),
+        "tmp/".to_string() + record["examination"].as_str().unwrap(),
+        "ulimit -v 1048576".to_string(),
+        "parallel exited with 0".to_string(),
+        "full (/usr/bin/time): ".to_string(),
+        "heartbeat ran".to_string(),
+    ] {
+        assert!(
+            err.contains(&seen),
+            "`{seen}` not in the run's stderr:\n{err}"
+        );
+    }
+    assert!(!err.contains("Could not create"), "{err}");
+    assert_golden_answers(record)
+}

@@ -161,8 +161,15 @@ fn parse_line(out: &mut ParsedOutput, line_no: usize, line: &str) {
                     Ok(value) => LineValue::Value(value),
                     Err(ValueError::Negative(_)) => LineValue::NotComputed,
                     Err(ValueError::Invalid(_)) => {
-                        out.invalid_values.push((line_no, truncate(line)));
-                        return;
+                        // A count in scientific notation denoting an integer (`1.5E+10`), as
+                        // the MCC's files write big numbers: that integer (docs/rules.md).
+                        match Value::parse_scientific_integer(value_word) {
+                            Some(value) => LineValue::Value(value),
+                            None => {
+                                out.invalid_values.push((line_no, truncate(line)));
+                                return;
+                            }
+                        }
                     }
                 }
             };
@@ -604,6 +611,38 @@ mod tests {
         );
     }
 
+    /// A state count in scientific notation is read as the integer it denotes, as the MCC's
+    /// own files write big numbers (`7.1790E+0023`); one that denotes no integer is an invalid
+    /// value, reported, and the value is not computed (docs/rules.md, "Where the texts leave a
+    /// choice open").
+    #[test]
+    fn state_counts_in_scientific_notation_are_the_integers_they_denote() {
+        let out = "STATE_SPACE STATES 7.1790E+0023 TECHNIQUES DECISION_DIAGRAMS\n\
+                   STATE_SPACE TRANSITIONS 2.5e3 TECHNIQUES DECISION_DIAGRAMS\n\
+                   STATE_SPACE MAX_TOKEN_IN_PLACE 1.25E+1 TECHNIQUES X\n\
+                   STATE_SPACE MAX_TOKEN_PER_MARKING 1.50E+1 TECHNIQUES X\n";
+        let parsed = parse_output(out);
+        assert_eq!(
+            parsed.invalid_values.len(),
+            1,
+            "{:?}",
+            parsed.invalid_values
+        );
+        assert_eq!(parsed.invalid_values[0].0, 3);
+        let ids = ids(&SS);
+        let answers = resolve(&parsed, state_space(&ids));
+        assert_eq!(
+            value_of(&answers, "STATES"),
+            Some(format!("71790{}", "0".repeat(19)))
+        );
+        assert_eq!(value_of(&answers, "TRANSITIONS").as_deref(), Some("2500"));
+        assert_eq!(value_of(&answers, "MAX_TOKEN_IN_PLACE"), None);
+        assert_eq!(
+            value_of(&answers, "MAX_TOKEN_PER_MARKING").as_deref(),
+            Some("15")
+        );
+    }
+
     #[test]
     fn formulas_keyed_by_the_ids_of_the_file() {
         let names = [
@@ -869,17 +908,13 @@ mod tests {
                 "{inf}"
             );
         }
+        // Scientific notation denoting an integer is that integer (docs/rules.md).
+        assert_eq!(
+            value("STATE_SPACE STATES 1e6", "STATES").as_deref(),
+            Some("1000000")
+        );
         // Not values: a diagnostic each, the line ignored.
-        for word in [
-            "true",
-            "1.5",
-            "7.1790E+0023",
-            "1e6",
-            "0x10",
-            "-inf",
-            "--1",
-            "∞",
-        ] {
+        for word in ["true", "1.5", "1.25E+1", "1e-6", "0x10", "-inf", "--1", "∞"] {
             let answers = resolve(
                 &parse_output(&format!("STATE_SPACE STATES {word}")),
                 state_space(&ss),

@@ -30,7 +30,7 @@ use mccbuild_core::hex;
 use mccbuild_core::{CapturedOutput, Measurement, Termination};
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::{materialize, ArchiveLimits};
-use mccbuild_plan::manifest::{Accel, Contest, GuestKind, QemuConfig};
+use mccbuild_plan::manifest::{Accel, Contest, GuestKind, QemuConfig, RunUser};
 use mccbuild_store::VmInfo;
 
 /// The in-guest runner, the same for both guests (its digest is part of every VM run's key).
@@ -358,7 +358,10 @@ impl QemuExecutor {
     /// The job the guest's runner reads: BenchKit's variables and where things are in the guest.
     fn write_job(&self, spec: &RunSpec, out: &Path) -> Result<(), InfraError> {
         let separate_bin = spec.bin_path != spec.tool_dir;
-        let (input_dev, bin_path, user, work) = match self.config.guest {
+        // Both guests run the tool as BenchKit does, as `mcc` (root where the manifest says
+        // `user = "root"`); the kernel guest's BK_BIN_PATH, a read-only share, gets a writable
+        // overlay in the guest (the image's is on its own disk, writable).
+        let (input_dev, bin_path, bin_overlay, work) = match self.config.guest {
             GuestKind::Kernel => (
                 "/dev/vda",
                 if separate_bin {
@@ -366,15 +369,19 @@ impl QemuExecutor {
                 } else {
                     "/home/mcc/BenchKit/"
                 },
-                "",
+                "1",
                 "/tmp/mccbuild-run",
             ),
             GuestKind::Image => (
                 "/dev/vdb",
                 "/home/mcc/BenchKit/bin/",
-                "mcc",
+                "",
                 "/home/mcc/mccbuild-run",
             ),
+        };
+        let user = match spec.user {
+            RunUser::Mcc => "mcc",
+            RunUser::Root => "",
         };
         let entry = format!("/home/mcc/BenchKit/{}", spec.entry);
         let job = [
@@ -388,6 +395,7 @@ impl QemuExecutor {
             ("MCC_INPUT_DEV", input_dev),
             ("MCC_ENTRY", &entry),
             ("MCC_USER", user),
+            ("MCC_BIN_OVERLAY", bin_overlay),
             ("MCC_WORK", work),
         ]
         .iter()
@@ -447,6 +455,11 @@ impl QemuExecutor {
                     escape_option(&files.disk)
                 ));
                 virtfs(&mut args, Path::new("/usr"), "mccusr", true);
+                // Debian's alternatives (/usr/bin/awk -> /etc/alternatives/awk -> mawk): without
+                // them such commands of the host's /usr do not resolve in the guest.
+                if Path::new("/etc/alternatives").is_dir() {
+                    virtfs(&mut args, Path::new("/etc/alternatives"), "mccalt", true);
+                }
                 virtfs(&mut args, &spec.tool_dir, "mcctool", true);
                 if spec.bin_path != spec.tool_dir {
                     virtfs(&mut args, &spec.bin_path, "mccbin", true);

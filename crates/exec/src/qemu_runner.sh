@@ -18,7 +18,26 @@ cp -a "/mnt/mccinput/$BK_INPUT" "$work/$BK_INPUT" || fail "cannot copy the insta
 as_user=""
 if [ -n "$MCC_USER" ]; then
     chown -R "$MCC_USER:" "$work" || fail "cannot give $work to $MCC_USER"
-    as_user="setpriv --reuid=$MCC_USER --regid=$MCC_USER --init-groups --"
+    # BenchKit's /home/mcc is the user's (the kernel guest's is a folder of its initramfs).
+    chown "$MCC_USER:" /home/mcc 2>/dev/null
+    # util-linux's setpriv (busybox's, first on the kernel guest's PATH, cannot change users).
+    setpriv=setpriv
+    [ -x /usr/bin/setpriv ] && setpriv=/usr/bin/setpriv
+    as_user="$setpriv --reuid=$MCC_USER --regid=$MCC_USER --init-groups --"
+fi
+# BK_BIN_PATH writable and the run's own, as /home/mcc/BenchKit/bin/ on the MCC's VM (the tool's
+# disk): where it is a read-only share (kernel guest, MCC_BIN_OVERLAY=1), an overlay whose upper
+# layer is in the guest's memory is mounted over it (a copy where overlayfs refuses); both are
+# thrown away with the VM. Its top belongs to the run's user, as the local executor's view.
+if [ "$MCC_BIN_OVERLAY" = 1 ]; then
+    bin="${BK_BIN_PATH%/}"
+    mkdir -p "$work/bin-upper" "$work/bin-work" || fail "cannot create $work/bin-upper"
+    [ -z "$MCC_USER" ] || chown "$MCC_USER:" "$work/bin-upper"
+    if ! mount -t overlay overlay -o "lowerdir=$bin,upperdir=$work/bin-upper,workdir=$work/bin-work" "$bin" 2>/dev/null; then
+        cp -a "$bin" "$work/bin-copy" && mount -o bind "$work/bin-copy" "$bin" \
+            || fail "cannot make BK_BIN_PATH $bin writable (overlay and copy both failed)"
+        [ -z "$MCC_USER" ] || chown "$MCC_USER:" "$bin"
+    fi
 fi
 
 # A fresh cgroup for the tool's whole tree: memory limit, CPU time, peak memory, kill.

@@ -687,6 +687,12 @@ pub fn verdict_explanation(
     computed: usize,
 ) -> String {
     let tools = |n: usize| if n == 1 { "tool" } else { "tools" };
+    if case == TrustCase::Organisers {
+        return format!(
+            "decided by the organisers (rule E-6.3); {agreeing} of the {computed} {} that computed it gave it",
+            tools(computed)
+        );
+    }
     if case == TrustCase::Reference {
         return if known {
             format!(

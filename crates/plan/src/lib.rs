@@ -4,6 +4,7 @@
 //! ([`results_file`]), the run key builder ([`key`]) and the plan itself ([`plan`]).
 
 pub mod archive;
+pub mod corrections;
 pub mod digest_cache;
 pub mod host_packages;
 pub mod instance;

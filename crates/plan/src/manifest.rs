@@ -56,6 +56,9 @@ struct ContestSection {
     inputs: Option<Spanned<OneOrMany>>,
     #[serde(default)]
     results: Option<Spanned<OneOrMany>>,
+    /// The organisers' decided values (E-6.3): a CSV of instance, examination, id, value.
+    #[serde(default)]
+    corrections: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -445,6 +448,9 @@ pub struct Contest {
     /// a results CSV) and whether the trusted values are the vote's (the default) or theirs.
     /// Not part of any run key.
     pub reference: Option<ReferenceConfig>,
+    /// `corrections`: the organisers' decided values (E-6.3), a CSV file
+    /// ([`crate::corrections`]). Not part of any run key.
+    pub corrections: Option<PathBuf>,
 }
 
 /// `[reference]`, validated.
@@ -485,6 +491,7 @@ impl Contest {
         let model_kinds = reading.input_models(&file, &mut models, model_kinds);
         let results = reading.results_files(&file);
         let reference = reading.reference(&file);
+        let corrections = reading.corrections(&file);
         reading.check_instance_names(&mut models);
         if models.is_empty() && results.is_empty() {
             reading.problems.push(
@@ -520,6 +527,7 @@ impl Contest {
             results,
             model_kinds,
             reference,
+            corrections,
         })
     }
 
@@ -857,6 +865,23 @@ impl Reading<'_> {
             answers: path,
             basis: section.basis,
         })
+    }
+
+    /// `corrections`: the file must exist (its lines are checked against the plan's values).
+    fn corrections(&mut self, file: &ManifestFile) -> Option<PathBuf> {
+        let name = file.contest.corrections.as_ref()?;
+        let path = self.root.join(name.get_ref());
+        if !path.is_file() {
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        Some(name.span()),
+                        format!("corrections file {} does not exist", path.display()),
+                    )
+                    .help("`corrections` names a CSV of the organisers' decided values (header `instance,examination,id,value`), relative to the manifest"),
+            );
+        }
+        Some(path)
     }
 
     /// Each model's instances sorted and unique; an instance in two models is a problem.

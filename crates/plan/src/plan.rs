@@ -16,6 +16,7 @@ use mccbuild_rules::edition::{ExamId, Examination, Limits};
 use mccbuild_rules::hidden_files::hidden_files;
 use mccbuild_rules::weights::{model_kind, model_of};
 
+use crate::corrections::Corrections;
 use crate::digest_cache::DigestCache;
 use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts};
 use crate::key::{files_digest, reading, tool_files_digest, KeyBuilder, ToolIdentity};
@@ -58,6 +59,9 @@ pub struct ExamInstance {
     /// The reference answer of each id (`[reference]`; `None`: unknown there), or `None` when
     /// the contest names none or the reference says nothing of this examination instance.
     pub reference: Option<Arc<[Option<Value>]>>,
+    /// The organisers' decided value of each id (`[contest] corrections`, E-6.3; `None`: the
+    /// vote stands), or `None` when no value of this examination instance is decided.
+    pub corrections: Option<Arc<[Option<Value>]>>,
 }
 
 /// One run of the plan.
@@ -109,6 +113,9 @@ pub struct Plan {
     /// The reference answers of `[reference]`, as read (their values are in each examination
     /// instance's `reference`).
     pub reference: Option<Reference>,
+    /// The organisers' decided values (`[contest] corrections`), as read (their values are in
+    /// each examination instance's `corrections`).
+    pub corrections: Option<Corrections>,
     /// The instances and examination instances those problems leave out (`run` exits non-zero
     /// when it left some out).
     pub left_out: Vec<LeftOut>,
@@ -168,6 +175,7 @@ impl Plan {
             runs: Vec::new(),
             problems,
             reference: None,
+            corrections: None,
             left_out,
         };
         plan.add_executed_runs(executor);
@@ -175,9 +183,66 @@ impl Plan {
         let t = phase("plan: imported runs");
         plan.add_imported_runs(&imported_instance);
         drop(t);
-        let _t = phase("plan: reference answers");
+        let t = phase("plan: reference answers");
         plan.add_reference();
+        drop(t);
+        let _t = phase("plan: corrections");
+        plan.add_corrections()?;
         Ok(plan)
+    }
+
+    /// `[contest] corrections`: reads the organisers' decided values (E-6.3) and gives each
+    /// examination instance its own (not part of any run key: new corrections re-score). A
+    /// file that cannot be read, or an entry naming no value of the contest or a value of the
+    /// wrong kind, fails the plan: a contest is never scored with part of its decisions.
+    fn add_corrections(&mut self) -> Result<(), Problems> {
+        let Some(path) = &self.contest.corrections else {
+            return Ok(());
+        };
+        let corrections = Corrections::load(path)?;
+        let edition = self.contest.edition.clone();
+        let mut used = vec![false; corrections.len()];
+        for ei in &mut self.exam_instances {
+            ei.corrections = corrections.values(
+                &self.instances[ei.instance].name,
+                &edition.examinations[ei.exam].name,
+                &ei.ids,
+                &mut used,
+            );
+        }
+        let mut problems = Problems::default();
+        let instances: HashSet<&str> = self.instances.iter().map(|i| i.name.as_str()).collect();
+        for (entry, used) in corrections.entries.iter().zip(&used) {
+            let why = if !instances.contains(entry.instance.as_str()) {
+                "no such instance in the contest".to_string()
+            } else if let Some(exam) = edition.examination(&entry.examination) {
+                if *used {
+                    let kind = edition.examinations[exam].value;
+                    if entry.value.kind() == kind {
+                        continue;
+                    }
+                    format!(
+                        "the value {} is not of the examination's kind ({})",
+                        entry.value,
+                        kind.name()
+                    )
+                } else {
+                    format!(
+                        "no value `{}` in this examination of this instance (or no tool takes part in it)",
+                        entry.id
+                    )
+                }
+            } else {
+                format!(
+                    "no examination `{}` in the edition {}",
+                    entry.examination, edition.info.name
+                )
+            };
+            problems.push(corrections.unknown_value(entry, &why));
+        }
+        problems.into_result(())?;
+        self.corrections = Some(corrections);
+        Ok(())
     }
 
     /// `[reference]`: reads the reference answers of the contest's instances and gives each
@@ -450,6 +515,7 @@ fn exam_instance(
         scored,
         truth,
         reference: None,
+        corrections: None,
     }
 }
 

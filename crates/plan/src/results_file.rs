@@ -13,8 +13,6 @@
 
 use std::path::Path;
 
-use num_bigint::BigUint;
-
 use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_core::digest::Digest;
 use mccbuild_core::value::{Value, ValueKind};
@@ -231,25 +229,12 @@ fn parse_number(word: &str) -> Result<Option<Value>, VectorError> {
         Err(_) => {}
     }
     // The shortened big numbers of the MCC's files: d.dddE+xx.
-    let upper = word.to_ascii_uppercase();
-    let (mantissa, exponent) = upper.split_once('E').ok_or_else(not_a_number)?;
-    let exponent: i64 = exponent.parse().map_err(|_| not_a_number())?;
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if mantissa.starts_with('-') {
+    if word.starts_with('-') {
         return Ok(None);
     }
-    let digits = format!("{}{}", int_part.trim_start_matches('+'), frac_part);
-    let shift = exponent - frac_part.len() as i64;
-    if digits.is_empty()
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-        || !(0..=100_000).contains(&shift)
-    {
-        return Err(not_a_number());
-    }
-    let base: BigUint = digits.parse().map_err(|_| not_a_number())?;
-    Ok(Some(Value::from_biguint(
-        base * BigUint::from(10u32).pow(shift as u32),
-    )))
+    Value::parse_scientific_integer(word)
+        .map(Some)
+        .ok_or_else(not_a_number)
 }
 
 #[cfg(test)]

@@ -362,11 +362,19 @@ impl<'de> Deserialize<'de> for WeightScale {
     }
 }
 
-/// `[ranking]`: how tools with equal scores are ordered.
+/// `[ranking]`: how tools with equal scores are ordered, and who gets a medal.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 pub struct RankingRules {
     #[serde(default)]
     pub tie_break: TieBreak,
+    /// Whether a medal needs a score above 0 besides a rank of 1 to 3. The MCC texts set no
+    /// minimum (E-4.6: "tools are ranked in this category with respect to this sum"; the MCC's
+    /// papers: "golden, silver, and bronze medals are attributed to the three best tools"), so
+    /// the MCC editions leave it off (the default). SV-COMP 2012 gives no medals; its file sets
+    /// it, from "a competition candidate that generates random answers should be ranked with a
+    /// negative sum of points": a tool that does no better than guessing gets no medal.
+    #[serde(default)]
+    pub medal_needs_positive_score: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -1155,6 +1163,28 @@ mod tests {
         assert_eq!(edition.limits.time, TimeLimit::Cpu);
         let bad = default_rules().replace("time = \"wall\"", "time = \"cpu-ish\"");
         assert!(Edition::parse(Path::new("rules/x.toml"), &bad).is_err());
+    }
+
+    /// What each edition's text defines, and nothing more (issue 14): E-4.5's awards in the MCC
+    /// 2023 and 2026 rules, none in the 2015 report (it only charts CPU and memory) nor in
+    /// SV-COMP 2012; medals for the three best ranks whatever the score, except SV-COMP 2012
+    /// (no medals in its text; a negative sum is no better than random answers).
+    #[test]
+    fn each_edition_has_the_awards_and_medals_its_text_defines() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules");
+        for (file, awards, positive) in [
+            ("mcc-2015.toml", false, false),
+            ("mcc-2023.toml", true, false),
+            ("mcc-2026.toml", true, false),
+            ("svcomp-2012.toml", false, true),
+        ] {
+            let edition = Edition::load(&dir.join(file)).unwrap();
+            assert_eq!(edition.awards.enabled, awards, "{file}");
+            assert_eq!(
+                edition.ranking.medal_needs_positive_score, positive,
+                "{file}"
+            );
+        }
     }
 
     #[test]

@@ -53,13 +53,16 @@ pub struct Standing {
 /// Rules E-4.5 and E-4.6: the podium of one category. Tools are ranked by their total score in
 /// the category; of several variants of one tool (a family) only the best one is ranked, the
 /// others are displayed for information; reference tools are displayed but never ranked. Medals go
-/// to the first three ranks, to tools with a positive score (a tool that earned nothing is not
-/// a medallist). Ties share a rank and its medal, unless `tie_break` (lower is better: SV-COMP's
-/// success CPU time) orders them. Scores and tie-breaks are exact: equal means equal.
+/// to the first three ranks, whatever the score (the texts set no minimum), or only to tools with
+/// a positive score when `medal_needs_positive_score` (`[ranking]`, see
+/// [`crate::edition::RankingRules`]). Ties share a rank and its medal, unless `tie_break` (lower
+/// is better: SV-COMP's success CPU time) orders them. Scores and tie-breaks are exact: equal
+/// means equal.
 pub fn podium(
     entrants: &[Entrant<'_>],
     scores: &[Exact],
     tie_break: Option<&[Exact]>,
+    medal_needs_positive_score: bool,
 ) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
     let nothing = zero();
@@ -97,7 +100,9 @@ pub fn podium(
                 }
             }
         });
-        let medal = rank.filter(|&r| r <= 3 && *s > nothing).map(|r| r as u8);
+        let medal = rank
+            .filter(|&r| r <= 3 && (!medal_needs_positive_score || *s > nothing))
+            .map(|r| r as u8);
         standings.push(Standing {
             tool: e.tool,
             score: s.clone(),
@@ -206,40 +211,56 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
         .filter(|s| s.rank.is_some())
         .map(|s| s.tool)
         .collect();
-    let mut time_wins: Vec<Exact> = vec![zero(); ranked.len()];
-    let mut memory_wins: Vec<Exact> = vec![zero(); ranked.len()];
+    // Per ranked tool, how many examination instances it won shared by k tools (index k): the
+    // wins are summed as fractions once at the end, exactly (sum of count / k), instead of
+    // adding 1/k fractions per examination instance.
+    let mut time_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    let mut memory_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    let mut times = Vec::new();
+    let mut memories = Vec::new();
     for runs in completed {
-        // The ranked tools that completed it: (position in `ranked`, exact measure).
-        let mut times = Vec::new();
-        let mut memories = Vec::new();
+        // The ranked tools that completed it: (position in `ranked`, measure). Measures are
+        // compared as the floats they are: two finite floats compare as their exact values.
+        times.clear();
+        memories.clear();
         for c in runs {
             if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
-                times.push((at, from_f64_exact(c.cpu_s)));
-                memories.push((at, from_f64_exact(c.peak_memory_mb)));
+                times.push((at, c.cpu_s));
+                memories.push((at, c.peak_memory_mb));
             }
         }
         share_win(&times, &mut time_wins);
         share_win(&memories, &mut memory_wins);
     }
+    let exact = |wins: Vec<Vec<u64>>| -> Vec<Exact> {
+        wins.into_iter()
+            .map(|by_k| {
+                by_k.iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .fold(zero(), |sum, (k, n)| {
+                        sum + Exact::new((*n).into(), k.into())
+                    })
+            })
+            .collect()
+    };
     Awards {
-        fastest: most_wins(&ranked, &time_wins),
-        least_memory: most_wins(&ranked, &memory_wins),
+        fastest: most_wins(&ranked, &exact(time_wins)),
+        least_memory: most_wins(&ranked, &exact(memory_wins)),
     }
 }
 
-/// One examination instance's win, shared equally among the entries with the lowest measure.
-fn share_win(entries: &[(usize, Exact)], wins: &mut [Exact]) {
-    let Some(best) = entries.iter().map(|(_, m)| m).min() else {
+/// One examination instance's win, shared equally among the entries with the lowest measure
+/// (`wins[tool][k]` counts the wins shared by k tools).
+fn share_win(entries: &[(usize, f64)], wins: &mut [Vec<u64>]) {
+    let Some(best) = entries.iter().map(|(_, m)| *m).min_by(f64::total_cmp) else {
         return;
     };
-    let winners: Vec<usize> = entries
-        .iter()
-        .filter(|(_, m)| m == best)
-        .map(|(at, _)| *at)
-        .collect();
-    let share = Exact::new(1.into(), winners.len().into());
-    for w in winners {
-        wins[w] += &share;
+    let k = entries.iter().filter(|(_, m)| *m == best).count();
+    for (at, m) in entries {
+        if *m == best {
+            wins[*at][k] += 1;
+        }
     }
 }
 
@@ -352,16 +373,52 @@ mod tests {
         ];
         let scores = ints(&[10, 10, 3]);
         let cpu = ints(&[50, 20, 1]);
-        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu))
+        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu), false)
             .iter()
             .map(|s| (s.tool, s.rank))
             .collect();
         assert_eq!(ranks, vec![(1, Some(1)), (0, Some(2)), (2, Some(3))]);
-        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None)
+        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None, false)
             .iter()
             .map(|s| (s.tool, s.rank))
             .collect();
         assert_eq!(shared, vec![(0, Some(1)), (1, Some(1)), (2, Some(3))]);
+    }
+
+    /// E-4.6 sets no minimum score for a medal: ranks 1 to 3 get gold, silver and bronze even
+    /// at 0 or below (the MCC editions); `medal_needs_positive_score` (SV-COMP 2012's file)
+    /// keeps medals for scores above 0.
+    #[test]
+    fn medals_go_to_the_three_best_ranks_whatever_the_score_unless_the_edition_says() {
+        // lola -5, tapaal-seq 0 (its family's only ranked variant: tapaal-par is at -10),
+        // smpt 3, zero -1; gold2025 is a reference tool, unranked.
+        let scores = ints(&[-5, 0, -10, 100, 3, -1]);
+        let medals = |positive: bool| -> Vec<(u32, Option<u32>, Option<u8>)> {
+            podium(&entrants(), &scores, None, positive)
+                .iter()
+                .filter(|s| s.rank.is_some())
+                .map(|s| (s.tool, s.rank, s.medal))
+                .collect()
+        };
+        // smpt 3 > tapaal-seq 0 > zero -1 > lola -5.
+        assert_eq!(
+            medals(false),
+            vec![
+                (4, Some(1), Some(1)),
+                (1, Some(2), Some(2)),
+                (5, Some(3), Some(3)),
+                (0, Some(4), None)
+            ]
+        );
+        assert_eq!(
+            medals(true),
+            vec![
+                (4, Some(1), Some(1)),
+                (1, Some(2), None),
+                (5, Some(3), None),
+                (0, Some(4), None)
+            ]
+        );
     }
 
     #[test]
@@ -371,7 +428,7 @@ mod tests {
         // name), zero 4 (no medal: rank 4 and no points). tapaal-seq is the family's second
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let p = podium(&entrants(), &scores, None);
+        let p = podium(&entrants(), &scores, None, true);
         let summary: Vec<(u32, Option<u32>, Option<u8>)> =
             p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
         assert_eq!(
@@ -402,7 +459,7 @@ mod tests {
     #[test]
     fn awards_by_wins_never_reward_solving_less() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let exams = vec![
             vec![run(0, 0.44, 10.0), run(4, 0.11, 20.0)],
             vec![run(4, 900.0, 4000.0)],
@@ -433,7 +490,7 @@ mod tests {
     fn awards_by_wins_ties_and_unranked_tools() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
         // Ranks: tapaal-par (2) 1st, lola (0) and smpt (4) 2nd (tied).
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let exams = vec![
             // lola and smpt tie at 1 s: 1/2 each; the reference tool, faster, is not ranked.
             vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
@@ -455,7 +512,7 @@ mod tests {
     #[test]
     fn awards_among_ranked_tools_on_completed_examinations() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None);
+        let standings = podium(&entrants(), &scores, None, true);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(10.0, 100.0); // lola: mean 10 s, 100 MB
         perf[0].add(30.0, 300.0); //       -> mean 20 s, 200 MB

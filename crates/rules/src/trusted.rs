@@ -30,6 +30,9 @@ pub enum TrustCase {
     /// trusted values, an exported results CSV): the contest is scored against them instead of
     /// the vote (`[reference] basis = "reference"`).
     Reference,
+    /// Decided by the organisers (E-6.3): the contest's corrections file (`[contest]
+    /// corrections`) gives this value, whatever the vote or the reference said.
+    Organisers,
 }
 
 impl TrustCase {
@@ -44,10 +47,12 @@ impl TrustCase {
             TrustCase::NoAnswer => "no-answer",
             TrustCase::GroundTruth => "ground-truth",
             TrustCase::Reference => "reference",
+            TrustCase::Organisers => "organisers",
         }
     }
 
-    /// Its situation in rule E-3.1's list (1 to 5); none for a given truth or a reference.
+    /// Its situation in rule E-3.1's list (1 to 5); none for a given truth, a reference or an
+    /// organisers' decision.
     pub fn situation(self) -> Option<u8> {
         match self {
             TrustCase::Unanimity => Some(1),
@@ -55,7 +60,7 @@ impl TrustCase {
             TrustCase::TwoTools => Some(3),
             TrustCase::SingleTool => Some(4),
             TrustCase::NoAnswer => Some(5),
-            TrustCase::GroundTruth | TrustCase::Reference => None,
+            TrustCase::GroundTruth | TrustCase::Reference | TrustCase::Organisers => None,
         }
     }
 }
@@ -203,6 +208,27 @@ pub fn trusted_by_ground_truth(expected: Option<&Value>) -> Decision {
     Decision {
         value: expected.cloned(),
         case: TrustCase::GroundTruth,
+    }
+}
+
+/// Rule E-6.3, the organisers' decision: "Once the call for tool participation is issued, and
+/// especially when execution of submitted tools is running, the MCC organizers are competent to
+/// solve the problems they might encounter. [...] Resolution of problems would be performed
+/// with, as much as possible, the least impact on the outcomes of the contest." A value the
+/// organisers decided (a value of the contest's corrections file) is the trusted value, whatever
+/// E-3.1's vote (`decided` is `None`: the vote stands). It may give a trusted value where the
+/// vote gives none (no tool right, tools disagreeing with equal weights), so that the tools'
+/// answers there are judged right or wrong (E-4.2) like any other. The MCC did so in 2024: 54
+/// contested values whose official value is not the vote's, and wrong answers on values no tool
+/// got right (docs/replay-analysis.md, section 6). E-2.2's Confidence is not affected: the set V
+/// is what the tools agree on, before any decision.
+pub fn decided_by_organisers(vote: Decision, decided: Option<&Value>) -> Decision {
+    match decided {
+        Some(value) => Decision {
+            value: Some(value.clone()),
+            case: TrustCase::Organisers,
+        },
+        None => vote,
     }
 }
 
@@ -377,6 +403,7 @@ mod tests {
             TrustCase::NoAnswer,
             TrustCase::GroundTruth,
             TrustCase::Reference,
+            TrustCase::Organisers,
         ];
         for (i, case) in cases.into_iter().enumerate() {
             assert_eq!(
@@ -399,6 +426,36 @@ mod tests {
             }
         );
         assert_eq!(trusted_by_ground_truth(None).value, None);
+    }
+
+    #[test]
+    fn the_organisers_decision_overrides_the_vote_and_gives_unknown_values() {
+        // Tools 0 and 3 (C = 0.999 and 0.995) say TRUE, tool 1 (0.8) FALSE: the vote is TRUE
+        // (1.994 of 2.594); the organisers say FALSE.
+        let answers = [(0, b(true)), (1, b(false)), (3, b(true))];
+        let vote = trusted_value(&answers, conf, &rules("0.997"));
+        assert_eq!(vote.value, Some(b(true)));
+        let decided = decided_by_organisers(vote.clone(), Some(&b(false)));
+        assert_eq!(
+            decided,
+            Decision {
+                value: Some(b(false)),
+                case: TrustCase::Organisers
+            }
+        );
+        // No decision: the vote stands, its case too.
+        assert_eq!(
+            decided_by_organisers(vote, None).case,
+            TrustCase::WeightedMajority
+        );
+        // A value no tool computed alone with enough Confidence (tool 2, 0.6: unknown) gets the
+        // organisers' value: tool 2's answer is now judged against it.
+        let unknown = trusted_value(&[(2, b(true))], conf, &rules("0.997"));
+        assert_eq!(unknown.value, None);
+        assert_eq!(
+            decided_by_organisers(unknown, Some(&b(false))).value,
+            Some(b(false))
+        );
     }
 
     #[test]

@@ -129,6 +129,9 @@ pub struct ExamInstanceInputs {
     pub truth: Option<Arc<[Option<Value>]>>,
     /// The reference answer of each value id (`[reference]`), if the reference gives them.
     pub reference: Option<Arc<[Option<Value>]>>,
+    /// The organisers' decided value of each value id (`[contest] corrections`, E-6.3), if any
+    /// is decided here.
+    pub corrections: Option<Arc<[Option<Value>]>>,
     pub runs: Vec<RunInputs>,
 }
 
@@ -259,8 +262,10 @@ impl ScoringDb {
         let mut exam_instances = Vec::with_capacity(members.len());
         let (mut answers, mut competes, mut measurements) = (Vec::new(), Vec::new(), Vec::new());
         let mut reference = Vec::new();
+        let mut corrections = Vec::new();
         for ei in members {
             reference.push(ei.reference);
+            corrections.push(ei.corrections);
             exam_instances.push(ExamInstance {
                 exam: ei.exam,
                 ids: ei.ids,
@@ -290,6 +295,7 @@ impl ScoringDb {
             competes.into(),
             measurements.into(),
             reference.into(),
+            corrections.into(),
         )
         .contest_durability(Durability::HIGH)
         .model_durability(Durability::HIGH)
@@ -388,6 +394,25 @@ impl ScoringDb {
         let mut new: Vec<Option<Arc<[Option<Value>]>>> = all.to_vec();
         new[j] = reference;
         m.set_reference(self).to(new.into());
+    }
+
+    /// Sets the organisers' decided values of examination instance `e` (in the inputs' order),
+    /// only if they changed: the answers, the vote and the Confidences stay as they are.
+    pub fn set_corrections(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        corrections: Option<Arc<[Option<Value>]>>,
+    ) {
+        let (i, j) = handles.exam_instances[e];
+        let m = handles.examinations[i];
+        let all = m.corrections(self);
+        if all[j] == corrections {
+            return;
+        }
+        let mut new: Vec<Option<Arc<[Option<Value>]>>> = all.to_vec();
+        new[j] = corrections;
+        m.set_corrections(self).to(new.into());
     }
 
     /// Sets what the trusted values are (the vote or the reference), only if it changed.

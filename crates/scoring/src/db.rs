@@ -32,7 +32,8 @@ use mccbuild_rules::podium::{
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
 use mccbuild_rules::reference::{trusted_by_reference, Basis};
 use mccbuild_rules::trusted::{
-    contested_winner, trusted_alone, trusted_by_ground_truth, trusted_value_with, Decision,
+    contested_winner, decided_by_organisers, trusted_alone, trusted_by_ground_truth,
+    trusted_value_with, Decision,
 };
 use mccbuild_rules::weights::{
     attainable_points, instance_weight, kind_multipliers, weight_scale, Weight,
@@ -152,6 +153,11 @@ pub struct ModelExamination {
     /// answers.
     #[returns(ref)]
     pub reference: Arc<[Option<Arc<[Option<Value>]>>]>,
+    /// Per examination instance, the organisers' decided value of each value (`[contest]
+    /// corrections`, E-6.3), if any is decided there; a field of its own: new corrections
+    /// re-score without touching the answers or the Confidences.
+    #[returns(ref)]
+    pub corrections: Arc<[Option<Arc<[Option<Value>]>>]>,
 }
 
 /// A planned run: its model examination, the examination instance there and its position.
@@ -280,9 +286,27 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
 
 /// The trusted value of each value of each examination instance of a model examination: rule
 /// E-3.1's vote (or the given truth, in a ground-truth contest), or, when the contest's basis
-/// is its reference answers, those.
+/// is its reference answers, those; then the organisers' decisions (E-6.3) where there are.
 #[salsa::tracked(returns(ref))]
 pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    let mut decisions = undecided_values(db, m);
+    for (decisions, decided) in decisions.iter_mut().zip(m.corrections(db).iter()) {
+        let Some(decided) = decided else {
+            continue;
+        };
+        for (d, value) in decisions.iter_mut().zip(decided.iter()) {
+            if value.is_some() {
+                *d = decided_by_organisers(d.clone(), value.as_ref());
+            }
+        }
+    }
+    decisions
+}
+
+/// The trusted values before the organisers' decisions: the vote's (or the given truth's), or
+/// the reference's when the contest's basis is its reference answers. Reports show it beside a
+/// decided value.
+pub fn undecided_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
     if m.contest(db).basis(db) == Basis::Reference {
         return reference_decisions(db, m);
     }
@@ -807,7 +831,12 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
                 .collect();
             let tie_break =
                 (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
-            let standings = podium::podium(&entrants, &totals.scores[category], tie_break);
+            let standings = podium::podium(
+                &entrants,
+                &totals.scores[category],
+                tie_break,
+                edition.ranking.medal_needs_positive_score,
+            );
             let awards = if !edition.awards.enabled {
                 Awards::default()
             } else if edition.awards.aggregate == AwardAggregate::Wins {

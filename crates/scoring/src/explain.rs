@@ -16,7 +16,10 @@ use mccbuild_rules::points::score_value;
 use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
 
 use crate::database::{Handles, ScoringDb};
-use crate::db::{category_entries, confidence_tally, tool_confidence, vote_decisions, ContestData};
+use crate::db::{
+    category_entries, confidence_tally, tool_confidence, undecided_values, vote_decisions,
+    ContestData,
+};
 use crate::scores::basis_name;
 use mccbuild_rules::reference::{judge, Judgement};
 
@@ -151,7 +154,7 @@ pub fn explain_value(
             .collect()
     };
     let trusted = decision.value.as_ref().map(|v| v.to_string());
-    let reason = reason(
+    let mut reason = reason(
         plan,
         decision,
         answers_given,
@@ -159,6 +162,20 @@ pub fn explain_value(
         &weights,
         &confidence,
     );
+    if decision.case == TrustCase::Organisers {
+        // What the vote (or the reference) alone gives, beside the organisers' value.
+        let (i, j) = handles.exam_instances[e];
+        let undecided = &undecided_values(db, handles.examinations[i])[j][index];
+        let without = self::reason(
+            plan,
+            undecided,
+            answers_given,
+            &answers,
+            &weights,
+            &confidence,
+        );
+        reason = format!("{reason}; without it, {without}");
+    }
     Ok(ValueExplanation {
         instance: instance.to_string(),
         examination: examination.to_string(),
@@ -299,6 +316,10 @@ fn reason(
             }
         }
         TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
+        TrustCase::Organisers => match &plan.corrections {
+            Some(c) => format!("decided by the organisers (E-6.3, {}): {shown}", c.path.display()),
+            None => format!("decided by the organisers (E-6.3): {shown}"),
+        },
         TrustCase::Reference => match &plan.reference {
             Some(r) => format!("scored against the reference ({}): {shown}", r.describe()),
             None => format!("scored against the reference: {shown}"),

@@ -85,6 +85,7 @@ pub fn build_scoring<'a>(
             scored: ei.scored as u32,
             truth: ei.truth.clone(),
             reference: ei.reference.clone(),
+            corrections: ei.corrections.clone(),
             runs,
         })
         .collect();

@@ -8,9 +8,12 @@ use mccbuild_rules::edition::TrustKind;
 use mccbuild_rules::exact::{decimal, fraction, Exact};
 
 use crate::database::{Handles, ScoringDb};
-use crate::db::{category_scores, podiums, tool_confidence, vote_decisions, Podium};
+use crate::db::{
+    category_scores, podiums, tool_confidence, undecided_values, vote_decisions, Podium,
+};
 use mccbuild_plan::Plan;
 use mccbuild_rules::reference::{judge, vote_and_reference_disagree, Basis, JudgementCounts};
+use mccbuild_rules::trusted::TrustCase;
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct ValueRow {
@@ -18,9 +21,19 @@ pub struct ValueRow {
     pub examination: String,
     pub id: String,
     pub trusted: Option<String>,
-    /// Which situation of rule E-3.1 decided it.
+    /// Which situation of rule E-3.1 decided it (`organisers`: the corrections file, E-6.3).
     pub case: String,
     pub answers: BTreeMap<String, String>,
+    /// A value the organisers decided: what the vote (or the reference) alone gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
+}
+
+/// The trusted value a value would have without the organisers' decision, and its case.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+pub struct Undecided {
+    pub trusted: Option<String>,
+    pub case: String,
 }
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -251,6 +264,10 @@ fn exam_instance_rows(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) 
     let ei = &plan.exam_instances[e];
     let answers = handles.value_answers(db, e);
     let decisions = handles.decisions(db, e);
+    let undecided = ei.corrections.as_ref().map(|_| {
+        let (m, j) = handles.exam_instances[e];
+        undecided_values(db, handles.examinations[m]).swap_remove(j)
+    });
     let mut values = Vec::with_capacity(ei.ids.len());
     for (i, id) in ei.ids.iter().enumerate() {
         values.push(ValueRow {
@@ -264,6 +281,13 @@ fn exam_instance_rows(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) 
                 .iter()
                 .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
                 .collect(),
+            undecided: undecided
+                .as_ref()
+                .filter(|_| decisions[i].case == TrustCase::Organisers)
+                .map(|u| Undecided {
+                    trusted: u[i].value.as_ref().map(|v| v.to_string()),
+                    case: u[i].case.name().to_string(),
+                }),
         });
     }
     values

@@ -87,6 +87,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
             runs,
             truth: None,
             reference: None,
+            corrections: None,
         });
     }
     let models = vec![ModelInfo {
@@ -348,6 +349,7 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
             runs,
             truth: None,
             reference: None,
+            corrections: None,
         });
     }
     let models = (0..6)
@@ -493,5 +495,46 @@ fn a_new_reference_rescores_without_touching_the_answers() {
 
     // Back to the vote: the first podiums again.
     db.set_basis(&handles, Basis::Vote);
+    assert_eq!(podiums(&db, handles.contest), &voted);
+}
+
+/// The organisers' decisions (`[contest] corrections`, E-6.3) are an input of their own: a new
+/// decision re-decides and re-scores its model examination only, and never recomputes the
+/// answers by value, the agreement or any Confidence (the corrections are in no run key: nothing
+/// reruns either). Removing it gives the vote's podiums back.
+#[test]
+fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
+    let mut db = ScoringDb::with_log();
+    let handles = contest(&mut db);
+    let voted = podiums(&db, handles.contest).clone();
+    db.start_logging();
+    // The organisers decide that instance 0's STATES is 7, where every tool says 1.
+    let decided: Arc<[Option<Value>]> = [Some(Value::Int(7)), None, None, None].into();
+    db.set_corrections(&handles, 0, Some(decided.clone()));
+    let corrected = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    let expected: BTreeMap<String, usize> = [
+        ("trusted_values", 1),
+        ("exam_scores", 1),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(executed, expected);
+    assert_ne!(corrected, voted, "every tool is now wrong once");
+    let decisions = &mccbuild_scoring::db::trusted_values(&db, handles.examinations[0])[0];
+    assert_eq!(decisions[0].value, Some(Value::Int(7)));
+    assert_eq!(decisions[0].case, TrustCase::Organisers);
+    assert_eq!(decisions[1].case, TrustCase::Unanimity, "the vote stands");
+
+    // The same decision again: nothing re-executes.
+    db.set_corrections(&handles, 0, Some(decided));
+    assert_eq!(podiums(&db, handles.contest), &corrected);
+    assert_eq!(counts(db.take_executed()), BTreeMap::new());
+
+    // Withdrawn: the vote's podiums again.
+    db.set_corrections(&handles, 0, None);
     assert_eq!(podiums(&db, handles.contest), &voted);
 }
