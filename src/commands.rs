@@ -141,3 +141,21 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), Error> {
     text.push('\n');
     print_out(&text)
 }
+
+/// [`print_json`] written as it is serialized, through a buffer: the same bytes, for JSON of
+/// tens of megabytes (`scores --json` of an edition) that need not be held whole in memory.
+pub(crate) fn print_json_streamed(value: &impl serde::Serialize) -> Result<(), Error> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = serde_json::to_writer(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}

@@ -259,3 +259,30 @@ fn model_grouping_pools_or_separates_col_and_pt_instances() {
     let plan = json(&c.mccbuild(&["plan", "--json"]));
     assert_eq!(plan["to_run"], 0, "{plan}");
 }
+
+/// `scores --json` is written as it is serialized (the values row by row, not built first):
+/// its bytes are those of the scores report serialized whole, and its content that of the JSON
+/// export's report (which is built whole). The tools are declared d, a, b, c: each value's
+/// answers are by tool name, as in the report's map.
+#[test]
+fn the_streamed_scores_json_is_the_report_serialized_whole() {
+    let c = contest();
+    c.mccbuild(&["import", "results.csv"]);
+    let streamed = c.mccbuild(&["scores", "--json"]);
+    assert!(streamed.status.success(), "{}", stderr(&streamed));
+    let text = stdout(&streamed);
+    let report: mccbuild_scoring::scores::ScoresReport =
+        serde_json::from_str(&text).expect("scores --json is a scores report");
+    assert_eq!(report.values.len(), 5, "{text}");
+    assert_eq!(
+        format!("{}\n", serde_json::to_string(&report).unwrap()),
+        text
+    );
+    let export = c.mccbuild(&["export", "--json", "-"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    let mut exported = json(&export);
+    let exported = exported.as_object_mut().unwrap();
+    exported.remove("format");
+    exported.remove("runs");
+    assert_eq!(serde_json::Value::Object(exported.clone()), json(&streamed));
+}

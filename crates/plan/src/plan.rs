@@ -22,7 +22,7 @@ use crate::instance::{instance_facts, ArchiveLimits, FileProblem, InstanceFacts}
 use crate::key::{files_digest, reading, tool_files_digest, KeyBuilder, ToolIdentity};
 use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, Tool, ToolKind};
 use crate::reference::Reference;
-use crate::results_file::{parse_results, read_results, ResultRow, RowResults};
+use crate::results_file::{read_results, vector_length, ResultRow};
 
 /// An instance of the contest.
 #[derive(Clone, Debug)]
@@ -382,6 +382,9 @@ impl Plan {
             KeyBuilder::new(&self.tools, &[("kind".to_string(), "import".to_string())]);
         let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
         let mut seen_rows: HashMap<(usize, usize), usize> = HashMap::new();
+        // How each examination's answers are read (a key ingredient), written once.
+        let readings: Vec<String> = edition.examinations.iter().map(reading).collect();
+        let first_run = self.runs.len();
         for (f, rows) in self.imported.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
                 let (Some(&i), Some(exam_id)) = (
@@ -414,24 +417,44 @@ impl Plan {
                     self.runs
                         .retain(|run: &Run| !(run.tool == t && run.exam_instance == ei));
                 }
-                let limits = self.contest.limits_for(exam_id);
-                let task = import_keys.task(
-                    &row.instance,
-                    &row.digest,
-                    &exam.name,
-                    &reading(exam),
-                    limits,
-                );
                 self.runs.push(Run {
                     tool: t,
                     exam_instance: ei,
-                    key: import_keys.key(t, &task),
-                    limits,
+                    key: RunKey([0; 32]),
+                    limits: self.contest.limits_for(exam_id),
                     hidden: Arc::from(Vec::new()),
                     origin: RunOrigin::Imported { file: f, row: r },
                 });
             }
         }
+        // Two small hashes per run (its task, then its key), spread over the cores as the
+        // executed runs' keys are.
+        let (imported, exam_instances) = (&self.imported, &self.exam_instances);
+        let runs = &mut self.runs[first_run..];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = runs.len().div_ceil(threads).max(8192);
+        std::thread::scope(|scope| {
+            for part in runs.chunks_mut(chunk) {
+                let (import_keys, readings, edition) = (&import_keys, &readings, &edition);
+                scope.spawn(move || {
+                    for run in part {
+                        let RunOrigin::Imported { file, row } = run.origin else {
+                            continue;
+                        };
+                        let row = &imported[file][row];
+                        let exam_id = exam_instances[run.exam_instance].exam;
+                        let task = import_keys.task(
+                            &row.instance,
+                            &row.digest,
+                            &edition.examinations[exam_id].name,
+                            &readings[exam_id],
+                            run.limits,
+                        );
+                        run.key = import_keys.key(run.tool, &task);
+                    }
+                });
+            }
+        });
     }
 
     /// Per imported instance and examination, the length of its longest vector: the row's
@@ -459,11 +482,9 @@ impl Plan {
                     continue;
                 };
                 for vector in [&row.results, &row.estimated] {
-                    if let Ok(RowResults::Values(v)) =
-                        parse_results(vector, edition.examinations[exam].value)
-                    {
+                    if let Some(len) = vector_length(vector, edition.examinations[exam].value) {
                         let n = lengths.entry((i, exam)).or_insert(0);
-                        *n = (*n).max(v.len());
+                        *n = (*n).max(len);
                     }
                 }
             }

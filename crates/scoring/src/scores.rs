@@ -252,39 +252,134 @@ fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[Exact], podium: 
 /// Every value of every examination instance: its trusted value, the case of E-3.1 that decided
 /// it, every tool's answer.
 fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
+    (0..plan.exam_instances.len())
+        .flat_map(|e| exam_instance_rows(plan, db, handles, e))
+        .collect()
+}
+
+/// The value rows of examination instance `e` (of [`value_rows`]).
+fn exam_instance_rows(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) -> Vec<ValueRow> {
     let edition = &plan.contest.edition;
     let tools = &plan.contest.tools;
-    let mut values = Vec::new();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        let answers = handles.value_answers(db, e);
-        let decisions = handles.decisions(db, e);
-        let undecided = ei.corrections.as_ref().map(|_| {
-            let (m, j) = handles.exam_instances[e];
-            undecided_values(db, handles.examinations[m]).swap_remove(j)
+    let ei = &plan.exam_instances[e];
+    let answers = handles.value_answers(db, e);
+    let decisions = handles.decisions(db, e);
+    let undecided = ei.corrections.as_ref().map(|_| {
+        let (m, j) = handles.exam_instances[e];
+        undecided_values(db, handles.examinations[m]).swap_remove(j)
+    });
+    let mut values = Vec::with_capacity(ei.ids.len());
+    for (i, id) in ei.ids.iter().enumerate() {
+        values.push(ValueRow {
+            instance: plan.instances[ei.instance].name.clone(),
+            examination: edition.examinations[ei.exam].name.clone(),
+            id: id.to_string(),
+            trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
+            case: decisions[i].case.name().to_string(),
+            answers: answers
+                .value(i)
+                .iter()
+                .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
+                .collect(),
+            undecided: undecided
+                .as_ref()
+                .filter(|_| decisions[i].case == TrustCase::Organisers)
+                .map(|u| Undecided {
+                    trusted: u[i].value.as_ref().map(|v| v.to_string()),
+                    case: u[i].case.name().to_string(),
+                }),
         });
-        for (i, id) in ei.ids.iter().enumerate() {
-            values.push(ValueRow {
-                instance: plan.instances[ei.instance].name.clone(),
-                examination: edition.examinations[ei.exam].name.clone(),
-                id: id.to_string(),
-                trusted: decisions[i].value.as_ref().map(|v| v.to_string()),
-                case: decisions[i].case.name().to_string(),
-                answers: answers
-                    .value(i)
-                    .iter()
-                    .map(|(t, v)| (tools[*t as usize].name.clone(), v.to_string()))
-                    .collect(),
-                undecided: undecided
-                    .as_ref()
-                    .filter(|_| decisions[i].case == TrustCase::Organisers)
-                    .map(|u| Undecided {
-                        trusted: u[i].value.as_ref().map(|v| v.to_string()),
-                        case: u[i].case.name().to_string(),
-                    }),
-            });
-        }
     }
     values
+}
+
+/// The JSON of `mccbuild scores --json`, written as it is serialized: the same bytes as the
+/// [`ScoresReport`] with its `values` (`scores_report(.., true)`), without building the ~200,000
+/// [`ValueRow`]s of an edition (hundreds of megabytes of strings) first. Each value's row is
+/// read from the database as it is written.
+pub struct ScoresJson<'a> {
+    report: ScoresReport,
+    plan: &'a Plan,
+    db: &'a ScoringDb,
+    handles: &'a Handles,
+}
+
+/// The scores report with its values, to serialize (see [`ScoresJson`]).
+pub fn scores_json<'a>(plan: &'a Plan, db: &'a ScoringDb, handles: &'a Handles) -> ScoresJson<'a> {
+    ScoresJson {
+        report: scores_report(plan, db, handles, false),
+        plan,
+        db,
+        handles,
+    }
+}
+
+impl Serialize for ScoresJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // The fields of `ScoresReport`, in its order (tests/import.rs
+        // `the_streamed_scores_json_is_the_report_serialized_whole` compares the two).
+        let ScoresReport {
+            contest,
+            edition,
+            confidence,
+            scores,
+            confidence_exact,
+            scores_exact,
+            podiums,
+            awards,
+            standings,
+            values: _,
+            basis,
+            reference,
+        } = &self.report;
+        let mut s = serializer.serialize_struct("ScoresReport", 12)?;
+        s.serialize_field("contest", contest)?;
+        s.serialize_field("edition", edition)?;
+        s.serialize_field("confidence", confidence)?;
+        s.serialize_field("scores", scores)?;
+        s.serialize_field("confidence_exact", confidence_exact)?;
+        s.serialize_field("scores_exact", scores_exact)?;
+        s.serialize_field("podiums", podiums)?;
+        s.serialize_field("awards", awards)?;
+        s.serialize_field("standings", standings)?;
+        s.serialize_field(
+            "values",
+            &LazyValueRows {
+                plan: self.plan,
+                db: self.db,
+                handles: self.handles,
+            },
+        )?;
+        s.serialize_field("basis", basis)?;
+        match reference {
+            Some(r) => s.serialize_field("reference", r)?,
+            None => s.skip_field("reference")?,
+        }
+        s.end()
+    }
+}
+
+/// The rows of [`value_rows`], serialized one by one.
+struct LazyValueRows<'a> {
+    plan: &'a Plan,
+    db: &'a ScoringDb,
+    handles: &'a Handles,
+}
+
+impl Serialize for LazyValueRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let (plan, db, handles) = (self.plan, self.db, self.handles);
+        let count = plan.exam_instances.iter().map(|ei| ei.ids.len()).sum();
+        let mut seq = serializer.serialize_seq(Some(count))?;
+        for e in 0..plan.exam_instances.len() {
+            for row in exam_instance_rows(plan, db, handles, e) {
+                seq.serialize_element(&row)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 /// What the trusted values are, as reports name it.
