@@ -251,9 +251,15 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
 }
 
 /// One examination instance's win, shared equally among the entries with the lowest measure
-/// (`wins[tool][k]` counts the wins shared by k tools).
+/// (`wins[tool][k]` counts the wins shared by k tools). A measure that is not a finite number
+/// (records never hold one: JSON has none) wins nothing.
 fn share_win(entries: &[(usize, f64)], wins: &mut [Vec<u64>]) {
-    let Some(best) = entries.iter().map(|(_, m)| *m).min_by(f64::total_cmp) else {
+    let Some(best) = entries
+        .iter()
+        .map(|(_, m)| *m)
+        .filter(|m| m.is_finite())
+        .min_by(f64::total_cmp)
+    else {
         return;
     };
     let k = entries.iter().filter(|(_, m)| *m == best).count();
