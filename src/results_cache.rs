@@ -91,7 +91,6 @@ pub fn results_key(
             None => put(&[]),
         }
     }
-    drop(put);
     hasher.update(&buf);
     *hasher.finalize().as_bytes()
 }
