@@ -382,10 +382,45 @@ impl Session {
         runs.into_iter()
             .filter(|&i| self.stored[i] && self.plan.runs[i].origin == RunOrigin::Executed)
             .filter_map(|i| {
-                let record = self.store.get(&self.plan.runs[i].key).ok()??;
+                let (record, _) = self
+                    .index
+                    .read(&self.store, &self.plan.runs[i].key)
+                    .ok()??;
                 (!record.diagnostics.is_empty()).then_some((i, record.diagnostics))
             })
             .collect()
+    }
+
+    /// Packs the store's loose records into segment files once there are enough of them
+    /// (docs/cache.md, "Packs"), for a command that holds the store's execution lock. A packing
+    /// that fails leaves every record where it was: a warning, nothing lost.
+    pub fn pack_records(&mut self) {
+        let Some(min) = mccbuild_store::pack::pack_after() else {
+            return;
+        };
+        if self.lock.is_none() {
+            return;
+        }
+        let _t = phase("pack loose records");
+        match self.index.pack(&self.store, min) {
+            Ok(outcome) if outcome.records > 0 => {
+                let packs: Vec<String> = outcome
+                    .packs
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                eprintln!(
+                    "packed {} into {}",
+                    crate::progress::count(outcome.records, "loose run record", "loose run records"),
+                    packs.join(", ")
+                );
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!(
+                "warning: could not pack the loose run records of {}: {e}; they stay as they are (nothing is lost; the next `mccbuild run` tries again)",
+                self.store.root().display()
+            ),
+        }
     }
 
     /// Builds the scoring database from the records of the plan's runs.

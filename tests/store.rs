@@ -353,3 +353,109 @@ fn a_store_that_fills_up_stops_the_runs_at_the_first_record_it_cannot_write() {
     assert_eq!(carried_out, 2, "{err}");
     no_advice_to_delete(&err);
 }
+
+fn mccbuild_packing(c: &TestContest, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(args)
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .env("MCCBUILD_PACK_AFTER", "1")
+        .output()
+        .expect("mccbuild runs")
+}
+
+/// docs/cache.md, "Packs": `run` packs its loose records; every command uses them as before,
+/// verifies them as before (a packed record edited in place is reported by the pack's path, never
+/// scored, and its run alone is done again), and the no-op stats the pack, not each record.
+#[test]
+fn packed_records_are_used_and_verified_by_every_command() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    let before = c.mccbuild(&["scores", "--json"]);
+    // A no-op run packs them.
+    let out = mccbuild_packing(&c, &["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("packed 6 loose run records into"),
+        "{}",
+        stderr(&out)
+    );
+    let pack = c.path().join("cache/packs/00000001.jsonl");
+    assert_eq!(fs::read_to_string(&pack).unwrap().lines().count(), 6);
+    let loose: usize = fs::read_dir(c.path().join("cache/runs"))
+        .unwrap()
+        .map(|s| fs::read_dir(s.unwrap().path()).unwrap().count())
+        .sum();
+    assert_eq!(loose, 0, "the loose files are gone");
+    // Every command reads the packed records: the same scores as from loose ones.
+    let plan = json(&c.mccbuild(&["plan", "--json"]));
+    assert_eq!(plan["to_run"], 0, "{plan}");
+    let scores = c.mccbuild(&["scores", "--json"]);
+    assert!(scores.status.success(), "{}", stderr(&scores));
+    assert_eq!(json(&scores)["scores"], json(&before)["scores"]);
+    assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
+    let explain = c.mccbuild(&["explain", "--tool", "b", "--category", "StateSpace"]);
+    assert!(explain.status.success(), "{}", stderr(&explain));
+    let export = c.mccbuild(&["export", "--json", "-"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    // An answer edited inside the pack, in place, the line still valid JSON of the same size.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let text = fs::read_to_string(&pack).unwrap();
+    let b3 = c.record("b", "Philosophers-PT-000003", "StateSpace");
+    let key = b3["key"].as_str().unwrap().to_string();
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if l.contains(&key) {
+                l.replacen("\"value\":\"9\"", "\"value\":\"8\"", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert_ne!(edited, text);
+    overwrite_in_place(&pack, edited.as_bytes());
+    for args in [
+        &["plan", "--json"][..],
+        &["scores"][..],
+        &["explain", "--tool", "b", "--category", "StateSpace"][..],
+    ] {
+        let out = c.mccbuild(args);
+        let err = stderr(&out);
+        assert!(
+            err.contains("damaged run record")
+                && err.contains(&pack.display().to_string())
+                && err.contains(&key)
+                && err.contains("does not match its digest"),
+            "{args:?}: {err}"
+        );
+        no_advice_to_delete(&err);
+    }
+    assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 1);
+    assert_eq!(b_states(&c, "Philosophers-PT-000003"), None, "never scored");
+    let export = c.mccbuild(&["export", "--json", "-"]);
+    assert_eq!(export.status.code(), Some(3), "{}", stderr(&export));
+    let out = c.mccbuild(&["run", "--json"]);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 1, "cached": 5, "failed": 0}),
+        "{}",
+        stderr(&out)
+    );
+    let out = c.mccbuild(&["scores"]);
+    assert!(!stderr(&out).contains("damaged"), "{}", stderr(&out));
+    assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
+    // The new loose record goes into the next pack; nothing is lost or said twice.
+    let out = mccbuild_packing(&c, &["run", "--json"]);
+    assert!(
+        stderr(&out).contains("packed 1 loose run record into"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(c.path().join("cache/packs/00000002.jsonl").exists());
+    let out = c.mccbuild(&["scores"]);
+    assert!(!stderr(&out).contains("damaged"), "{}", stderr(&out));
+    assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
+}

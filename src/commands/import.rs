@@ -29,6 +29,7 @@ pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
     )?;
     session.warn_instance_problems();
     let summary = session.import(file)?;
+    session.pack_records();
     if json {
         return super::print_json(&summary);
     }

@@ -143,7 +143,7 @@ fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
         let instance = &plan.instances[ei.instance];
         let verdict = tools.entry(tool.name.clone()).or_default();
         verdict.runs += 1;
-        let record_path = session.store.record_path(&run.key);
+        let record_path = session.index.record_location(&session.store, &run.key);
         let problem = |check: Check, detail: String| Problem {
             check,
             instance: instance.name.clone(),
@@ -153,8 +153,8 @@ fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
             record: record_path.display().to_string(),
             reproduce: reproduce(session, i),
         };
-        let record = match session.store.get(&run.key) {
-            Ok(Some(record)) => record,
+        let record = match session.index.read(&session.store, &run.key) {
+            Ok(Some((record, _))) => record,
             Ok(None) => {
                 verdict.problems.push(problem(
                     Check::NotRun,

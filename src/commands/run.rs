@@ -76,6 +76,7 @@ pub fn run(
         }
         return Err(Error::Interrupted);
     }
+    session.pack_records();
     eprint!("{}", diagnostics_summary(&session, &missing));
     let left_out = left_out(&session, filter);
     if json {

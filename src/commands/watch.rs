@@ -141,9 +141,10 @@ impl State {
                         report.changed.push(key);
                     }
                 }
+                // A loose file gone: its run leaves the index, unless its record is packed
+                // (`mccbuild run` packing loose records removes their files).
                 Ok(None) => {
-                    if index.contains(&key) {
-                        index.remove(&key);
+                    if index.forget_loose(&key) {
                         report.changed.push(key);
                     }
                 }

@@ -292,15 +292,29 @@ pub fn submission_contest(
 }
 
 /// The records of a store folder.
+/// Every record of a store: the loose ones, then those of its packs (docs/cache.md, "Packs"),
+/// newest pack first, each run once (the record that counts).
 pub fn store_records(store: &Path) -> Vec<serde_json::Value> {
-    let mut out = Vec::new();
-    let Ok(shards) = fs::read_dir(store.join("runs")) else {
-        return out;
-    };
-    for shard in shards.flatten() {
-        for f in fs::read_dir(shard.path()).unwrap().flatten() {
-            if f.path().extension().is_some_and(|e| e == "json") {
-                out.push(serde_json::from_slice(&fs::read(f.path()).unwrap()).unwrap());
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    if let Ok(shards) = fs::read_dir(store.join("runs")) {
+        for shard in shards.flatten() {
+            for f in fs::read_dir(shard.path()).unwrap().flatten() {
+                if f.path().extension().is_some_and(|e| e == "json") {
+                    out.push(serde_json::from_slice(&fs::read(f.path()).unwrap()).unwrap());
+                }
+            }
+        }
+    }
+    let mut packs: Vec<PathBuf> = fs::read_dir(store.join("packs"))
+        .map(|l| l.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    packs.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    packs.sort();
+    for pack in packs.iter().rev() {
+        for line in fs::read_to_string(pack).unwrap().lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if !out.iter().any(|r| r["key"] == record["key"]) {
+                out.push(record);
             }
         }
     }

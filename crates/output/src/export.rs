@@ -334,13 +334,13 @@ fn techniques(
     stored_runs: &StoredRuns<'_>,
     stored: &[usize],
 ) -> Result<Vec<Vec<String>>, ExportError> {
-    let (plan, store) = (stored_runs.plan, stored_runs.store);
+    let (plan, store, index) = (stored_runs.plan, stored_runs.store, stored_runs.index);
     stored
         .par_iter()
         .map(|&i| {
             let key = &plan.runs[i].key;
-            match store.get(key) {
-                Ok(Some(record)) => {
+            match index.read(store, key) {
+                Ok(Some((record, _))) => {
                     let mut seen: Vec<String> = Vec::new();
                     for t in record.answers.iter().flat_map(|a| a.techniques.iter()) {
                         if !seen.contains(t) {
@@ -350,8 +350,8 @@ fn techniques(
                     Ok(seen)
                 }
                 Ok(None) => Err(ExportError::Record {
-                    path: store.record_path(key),
-                    reason: "the index lists it but the file is missing".to_string(),
+                    path: index.record_location(store, key),
+                    reason: "it is not in the store's index".to_string(),
                 }),
                 Err(c) => Err(ExportError::Record {
                     path: c.path,
@@ -375,7 +375,9 @@ fn run_entry(
         .index
         .get(&run.key)
         .ok_or_else(|| ExportError::Record {
-            path: stored_runs.store.record_path(&run.key),
+            path: stored_runs
+                .index
+                .record_location(stored_runs.store, &run.key),
             reason: "it is not in the store's index".to_string(),
         })?;
     let ei = &plan.exam_instances[run.exam_instance];

@@ -9,22 +9,27 @@
 //! second, each with its own checksum: knowing which runs are stored (a no-op `mccbuild run`)
 //! does not decode the summaries; they are decoded when scoring first asks for one.
 //!
-//! Each key comes with its record's content digest (the one the record file ends with) and the
-//! file's stamp when it was last verified (size, change time, inode). Every load stats every
-//! indexed record (in parallel, relative to each shard folder) and compares the stamp: a record
-//! changed in any way since it was verified (rewritten, truncated, edited in place) is read again
-//! and its digest checked; a record that no longer matches its own digest is reported and leaves
-//! the index (its run is to be done again). A record that was replaced by another valid record
-//! of the same run (a rerun) gets its new summary and digest.
+//! Each key comes with its record's content digest (the one the record file ends with) and
+//! where the record lies: a loose file, with the file's stamp when it was last verified (size,
+//! change time, inode), or a pack (`crate::pack`: which, byte offset, length), whose own stamp
+//! the index holds. Every load stats every indexed loose record (in parallel, relative to each
+//! shard folder) and every pack, and compares the stamps: a record changed in any way since it
+//! was verified (rewritten, truncated, edited in place) is read again and its digest checked; a
+//! pack whose file moved is read again whole; a record that no longer matches its own digest is
+//! reported and leaves the index (its run is to be done again). A record that was replaced by
+//! another valid record of the same run (a rerun) gets its new summary and digest.
 //!
 //! ```text
-//! "MCCBIDX3" | blake3(keys section) | blake3(summaries section) | n: u64 |
-//! keys section: 256 shard times (i128, MIN = unknown), n sorted keys, n content digests,
-//!               n stamps (size u64, ctime ns i64, inode u64; all 0 = unknown) |
+//! "MCCBIDX4" | blake3(keys section) | blake3(summaries section) | n: u64 | t: u64 |
+//! keys section: 256 shard times (i128, MIN = unknown), the pack table (t bytes, postcard:
+//!               the packs folder's time, each pack's number and stamp, the damaged lines
+//!               found in packs), n sorted keys, n content digests,
+//!               n places (32 bytes: tag 0 = loose, then its stamp: size u64, ctime ns i64,
+//!               inode u64, all 0 = unknown; tag 1 = packed, then pack u64, offset u64, length u64) |
 //! summaries section: postcard, one entry per key, in key order
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -38,10 +43,11 @@ use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::timing::phase;
 use mccbuild_core::{KeyMap, Measurement, Outcome, Response, RunKey, Termination, Value};
 
+use crate::pack;
 use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
 
-const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX3";
-const STAMP: usize = 24;
+const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX4";
+const PLACE: usize = 32;
 
 /// What a record file looked like when its content was last verified. Any write, truncation,
 /// rename over it or attribute change moves its change time (which no user call can set back).
@@ -60,36 +66,92 @@ impl Stamp {
             ino: meta.ino(),
         }
     }
+}
 
-    fn to_bytes(s: Option<Stamp>) -> [u8; STAMP] {
-        let s = s.unwrap_or(Stamp {
-            size: 0,
-            ctime_ns: 0,
-            ino: 0,
-        });
-        let mut b = [0u8; STAMP];
-        b[..8].copy_from_slice(&s.size.to_le_bytes());
-        b[8..16].copy_from_slice(&s.ctime_ns.to_le_bytes());
-        b[16..].copy_from_slice(&s.ino.to_le_bytes());
-        b
-    }
+/// Where a stored run's record lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// `runs/<shard>/<key>.json`, with its file's stamp when it was verified (`None`: not yet).
+    Loose(Option<Stamp>),
+    /// A line of `packs/<pack>.jsonl` (`crate::pack`).
+    Packed { pack: u32, offset: u64, len: u32 },
+}
 
-    fn from_bytes(b: &[u8]) -> Option<Stamp> {
-        let u = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().unwrap_or([0; 8]));
-        let s = Stamp {
-            size: u(0..8),
-            ctime_ns: u(8..16) as i64,
-            ino: u(16..24),
-        };
-        (s.size != 0).then_some(s)
+impl Default for Place {
+    fn default() -> Place {
+        Place::Loose(None)
     }
 }
 
-/// A record's content digest and the stamp of its file when it was verified.
+impl Place {
+    fn to_bytes(self) -> [u8; PLACE] {
+        let (tag, a, b, c) = match self {
+            Place::Loose(s) => {
+                let s = s.unwrap_or(Stamp {
+                    size: 0,
+                    ctime_ns: 0,
+                    ino: 0,
+                });
+                (0u64, s.size, s.ctime_ns as u64, s.ino)
+            }
+            Place::Packed { pack, offset, len } => (1, pack as u64, offset, len as u64),
+        };
+        let mut bytes = [0u8; PLACE];
+        for (i, v) in [tag, a, b, c].into_iter().enumerate() {
+            bytes[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        bytes
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Place> {
+        let u = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        match u(0) {
+            0 => {
+                let s = Stamp {
+                    size: u(1),
+                    ctime_ns: u(2) as i64,
+                    ino: u(3),
+                };
+                Some(Place::Loose((s.size != 0).then_some(s)))
+            }
+            1 => Some(Place::Packed {
+                pack: u32::try_from(u(1)).ok()?,
+                offset: u(2),
+                len: u32::try_from(u(3)).ok()?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A record's content digest and where it lies.
 #[derive(Clone, Copy, Debug, Default)]
 struct Meta {
     digest: Option<Digest>,
-    stamp: Option<Stamp>,
+    place: Place,
+}
+
+/// A damaged line of a pack, found when the pack was last read: reported by every load while
+/// its run has no other record (the pack is not read again until its file changes).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct PackDamage {
+    pack: u32,
+    key: Option<RunKey>,
+    path: String,
+    reason: String,
+}
+
+/// A stamp as the pack table holds it: size, change time (ns), inode.
+type StampFields = (u64, i64, u64);
+
+/// The packs as the index file holds them.
+#[derive(Default, Serialize, Deserialize)]
+struct PackTable {
+    /// The `packs/` folder's modification time when last listed (None: list it).
+    mtime: Option<i128>,
+    /// Each pack's number and its file's stamp when it was verified.
+    packs: Vec<(u32, Option<StampFields>)>,
+    damage: Vec<PackDamage>,
 }
 
 /// Reads one record file, checks its digest and key; returns it with its digest and stamp.
@@ -118,7 +180,7 @@ fn stamp_if_digest(path: &std::path::Path, digest: &Digest) -> Option<Stamp> {
 
 /// The record files among `keys` (in key order, so one shard folder after the other) whose stamp
 /// is not `known(position)`, with their stamp now (`None`: gone or cannot be stat'ed), in key
-/// order; on a few threads. `known` returning `None` means "check it": it is always reported.
+/// order; on a few threads. `known` returning `None` means "not a loose record": not stat'ed.
 fn stat_moved(
     store: &Store,
     keys: &[RunKey],
@@ -218,7 +280,7 @@ fn stat_moved(
     parts.concat()
 }
 const SHARDS: usize = 256;
-const HEADER: usize = 8 + 32 + 32 + 8;
+const HEADER: usize = 8 + 32 + 32 + 8 + 8;
 const BUCKETS: usize = 1 << 16;
 
 fn bucket_of(key: &RunKey) -> usize {
@@ -310,10 +372,10 @@ pub struct Index {
     /// `file_keys[buckets[b]..buckets[b + 1]]` are the keys whose first two bytes are `b`: a
     /// lookup touches one or two cache lines instead of a binary search over megabytes.
     buckets: Vec<u32>,
-    /// Per file key: its record's content digest and verified stamp.
+    /// Per file key: its record's content digest and where it lies.
     file_digests: Vec<Digest>,
-    file_stamps: Vec<Option<Stamp>>,
-    /// Digests and stamps learnt since the file was written (they win over the file's).
+    file_places: Vec<Place>,
+    /// Digests and places learnt since the file was written (they win over the file's).
     meta: KeyMap<Meta>,
     /// The file's summaries section, decoded on first use.
     file_body: Vec<u8>,
@@ -323,13 +385,19 @@ pub struct Index {
     /// File keys whose records are gone.
     removed: HashSet<RunKey>,
     shard_mtimes: Vec<Option<i128>>,
+    /// The packs known, each with its file's stamp when it was verified.
+    packs: BTreeMap<u32, Option<Stamp>>,
+    /// The `packs/` folder's modification time when it was last listed.
+    packs_mtime: Option<i128>,
+    /// Damaged lines found in the packs (reported while their runs have no other record).
+    damage: Vec<PackDamage>,
     dirty: bool,
 }
 
 /// What loading found.
 #[derive(Debug, Default)]
 pub struct LoadReport {
-    /// Records read from `runs/` because the index did not have them yet.
+    /// Records read from `runs/` (or a pack) because the index did not have them yet.
     pub records_read: usize,
     /// Records that could not be used (they will be run again).
     pub corrupt: Vec<CorruptRecord>,
@@ -341,8 +409,36 @@ pub struct LoadReport {
     pub records_reverified: usize,
 }
 
+/// What packing did ([`Index::pack`]).
+#[derive(Debug, Default)]
+pub struct PackOutcome {
+    /// Loose records now in packs.
+    pub records: usize,
+    /// The packs written.
+    pub packs: Vec<std::path::PathBuf>,
+    /// Loose files removed that a killed packing had left beside their packed copies.
+    pub leftovers: usize,
+}
+
+/// A folder's modification time, in nanoseconds.
+fn mtime_of(path: &std::path::Path) -> Option<i128> {
+    fs::metadata(path)
+        .ok()
+        .map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128)
+}
+
+/// `mtime` if it can be trusted to move at the next change: a folder changed within the last
+/// two seconds may change again within the same clock tick.
+fn settled(mtime: Option<i128>) -> Option<i128> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    mtime.filter(|m| now - m >= 2_000_000_000)
+}
+
 impl Index {
-    /// Loads the index and brings it up to date with `runs/`.
+    /// Loads the index and brings it up to date with `runs/` and `packs/`.
     pub fn load(store: &Store) -> (Index, LoadReport) {
         let mut report = LoadReport::default();
         let t = phase("index: read and decode");
@@ -379,13 +475,16 @@ impl Index {
             file_keys: Vec::new(),
             buckets: vec![0; BUCKETS + 1],
             file_digests: Vec::new(),
-            file_stamps: Vec::new(),
+            file_places: Vec::new(),
             meta: KeyMap::default(),
             file_body: Vec::new(),
             file_summaries: OnceLock::new(),
             added: KeyMap::default(),
             removed: HashSet::new(),
             shard_mtimes: vec![None; SHARDS],
+            packs: BTreeMap::new(),
+            packs_mtime: None,
+            damage: Vec::new(),
             dirty: false,
         }
     }
@@ -411,84 +510,28 @@ impl Index {
         &self.file_keys[start..end]
     }
 
-    /// Re-lists the shard folders whose modification time changed.
+    fn is_loose(&self, key: &RunKey) -> bool {
+        matches!(self.meta_of(key).place, Place::Loose(_))
+    }
+
+    /// Brings the index up to date: the packs first (listed again when `packs/` changed, each
+    /// read again when its file changed), then the shard folders whose modification time
+    /// changed, then the stamp of every loose record.
     pub fn reconcile(&mut self, store: &Store, report: &mut LoadReport) {
-        let runs = store.root().join("runs");
+        let t = phase("index: packs");
+        self.reconcile_packs(store, report);
+        drop(t);
         let t = phase("index: shard folders");
+        let runs = store.root().join("runs");
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
-            let mtime = fs::metadata(&dir)
-                .ok()
-                .map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128);
+            let mtime = mtime_of(&dir);
             if mtime.is_some() && self.shard_mtimes[shard] == mtime {
                 continue;
             }
-            let mut present: HashSet<RunKey> = HashSet::new();
-            if let Ok(listing) = fs::read_dir(&dir) {
-                for entry in listing.flatten() {
-                    let name = entry.file_name();
-                    if let Some(key) = name
-                        .to_str()
-                        .and_then(|n| n.strip_suffix(".json"))
-                        .and_then(RunKey::from_hex)
-                    {
-                        present.insert(key);
-                    }
-                }
-            }
-            let gone: Vec<RunKey> = self
-                .file_shard(shard)
-                .iter()
-                .filter(|k| !present.contains(k) && !self.removed.contains(k))
-                .copied()
-                .collect();
-            for key in gone {
-                self.removed.insert(key);
-                self.dirty = true;
-                report.changed.push(key);
-            }
-            let before = self.added.len();
-            self.added.retain(|k, _| {
-                let keep = k.0[0] as usize != shard || present.contains(k);
-                if !keep {
-                    report.changed.push(*k);
-                }
-                keep
-            });
-            self.dirty |= self.added.len() != before;
-            let mut corrupt_here = false;
-            for key in present {
-                if self.contains(&key) {
-                    continue;
-                }
-                match read_verified(store, &key) {
-                    Ok((record, digest, stamp)) => {
-                        report.records_read += 1;
-                        report.changed.push(key);
-                        self.removed.remove(&key);
-                        self.added.insert(key, Summary::of(&record));
-                        self.meta.insert(
-                            key,
-                            Meta {
-                                digest: Some(digest),
-                                stamp: Some(stamp),
-                            },
-                        );
-                        self.dirty = true;
-                    }
-                    Err(corrupt) => {
-                        corrupt_here = true;
-                        report.corrupt.push(corrupt);
-                    }
-                }
-            }
-            // A folder changed within the last two seconds may change again within the same
-            // clock tick: do not trust its time yet. Nor when a record there was damaged.
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_nanos() as i128)
-                .unwrap_or(0);
-            let trusted = mtime.filter(|m| now - m >= 2_000_000_000 && !corrupt_here);
+            let corrupt_here = self.relist_shard(store, shard, &dir, report);
+            // Nor when a record there was damaged: it is looked at again next time.
+            let trusted = settled(mtime).filter(|_| !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
                 self.dirty = true;
@@ -496,9 +539,85 @@ impl Index {
         }
         drop(t);
         self.verify(store, report);
+        self.report_pack_damage(report);
     }
 
-    /// The digest and stamp known for a stored key.
+    /// Lists one shard folder again: loose records that appeared are read and verified, those
+    /// that disappeared leave the index. Returns whether a record there is damaged.
+    fn relist_shard(
+        &mut self,
+        store: &Store,
+        shard: usize,
+        dir: &std::path::Path,
+        report: &mut LoadReport,
+    ) -> bool {
+        let mut present: HashSet<RunKey> = HashSet::new();
+        if let Ok(listing) = fs::read_dir(dir) {
+            for entry in listing.flatten() {
+                let name = entry.file_name();
+                if let Some(key) = name
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .and_then(RunKey::from_hex)
+                {
+                    present.insert(key);
+                }
+            }
+        }
+        // Loose records gone (a packed record is not in this folder).
+        let gone: Vec<RunKey> =
+            self.file_shard(shard)
+                .iter()
+                .filter(|k| !present.contains(k) && !self.removed.contains(k) && self.is_loose(k))
+                .chain(self.added.keys().filter(|k| {
+                    k.0[0] as usize == shard && !present.contains(k) && self.is_loose(k)
+                }))
+                .copied()
+                .collect();
+        let mut gone = gone;
+        gone.sort_unstable();
+        gone.dedup();
+        for key in gone {
+            self.remove(&key);
+            report.changed.push(key);
+        }
+        let mut corrupt_here = false;
+        for key in present {
+            let packed = match self.contains(&key).then(|| self.meta_of(&key)) {
+                Some(Meta {
+                    place: Place::Loose(_),
+                    ..
+                }) => continue,
+                Some(m) => m.digest,
+                None => None,
+            };
+            match read_verified(store, &key) {
+                // Beside its packed copy: a leftover of packing, not a newer record.
+                Ok((_, digest, _)) if packed == Some(digest) => {}
+                Ok((record, digest, stamp)) => {
+                    report.records_read += 1;
+                    report.changed.push(key);
+                    self.removed.remove(&key);
+                    self.added.insert(key, Summary::of(&record));
+                    self.meta.insert(
+                        key,
+                        Meta {
+                            digest: Some(digest),
+                            place: Place::Loose(Some(stamp)),
+                        },
+                    );
+                    self.dirty = true;
+                }
+                Err(corrupt) => {
+                    corrupt_here = true;
+                    report.corrupt.push(corrupt);
+                }
+            }
+        }
+        corrupt_here
+    }
+
+    /// The digest and place known for a stored key.
     fn meta_of(&self, key: &RunKey) -> Meta {
         if let Some(m) = self.meta.get(key) {
             return *m;
@@ -506,25 +625,32 @@ impl Index {
         match self.file_position(key) {
             Some(p) if !self.added.contains_key(key) => Meta {
                 digest: Some(self.file_digests[p]),
-                stamp: self.file_stamps[p],
+                place: self.file_places[p],
             },
             _ => Meta::default(),
         }
     }
 
-    /// Stats every indexed record; reads again and checks those whose file changed since they
-    /// were verified (docs/cache.md, "Self-verifying records").
+    /// Stats every indexed loose record; reads again and checks those whose file changed since
+    /// they were verified (docs/cache.md, "Self-verifying records").
     fn verify(&mut self, store: &Store, report: &mut LoadReport) {
-        let t = phase("index: stat every record");
+        let t = phase("index: stat every loose record");
+        let loose_stamp = |place: Place| match place {
+            Place::Loose(stamp) => Some(stamp),
+            Place::Packed { .. } => None,
+        };
         // The file's keys in file order (one shard folder after the other), compared with the
         // stamps at the same positions: no lookup per key on a quiet store.
         let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
         let mut moved = stat_moved(store, &self.file_keys, |i| {
             if quiet {
-                return Some(self.file_stamps[i]);
+                return loose_stamp(self.file_places[i]);
             }
             let key = &self.file_keys[i];
-            (!self.removed.contains(key)).then(|| self.meta_of(key).stamp)
+            if self.removed.contains(key) {
+                return None;
+            }
+            loose_stamp(self.meta_of(key).place)
         });
         // Then the keys learnt since the file was written.
         let mut extra: Vec<RunKey> = self
@@ -535,56 +661,67 @@ impl Index {
             .collect();
         extra.sort_unstable();
         moved.extend(stat_moved(store, &extra, |i| {
-            Some(self.meta_of(&extra[i]).stamp)
+            loose_stamp(self.meta_of(&extra[i]).place)
         }));
         drop(t);
         let _t = phase("index: check moved records");
         for (key, now) in moved {
-            let known = self.meta_of(&key);
-            let path = store.record_path(&key);
-            if now.is_none() && !path.exists() {
-                // Gone (its shard was listed within the same clock tick): no longer stored.
-                self.remove(&key);
-                report.changed.push(key);
-                continue;
-            }
-            // Same bytes as verified before (a copy, a touch): only the stamp is new.
-            let same = match known.digest {
-                Some(digest) => stamp_if_digest(&path, &digest),
-                None => None,
-            };
-            if let Some(stamp) = same {
+            self.check_moved(store, key, now, report);
+        }
+    }
+
+    /// A loose record whose file's stamp is not the one it was verified with.
+    fn check_moved(
+        &mut self,
+        store: &Store,
+        key: RunKey,
+        now: Option<Stamp>,
+        report: &mut LoadReport,
+    ) {
+        let known = self.meta_of(&key);
+        let path = store.record_path(&key);
+        if now.is_none() && !path.exists() {
+            // Gone (its shard was listed within the same clock tick): no longer stored.
+            self.remove(&key);
+            report.changed.push(key);
+            return;
+        }
+        // Same bytes as verified before (a copy, a touch): only the stamp is new.
+        let same = match known.digest {
+            Some(digest) => stamp_if_digest(&path, &digest),
+            None => None,
+        };
+        if let Some(stamp) = same {
+            self.meta.insert(
+                key,
+                Meta {
+                    digest: known.digest,
+                    place: Place::Loose(Some(stamp)),
+                },
+            );
+            self.dirty = true;
+            return;
+        }
+        report.records_reverified += 1;
+        match read_verified(store, &key) {
+            Ok((record, digest, stamp)) => {
+                // Another valid record of the same run (a rerun): its summary replaces the old.
+                self.added.insert(key, Summary::of(&record));
                 self.meta.insert(
                     key,
                     Meta {
-                        digest: known.digest,
-                        stamp: Some(stamp),
+                        digest: Some(digest),
+                        place: Place::Loose(Some(stamp)),
                     },
                 );
+                report.changed.push(key);
                 self.dirty = true;
-                continue;
             }
-            report.records_reverified += 1;
-            match read_verified(store, &key) {
-                Ok((record, digest, stamp)) => {
-                    // Another valid record of the same run (a rerun): its summary replaces the old.
-                    self.added.insert(key, Summary::of(&record));
-                    self.meta.insert(
-                        key,
-                        Meta {
-                            digest: Some(digest),
-                            stamp: Some(stamp),
-                        },
-                    );
-                    report.changed.push(key);
-                    self.dirty = true;
-                }
-                Err(corrupt) => {
-                    self.remove(&key);
-                    self.shard_mtimes[key.0[0] as usize] = None;
-                    report.changed.push(key);
-                    report.corrupt.push(corrupt);
-                }
+            Err(corrupt) => {
+                self.remove(&key);
+                self.shard_mtimes[key.0[0] as usize] = None;
+                report.changed.push(key);
+                report.corrupt.push(corrupt);
             }
         }
     }
@@ -608,6 +745,33 @@ impl Index {
             return None;
         }
         self.meta_of(key).digest
+    }
+
+    /// Reads a stored run's whole record, loose or packed, and verifies it (`Ok(None)`: the
+    /// run is not stored).
+    pub fn read(
+        &self,
+        store: &Store,
+        key: &RunKey,
+    ) -> Result<Option<(RunRecord, Digest)>, CorruptRecord> {
+        if !self.contains(key) {
+            return Ok(None);
+        }
+        match self.meta_of(key).place {
+            Place::Loose(_) => store.get_verified(key),
+            Place::Packed { pack, offset, len } => {
+                pack::read_packed(store, pack, offset, len, key).map(Some)
+            }
+        }
+    }
+
+    /// The index file's record of where `key`'s record lies, for messages: its loose file, or
+    /// its pack.
+    pub fn record_location(&self, store: &Store, key: &RunKey) -> std::path::PathBuf {
+        match self.meta_of(key).place {
+            Place::Packed { pack, .. } if self.contains(key) => pack::pack_path(store, pack),
+            _ => store.record_path(key),
+        }
     }
 
     fn summaries(&self) -> &Vec<Option<Summary>> {
@@ -653,8 +817,8 @@ impl Index {
         self.len() == 0
     }
 
-    /// Records a run just stored, with its record's content digest (its file's stamp is taken
-    /// when the index is next saved or loaded).
+    /// Records a run just stored as a loose record, with its record's content digest (its
+    /// file's stamp is taken when the index is next saved or loaded).
     pub fn insert(&mut self, key: RunKey, summary: Summary, digest: Digest) {
         self.removed.remove(&key);
         self.added.insert(key, summary);
@@ -662,7 +826,7 @@ impl Index {
             key,
             Meta {
                 digest: Some(digest),
-                stamp: None,
+                place: Place::Loose(None),
             },
         );
         self.dirty = true;
@@ -677,6 +841,16 @@ impl Index {
         }
     }
 
+    /// Forgets a run whose loose record file is gone (a packed record's file was never loose:
+    /// it stays). Returns whether the run left the index.
+    pub fn forget_loose(&mut self, key: &RunKey) -> bool {
+        if !self.contains(key) || !self.is_loose(key) {
+            return false;
+        }
+        self.remove(key);
+        true
+    }
+
     /// Whether the index learnt something its file does not hold.
     pub fn is_dirty(&self) -> bool {
         self.dirty
@@ -689,6 +863,10 @@ impl Index {
         if !self.dirty {
             return Ok(());
         }
+        self.write(store)
+    }
+
+    fn write(&mut self, store: &Store) -> io::Result<()> {
         write_atomically(&store.index_path(), &self.encode())?;
         self.dirty = false;
         Ok(())
@@ -707,10 +885,22 @@ impl Index {
         }
         all.extend(self.added.iter().map(|(k, s)| (*k, s)));
         all.sort_by_key(|(k, _)| *k);
-        let mut keys_section = Vec::with_capacity(SHARDS * 16 + all.len() * 32);
+        let table = postcard::to_allocvec(&PackTable {
+            mtime: self.packs_mtime,
+            packs: self
+                .packs
+                .iter()
+                .map(|(p, s)| (*p, s.map(|s| (s.size, s.ctime_ns, s.ino))))
+                .collect(),
+            damage: self.damage.clone(),
+        })
+        .unwrap_or_default();
+        let mut keys_section =
+            Vec::with_capacity(SHARDS * 16 + table.len() + all.len() * (64 + PLACE));
         for m in &self.shard_mtimes {
             keys_section.extend_from_slice(&m.unwrap_or(i128::MIN).to_le_bytes());
         }
+        keys_section.extend_from_slice(&table);
         for (k, _) in &all {
             keys_section.extend_from_slice(&k.0);
         }
@@ -719,7 +909,7 @@ impl Index {
             keys_section.extend_from_slice(&m.digest.unwrap_or([0; 32]));
         }
         for m in &metas {
-            keys_section.extend_from_slice(&Stamp::to_bytes(m.stamp));
+            keys_section.extend_from_slice(&m.place.to_bytes());
         }
         let entries: Vec<Entry> = all.iter().map(|(_, s)| Entry::of(s)).collect();
         let body = postcard::to_allocvec(&entries).unwrap_or_default();
@@ -728,9 +918,372 @@ impl Index {
         bytes.extend_from_slice(blake3::hash(&keys_section).as_bytes());
         bytes.extend_from_slice(blake3::hash(&body).as_bytes());
         bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&(table.len() as u64).to_le_bytes());
         bytes.extend_from_slice(&keys_section);
         bytes.extend_from_slice(&body);
         bytes
+    }
+}
+
+/// The packs: `crate::pack` writes and reads them; here the index keeps them in step.
+impl Index {
+    /// Lists `packs/` again when it changed (a pack added or removed), reads again each pack
+    /// whose file changed since it was verified, and reports the damaged lines known.
+    fn reconcile_packs(&mut self, store: &Store, report: &mut LoadReport) {
+        let mut read_now: HashSet<u32> = HashSet::new();
+        let mtime = mtime_of(&pack::packs_dir(store));
+        if mtime.is_none() || self.packs_mtime != mtime {
+            match pack::list_packs(store) {
+                Ok(listed) => {
+                    let gone: Vec<u32> = self
+                        .packs
+                        .keys()
+                        .filter(|p| !listed.contains(p))
+                        .copied()
+                        .collect();
+                    for p in gone {
+                        self.drop_pack(p, report);
+                    }
+                    for p in listed {
+                        if !self.packs.contains_key(&p) {
+                            self.read_pack(store, p, report);
+                            read_now.insert(p);
+                        }
+                    }
+                    if self.packs_mtime != settled(mtime) {
+                        self.packs_mtime = settled(mtime);
+                        self.dirty = true;
+                    }
+                }
+                // Unreadable for now: what is known stays, and it is listed again next time.
+                Err(_) => self.packs_mtime = None,
+            }
+        }
+        let known: Vec<(u32, Option<Stamp>)> = self
+            .packs
+            .iter()
+            .filter(|(p, _)| !read_now.contains(p))
+            .map(|(p, s)| (*p, *s))
+            .collect();
+        for (p, stamp) in known {
+            let now = fs::symlink_metadata(pack::pack_path(store, p))
+                .ok()
+                .map(|m| Stamp::of(&m));
+            if now.is_none() || now != stamp {
+                self.read_pack(store, p, report);
+                read_now.insert(p);
+            }
+        }
+    }
+
+    /// The damaged lines of packs whose runs have no other record (a pack is read only when it
+    /// changed: its damage is remembered, and said by every load).
+    fn report_pack_damage(&self, report: &mut LoadReport) {
+        for d in &self.damage {
+            if d.key.is_none_or(|k| !self.contains(&k)) {
+                report.corrupt.push(CorruptRecord {
+                    path: d.path.clone().into(),
+                    reason: d.reason.clone(),
+                });
+            }
+        }
+    }
+
+    /// The stored runs whose record lies in pack `p`.
+    fn keys_in_pack(&self, p: u32) -> Vec<RunKey> {
+        let in_p = |place: Place| matches!(place, Place::Packed { pack, .. } if pack == p);
+        let mut keys: Vec<RunKey> = self
+            .file_keys
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| {
+                in_p(self.file_places[*i])
+                    && !self.meta.contains_key(k)
+                    && !self.removed.contains(k)
+                    && !self.added.contains_key(k)
+            })
+            .map(|(_, k)| *k)
+            .collect();
+        keys.extend(
+            self.meta
+                .iter()
+                .filter(|(k, m)| in_p(m.place) && self.contains(k))
+                .map(|(k, _)| *k),
+        );
+        keys
+    }
+
+    /// A pack that is gone: its records are no longer stored (as a removed loose record).
+    fn drop_pack(&mut self, p: u32, report: &mut LoadReport) {
+        for key in self.keys_in_pack(p) {
+            self.remove(&key);
+            report.changed.push(key);
+        }
+        self.packs.remove(&p);
+        self.damage.retain(|d| d.pack != p);
+        self.dirty = true;
+    }
+
+    /// Reads pack `p` whole (new to the index, or its file changed) and verifies every line:
+    /// its valid records are stored (unless a newer record of the run is), a record of it that
+    /// the index held and that is no longer valid there is reported and leaves the index.
+    fn read_pack(&mut self, store: &Store, p: u32, report: &mut LoadReport) {
+        let path = pack::pack_path(store, p);
+        let (bytes, meta) = match pack::read_all(&path) {
+            Ok(read) => read,
+            Err(e) => {
+                if e.kind() != io::ErrorKind::NotFound {
+                    report.corrupt.push(CorruptRecord {
+                        path: path.clone(),
+                        reason: format!("cannot read this pack of records: {e}"),
+                    });
+                }
+                self.drop_pack(p, report);
+                // Looked at again next time.
+                self.packs_mtime = None;
+                return;
+            }
+        };
+        let (valid, damaged) = pack::scan_pack(&path, &bytes);
+        let mut held: HashSet<RunKey> = self.keys_in_pack(p).into_iter().collect();
+        for r in valid {
+            held.remove(&r.key);
+            let current = self.contains(&r.key).then(|| self.meta_of(&r.key));
+            let take = match current {
+                None => true,
+                // A loose copy of the same record is a leftover of packing.
+                Some(Meta {
+                    place: Place::Loose(_),
+                    digest,
+                }) => digest == Some(r.digest),
+                Some(Meta {
+                    place: Place::Packed { pack, .. },
+                    ..
+                }) => pack <= p,
+            };
+            if !take {
+                continue;
+            }
+            if current.and_then(|m| m.digest) != Some(r.digest) {
+                report.records_read += 1;
+                report.changed.push(r.key);
+                self.removed.remove(&r.key);
+                self.added.insert(r.key, Summary::of(&r.record));
+            }
+            self.meta.insert(
+                r.key,
+                Meta {
+                    digest: Some(r.digest),
+                    place: Place::Packed {
+                        pack: p,
+                        offset: r.offset,
+                        len: r.len,
+                    },
+                },
+            );
+        }
+        self.damage.retain(|d| d.pack != p);
+        let named: HashSet<RunKey> = damaged.iter().filter_map(|(k, _)| *k).collect();
+        for key in held {
+            self.remove(&key);
+            report.changed.push(key);
+            if !named.contains(&key) {
+                report.corrupt.push(CorruptRecord {
+                    path: path.clone(),
+                    reason: format!(
+                        "the record of run {key} is no longer in it (the pack was changed or cut short after it was verified)"
+                    ),
+                });
+            }
+        }
+        for (key, corrupt) in damaged {
+            self.damage.push(PackDamage {
+                pack: p,
+                key,
+                path: path.display().to_string(),
+                reason: corrupt.reason,
+            });
+        }
+        self.packs.insert(p, Some(Stamp::of(&meta)));
+        self.dirty = true;
+    }
+
+    /// Packs the loose records into segment files (`crate::pack`) when there are at least
+    /// `min_loose` of them; the caller holds the store's execution lock. Each record is read
+    /// and verified again; a pack is written whole and synced, then the index saved with the
+    /// records' new places, and only then are the loose files removed: a process killed at any
+    /// point leaves every record readable (at worst twice: the loose copy counts until the
+    /// index knows the pack, and is removed by the next packing).
+    pub fn pack(&mut self, store: &Store, min_loose: usize) -> io::Result<PackOutcome> {
+        let mut outcome = PackOutcome::default();
+        // Present while a packing is under way: a killed one may have left loose copies.
+        let marker = pack::packs_dir(store).join("PACKING");
+        let interrupted = marker.exists();
+        if self.loose_count() < min_loose.max(1) && !interrupted {
+            return Ok(outcome);
+        }
+        pack::remove_temporaries(store);
+        fs::create_dir_all(pack::packs_dir(store))?;
+        write_atomically(
+            &marker,
+            b"a packing of loose records is under way (mccbuild)\n",
+        )?;
+        let leftovers = if interrupted {
+            self.packed_leftovers(store)
+        } else {
+            Vec::new()
+        };
+        let mut loose: Vec<RunKey> = Vec::new();
+        if self.loose_count() >= min_loose.max(1) {
+            loose = self
+                .file_keys
+                .iter()
+                .filter(|k| !self.removed.contains(k) && !self.added.contains_key(k))
+                .chain(self.added.keys())
+                .filter(|k| self.is_loose(k))
+                .copied()
+                .collect();
+        }
+        loose.sort_unstable();
+        let mut next = self
+            .packs
+            .keys()
+            .copied()
+            .chain(pack::list_packs(store)?)
+            .max()
+            .map_or(1, |p| p + 1);
+        let mut packed: Vec<RunKey> = Vec::new();
+        let mut start = 0;
+        while start < loose.len() {
+            let t = phase("pack: read and verify loose records");
+            let (batch, end) = self.next_batch(store, &loose, start);
+            drop(t);
+            let _t = phase("pack: write packs");
+            start = end;
+            if batch.is_empty() {
+                continue;
+            }
+            let lines: Vec<&[u8]> = batch.iter().map(|(_, b, _)| b.as_slice()).collect();
+            let places = pack::write_pack(store, next, &lines)?;
+            let stamp = fs::symlink_metadata(pack::pack_path(store, next))?;
+            for ((key, _, digest), (offset, len)) in batch.iter().zip(places) {
+                let place = Place::Packed {
+                    pack: next,
+                    offset,
+                    len,
+                };
+                self.meta.insert(
+                    *key,
+                    Meta {
+                        digest: Some(*digest),
+                        place,
+                    },
+                );
+                packed.push(*key);
+            }
+            self.packs.insert(next, Some(Stamp::of(&stamp)));
+            outcome.records += batch.len();
+            outcome.packs.push(pack::pack_path(store, next));
+            next += 1;
+        }
+        // The index knows the packs before any loose file goes.
+        self.packs_mtime = None;
+        let t = phase("pack: save the index");
+        self.write(store)?;
+        drop(t);
+        let _t = phase("pack: remove loose files");
+        for key in packed.iter().chain(&leftovers) {
+            fs::remove_file(store.record_path(key)).or_else(|e| match e.kind() {
+                io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })?;
+            self.shard_mtimes[key.0[0] as usize] = None;
+        }
+        outcome.leftovers = leftovers.len();
+        self.write(store)?;
+        fs::remove_file(&marker)?;
+        Ok(outcome)
+    }
+
+    /// How many stored runs have a loose record.
+    fn loose_count(&self) -> usize {
+        let loose = |p: &Place| matches!(p, Place::Loose(_));
+        if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
+            return self.file_places.iter().filter(|p| loose(p)).count();
+        }
+        self.file_keys
+            .iter()
+            .filter(|k| !self.removed.contains(k) && !self.added.contains_key(k))
+            .chain(self.added.keys())
+            .filter(|k| self.is_loose(k))
+            .count()
+    }
+
+    /// The next records to pack from `loose[start..]`, up to [`pack::PACK_MAX_BYTES`]: each
+    /// read and verified again (one that changed since the index verified it stays loose: the
+    /// next load looks at it). Returns them and where the next batch starts.
+    #[allow(clippy::type_complexity)]
+    fn next_batch(
+        &self,
+        store: &Store,
+        loose: &[RunKey],
+        start: usize,
+    ) -> (Vec<(RunKey, Vec<u8>, Digest)>, usize) {
+        let mut batch = Vec::new();
+        let mut bytes_in = 0u64;
+        let mut i = start;
+        while i < loose.len() && bytes_in < pack::PACK_MAX_BYTES {
+            let key = loose[i];
+            i += 1;
+            let known = self.meta_of(&key);
+            let Ok((bytes, meta)) = pack::read_all(&store.record_path(&key)) else {
+                continue;
+            };
+            let stamp_ok = match known.place {
+                Place::Loose(Some(s)) => s == Stamp::of(&meta),
+                _ => true,
+            };
+            match verify_digest(&bytes) {
+                Ok(d) if stamp_ok && Some(d) == known.digest && !bytes.contains(&b'\n') => {
+                    bytes_in += bytes.len() as u64 + 1;
+                    batch.push((key, bytes, d));
+                }
+                _ => {}
+            }
+        }
+        (batch, i)
+    }
+
+    /// Loose files that a killed packing left beside their packed copies (same content digest).
+    fn packed_leftovers(&self, store: &Store) -> Vec<RunKey> {
+        let mut leftovers = Vec::new();
+        for shard in 0..SHARDS {
+            let dir = store.root().join("runs").join(format!("{shard:02x}"));
+            let Ok(listing) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in listing.flatten() {
+                let Some(key) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .and_then(RunKey::from_hex)
+                else {
+                    continue;
+                };
+                let known = self.meta_of(&key);
+                if !self.contains(&key) || matches!(known.place, Place::Loose(_)) {
+                    continue;
+                }
+                let same = fs::read(entry.path())
+                    .ok()
+                    .and_then(|b| verify_digest(&b).ok());
+                if same.is_some() && same == known.digest {
+                    leftovers.push(key);
+                }
+            }
+        }
+        leftovers
     }
 }
 
@@ -765,9 +1318,11 @@ fn keys_end(header: &[u8]) -> Option<usize> {
         return None;
     }
     let n = u64::from_le_bytes(header[72..80].try_into().ok()?) as usize;
+    let t = u64::from_le_bytes(header[80..88].try_into().ok()?) as usize;
     HEADER
-        .checked_add(SHARDS * 16)
-        .and_then(|x| x.checked_add(n.checked_mul(32 + 32 + STAMP)?))
+        .checked_add(SHARDS * 16)?
+        .checked_add(t)?
+        .checked_add(n.checked_mul(32 + 32 + PLACE)?)
 }
 
 /// The index file in two buffers: the header with the keys section, and the summaries section
@@ -791,6 +1346,7 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
         return Err("not an index of this mccbuild version".into());
     }
     let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
+    let t = u64::from_le_bytes(bytes[80..88].try_into().map_err(|_| "malformed")?) as usize;
     let keys_end = keys_end(&bytes).ok_or("malformed")?;
     if bytes.len() < keys_end {
         return Err("truncated".into());
@@ -808,17 +1364,21 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
             (m != i128::MIN).then_some(m)
         })
         .collect();
-    let keys_end = SHARDS * 16 + n * 32;
+    let table: PackTable = postcard::from_bytes(&keys_section[SHARDS * 16..SHARDS * 16 + t])
+        .map_err(|_| "malformed (pack table)")?;
+    let keys_start = SHARDS * 16 + t;
+    let keys_end = keys_start + n * 32;
     let digests_end = keys_end + n * 32;
     let file_digests: Vec<Digest> = keys_section[keys_end..digests_end]
         .chunks_exact(32)
         .map(|c| c.try_into().unwrap_or([0; 32]))
         .collect();
-    let file_stamps: Vec<Option<Stamp>> = keys_section[digests_end..]
-        .chunks_exact(STAMP)
-        .map(Stamp::from_bytes)
-        .collect();
-    let file_keys: Vec<RunKey> = keys_section[SHARDS * 16..keys_end]
+    let file_places: Vec<Place> = keys_section[digests_end..]
+        .chunks_exact(PLACE)
+        .map(Place::from_bytes)
+        .collect::<Option<_>>()
+        .ok_or("malformed (a record's place)")?;
+    let file_keys: Vec<RunKey> = keys_section[keys_start..keys_end]
         .chunks_exact(32)
         .map(|c| RunKey(c.try_into().unwrap_or([0; 32])))
         .collect();
@@ -829,13 +1389,27 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
         buckets: buckets(&file_keys),
         file_keys,
         file_digests,
-        file_stamps,
+        file_places,
         meta: KeyMap::default(),
         file_body: body,
         file_summaries: OnceLock::new(),
         added: KeyMap::default(),
         removed: HashSet::new(),
         shard_mtimes,
+        packs: table
+            .packs
+            .into_iter()
+            .map(|(p, s)| {
+                let stamp = s.map(|(size, ctime_ns, ino)| Stamp {
+                    size,
+                    ctime_ns,
+                    ino,
+                });
+                (p, stamp)
+            })
+            .collect(),
+        packs_mtime: table.mtime,
+        damage: table.damage,
         dirty: false,
     })
 }
@@ -1010,5 +1584,212 @@ mod tests {
         assert!(!index.contains(&a));
         assert_eq!(report.corrupt.len(), 1);
         assert_eq!(report.corrupt[0].path, path);
+    }
+
+    /// A store of `n` loose records, indexed and saved, its folders' times settled.
+    fn store_of(n: u8) -> (tempfile::TempDir, Store, Vec<RunKey>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keys: Vec<RunKey> = (0..n).map(|i| RunKey([i; 32])).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let mut record = sample_record(*k);
+            record.answers[0].value = Value::Int(i as u64);
+            store.put(&record).unwrap();
+        }
+        let (mut index, _) = Index::load(&store);
+        age_shards(&store);
+        index.save(&store).unwrap();
+        (dir, store, keys)
+    }
+
+    fn age_packs(store: &Store) {
+        let old = SystemTime::now() - std::time::Duration::from_secs(60);
+        let dir = fs::File::open(pack::packs_dir(store)).unwrap();
+        dir.set_modified(old).unwrap();
+    }
+
+    /// Loads, saves and loads again with every folder's time settled: what the next command sees.
+    fn settled_load(store: &Store) -> (Index, LoadReport) {
+        let (mut index, _) = Index::load(store);
+        age_shards(store);
+        age_packs(store);
+        index.save(store).unwrap();
+        Index::load(store)
+    }
+
+    #[test]
+    fn packed_records_are_the_same_records_and_a_quiet_store_reads_none() {
+        let (_dir, store, keys) = store_of(40);
+        let (mut index, _) = Index::load(&store);
+        let before: Vec<(Option<Digest>, Summary)> = keys
+            .iter()
+            .map(|k| (index.digest(k), index.get(k).unwrap().clone()))
+            .collect();
+        // Fewer loose records than asked for: nothing happens.
+        assert_eq!(index.pack(&store, 41).unwrap().records, 0);
+        let outcome = index.pack(&store, 40).unwrap();
+        assert_eq!((outcome.records, outcome.packs.len()), (40, 1));
+        for k in &keys {
+            assert!(!store.record_path(k).exists(), "the loose file is gone");
+        }
+        let (index, report) = settled_load(&store);
+        assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
+        assert_eq!((report.records_read, report.records_reverified), (0, 0));
+        assert!(report.changed.is_empty());
+        assert_eq!(index.len(), 40);
+        for (k, (digest, summary)) in keys.iter().zip(&before) {
+            assert_eq!(index.digest(k), *digest);
+            assert_eq!(index.get(k), Some(summary));
+            let (record, d) = index.read(&store, k).unwrap().unwrap();
+            assert_eq!((record.key, Some(d)), (*k, *digest));
+            assert_eq!(Summary::of(&record), *summary);
+        }
+        assert!(!index.is_dirty());
+        // Rebuilt from the pack alone: the same.
+        fs::remove_file(store.index_path()).unwrap();
+        let (index, report) = Index::load(&store);
+        assert_eq!((index.len(), report.records_read), (40, 40));
+        for (k, (digest, _)) in keys.iter().zip(&before) {
+            assert_eq!(index.digest(k), *digest);
+        }
+    }
+
+    #[test]
+    fn a_packed_record_edited_in_place_is_reported_until_its_run_has_a_new_record() {
+        let (_dir, store, keys) = store_of(10);
+        let (mut index, _) = Index::load(&store);
+        index.pack(&store, 1).unwrap();
+        settled_load(&store);
+        // An answer changed inside the pack, the file still valid JSON lines of the same length.
+        let path = pack::pack_path(&store, 1);
+        let text = fs::read_to_string(&path).unwrap();
+        let edited = text.replacen("\"value\":\"3\"", "\"value\":\"8\"", 1);
+        assert_ne!(edited, text);
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| io::Write::write_all(&mut f, edited.as_bytes()))
+            .unwrap();
+        let (mut index, report) = Index::load(&store);
+        assert_eq!(report.corrupt.len(), 1, "{:?}", report.corrupt);
+        assert_eq!(report.corrupt[0].path, path);
+        let reason = &report.corrupt[0].reason;
+        assert!(
+            reason.contains(&keys[3].hex()) && reason.contains("does not match its digest"),
+            "{reason}"
+        );
+        assert!(!index.contains(&keys[3]) && index.get(&keys[3]).is_none());
+        assert_eq!(index.len(), 9);
+        index.save(&store).unwrap();
+        // Still reported by the next command, without reading the pack again.
+        let (index, report) = Index::load(&store);
+        assert_eq!(report.corrupt.len(), 1);
+        assert_eq!(report.records_read, 0);
+        assert!(!index.contains(&keys[3]));
+        // Its run done again (a loose record): no longer reported, the new record counts.
+        let mut redone = sample_record(keys[3]);
+        redone.answers[0].value = Value::Int(3);
+        let digest = store.put(&redone).unwrap();
+        let (index, report) = Index::load(&store);
+        assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
+        assert_eq!(index.digest(&keys[3]), Some(digest));
+    }
+
+    #[test]
+    fn a_pack_cut_short_loses_only_its_last_records_and_says_so() {
+        let (_dir, store, keys) = store_of(10);
+        let (mut index, _) = Index::load(&store);
+        index.pack(&store, 1).unwrap();
+        settled_load(&store);
+        let path = pack::pack_path(&store, 1);
+        let len = fs::metadata(&path).unwrap().len();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len - 100)
+            .unwrap();
+        let (index, report) = Index::load(&store);
+        assert_eq!(index.len(), 9);
+        assert!(!index.contains(&keys[9]));
+        assert_eq!(report.corrupt.len(), 1, "{:?}", report.corrupt);
+        assert!(
+            report.corrupt[0].reason.contains("cut short"),
+            "{:?}",
+            report.corrupt
+        );
+        // A pack removed: its records are no longer stored (as removed loose records).
+        fs::remove_file(&path).unwrap();
+        let (index, _) = Index::load(&store);
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn a_rerun_over_a_packed_record_wins_and_is_packed_in_turn() {
+        let (_dir, store, keys) = store_of(4);
+        let (mut index, _) = Index::load(&store);
+        index.pack(&store, 1).unwrap();
+        settled_load(&store);
+        let mut redone = sample_record(keys[1]);
+        redone.answers[0].value = Value::Int(99);
+        let digest = store.put(&redone).unwrap();
+        let (mut index, report) = Index::load(&store);
+        assert_eq!(report.changed, vec![keys[1]]);
+        assert_eq!(index.get(&keys[1]).unwrap().answers[0], (0, Value::Int(99)));
+        let outcome = index.pack(&store, 1).unwrap();
+        assert_eq!(outcome.records, 1);
+        assert!(outcome.packs[0].ends_with("00000002.jsonl"));
+        let (index, _) = settled_load(&store);
+        assert_eq!(index.digest(&keys[1]), Some(digest));
+        // Rebuilt: the newer pack's record counts.
+        fs::remove_file(store.index_path()).unwrap();
+        let (index, _) = Index::load(&store);
+        assert_eq!(index.digest(&keys[1]), Some(digest));
+        assert_eq!(index.len(), 4);
+    }
+
+    #[test]
+    fn a_packing_killed_before_it_ended_loses_nothing_and_is_finished_next_time() {
+        let (_dir, store, keys) = store_of(6);
+        let (index, _) = Index::load(&store);
+        // Killed after the pack was renamed into place, before the index knew it: the pack and
+        // every loose file are there, and the marker.
+        let lines: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| fs::read(store.record_path(k)).unwrap())
+            .collect();
+        let refs: Vec<&[u8]> = lines.iter().map(|l| l.as_slice()).collect();
+        pack::write_pack(&store, 1, &refs).unwrap();
+        fs::write(pack::packs_dir(&store).join("PACKING"), "x").unwrap();
+        fs::write(
+            pack::packs_dir(&store).join(".00000002.jsonl.abc.tmp"),
+            "half",
+        )
+        .unwrap();
+        let digests: Vec<_> = keys.iter().map(|k| index.digest(k)).collect();
+        let (mut index, report) = Index::load(&store);
+        assert!(
+            report.corrupt.is_empty() && report.changed.is_empty(),
+            "{report:?}"
+        );
+        assert_eq!(
+            keys.iter().map(|k| index.digest(k)).collect::<Vec<_>>(),
+            digests
+        );
+        // The next packing removes the loose copies and the temporary file.
+        let outcome = index.pack(&store, 1000).unwrap();
+        assert_eq!((outcome.records, outcome.leftovers), (0, 6));
+        assert!(keys.iter().all(|k| !store.record_path(k).exists()));
+        let names: Vec<String> = fs::read_dir(pack::packs_dir(&store))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["00000001.jsonl".to_string()]);
+        let (index, report) = settled_load(&store);
+        assert!(report.corrupt.is_empty());
+        assert_eq!(
+            keys.iter().map(|k| index.digest(k)).collect::<Vec<_>>(),
+            digests
+        );
     }
 }

@@ -4,6 +4,8 @@
 //! - `STORE`: the store format version;
 //! - `runs/<2 hex>/<key>.json`: run records, each written atomically (temporary file + rename),
 //!   by whichever process ran the run (a local job, a Slurm step);
+//! - `packs/<number>.jsonl`: records packed together once enough are loose ([`pack`]), so that
+//!   checking that no record changed costs one stat per pack instead of one per record;
 //! - `index.bin`: summaries of the records (what scoring needs), checksummed, so that a no-op
 //!   `mccbuild run` over 300,000 runs reads one file instead of 300,000; it is reconciled with
 //!   `runs/` through the modification times of the 256 shard folders, and rebuilt from the
@@ -12,6 +14,7 @@
 //! - `meta/`: caches (file digests).
 
 pub mod index;
+pub mod pack;
 pub mod record;
 
 use std::fs;
