@@ -6,7 +6,7 @@ use mccbuild_core::protocol::Answer;
 use mccbuild_core::{CapturedOutput, Measurement, Response, Termination};
 use mccbuild_plan::results_file::{parse_results, ResultRow, RowResults};
 use mccbuild_plan::{Plan, Run, RunOrigin};
-use mccbuild_store::{RunRecord, StoreError, Summary, RECORD_FORMAT};
+use mccbuild_store::{RunRecord, StoreError, RECORD_FORMAT};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -29,7 +29,6 @@ pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
     )?;
     session.warn_instance_problems();
     let summary = session.import(file)?;
-    session.pack_records();
     if json {
         return super::print_json(&summary);
     }
@@ -83,15 +82,16 @@ impl Session {
             ));
             newly.push(i);
         }
-        let digests = self
-            .store
-            .put_many(&records)
-            .map_err(|source| StoreError::Write {
-                path: self.store.root().to_path_buf(),
-                source,
-            })?;
-        for ((record, i), digest) in records.iter().zip(newly).zip(digests) {
-            self.index.insert(record.key, Summary::of(record), digest);
+        // Straight into a pack (docs/cache.md, "Packs"): no loose file per imported run.
+        if !records.is_empty() {
+            self.index
+                .put_packed(&self.store, &records)
+                .map_err(|source| StoreError::Write {
+                    path: self.store.root().to_path_buf(),
+                    source,
+                })?;
+        }
+        for i in newly {
             self.stored[i] = true;
         }
         summary.imported = records.len();
