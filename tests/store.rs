@@ -459,3 +459,146 @@ fn packed_records_are_used_and_verified_by_every_command() {
     assert!(!stderr(&out).contains("damaged"), "{}", stderr(&out));
     assert_eq!(b_states(&c, "Philosophers-PT-000003").as_deref(), Some("9"));
 }
+
+/// `n` more valid loose records in the store: copies of `template` under new keys (records of
+/// runs this contest does not plan: stored and packed all the same).
+fn add_loose_records(c: &TestContest, template: &PathBuf, n: usize, seed: u64) {
+    let base: serde_json::Value = serde_json::from_slice(&fs::read(template).unwrap()).unwrap();
+    for i in 0..n {
+        let key = blake3::hash(format!("{seed}-{i}").as_bytes())
+            .to_hex()
+            .to_string();
+        let path = c
+            .path()
+            .join("cache/runs")
+            .join(&key[..2])
+            .join(format!("{key}.json"));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, serde_json::to_vec(&base).unwrap()).unwrap();
+        replace_with_valid_record(&path, |r| r["key"] = key.clone().into());
+    }
+}
+
+fn stored_keys(c: &TestContest) -> std::collections::BTreeSet<String> {
+    c.records()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn count_entries(dir: &std::path::Path) -> usize {
+    fs::read_dir(dir).map_or(0, |l| l.count())
+}
+
+fn count_packs(dir: &std::path::Path) -> usize {
+    fs::read_dir(dir).map_or(0, |l| {
+        l.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        })
+        .count()
+    })
+}
+
+fn loose_count(c: &TestContest) -> usize {
+    fs::read_dir(c.path().join("cache/runs"))
+        .unwrap()
+        .map(|s| count_entries(&s.unwrap().path()))
+        .sum()
+}
+
+/// docs/cache.md, "Packs": `kill -9` of `mccbuild run` at random moments of its packing loses
+/// no record and damages none; the next command sees every record and says nothing; the next
+/// packing finishes the work (no loose copy, no temporary file, no marker left).
+#[test]
+fn kill_9_during_packing_loses_no_record() {
+    let c = three_tools();
+    assert!(c.mccbuild(&["run"]).status.success());
+    let template = record_path(&c, "a", "Philosophers-PT-000002");
+    let template_copy = c.path().join("template.json");
+    fs::copy(&template, &template_copy).unwrap();
+    let packs_dir = c.path().join("cache/packs");
+    let marker = packs_dir.join("PACKING");
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("seed {seed}");
+    let (mut packing_took, mut before_pack, mut after_pack) = (None, 0, 0);
+    for round in 0..8u64 {
+        add_loose_records(&c, &template_copy, 200, seed.wrapping_add(round));
+        let expected = stored_keys(&c);
+        let packs_before = count_packs(&packs_dir);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .arg("run")
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .env("MCCBUILD_PACK_AFTER", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !marker.exists()
+            && child.try_wait().unwrap().is_none()
+            && started.elapsed() < std::time::Duration::from_secs(30)
+        {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        let packing = std::time::Instant::now();
+        match packing_took {
+            // The first round measures how long a packing of 200 records takes here.
+            None => {
+                assert!(child.wait().unwrap().success());
+                packing_took = Some(packing.elapsed());
+                continue;
+            }
+            // The others are killed at a random moment of it.
+            Some(took) => {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let at = took.mul_f64((seed >> 11) as f64 / (1u64 << 53) as f64);
+                std::thread::sleep(at.saturating_sub(packing.elapsed()));
+                let _ = child.kill();
+                child.wait().unwrap();
+            }
+        }
+        let (loose, packs) = (loose_count(&c), count_entries(&packs_dir));
+        if marker.exists() && count_packs(&packs_dir) == packs_before {
+            before_pack += 1; // the marker (and maybe a temporary file): no new pack yet
+        } else if marker.exists() {
+            after_pack += 1; // the new pack there, the loose copies not all removed
+        }
+        eprintln!("round {round}: killed with {loose} loose files, {packs} entries in packs/");
+        // Every record is there, whole (each file and each pack line parses).
+        assert_eq!(stored_keys(&c), expected, "round {round}");
+        let out = c.mccbuild(&["plan", "--json"]);
+        let err = stderr(&out);
+        assert!(!err.contains("damaged"), "round {round}: {err}");
+        assert_eq!(json(&out)["to_run"], 0, "round {round}: {err}");
+        // The next packing finishes the work: every record packed, nothing left behind.
+        let out = mccbuild_packing(&c, &["run"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stored_keys(&c), expected, "round {round}");
+        assert_eq!(loose_count(&c), 0, "round {round}");
+        let mut names: Vec<String> = fs::read_dir(&packs_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.retain(|n| !n.ends_with(".jsonl"));
+        assert!(names.is_empty(), "round {round}: left in packs/: {names:?}");
+    }
+    eprintln!("{packing_took:?} a packing; killed {before_pack} times before its pack was in place, {after_pack} times after");
+    assert!(
+        before_pack + after_pack >= 4 && after_pack >= 1,
+        "killed {before_pack} times before the pack was in place, {after_pack} after: too few to tell"
+    );
+    // Rebuilt from the packs alone: the same records.
+    let expected = stored_keys(&c);
+    assert_eq!(expected.len(), 6 + 8 * 200);
+    fs::remove_file(c.path().join("cache/index.bin")).unwrap();
+    let out = c.mccbuild(&["plan", "--json"]);
+    assert_eq!(json(&out)["to_run"], 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("damaged"), "{}", stderr(&out));
+}
