@@ -71,7 +71,10 @@ fn mccbuild_command(c: &TestContest, locks: &Path, args: &[&str]) -> Command {
         .args(args)
         .current_dir(c.path())
         .env_remove("MCCBUILD_SANDBOX")
-        .env("MCCBUILD_CORE_LOCKS", locks);
+        .env("MCCBUILD_CORE_LOCKS", locks)
+        // Every `run` that ends packs the loose records (docs/cache.md, "Packs"): the kills
+        // land on packings too, and the records must survive them as well.
+        .env("MCCBUILD_PACK_AFTER", "1");
     command
 }
 
