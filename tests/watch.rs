@@ -338,6 +338,43 @@ fn a_record_replaced_by_new_content_is_noticed() {
     assert_eq!(published(&update["scores"]), fresh_scores(&c));
 }
 
+/// `mccbuild run` packing the loose records while watch runs (docs/cache.md, "Packs": the pack
+/// is in place before the loose files go): every run stays counted, whatever watch publishes
+/// is the scores of all the runs.
+#[test]
+fn a_packing_run_keeps_every_run_in_the_published_scores() {
+    let (c, records) = contest_with_held_records();
+    for (aside, path) in &records {
+        std::fs::rename(aside, path).unwrap();
+    }
+    let watch = Watch::start(c.path());
+    let start = watch.next();
+    let before = fresh_scores(&c);
+    assert_eq!(published(&start["scores"]), before);
+    let out = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .arg("run")
+        .current_dir(c.path())
+        .env("MCCBUILD_PACK_AFTER", "1")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("packed 16 loose run records"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(records.iter().all(|(_, path)| !path.exists()));
+    let mut updates = 0;
+    while let Some(line) = watch.quiet(3000) {
+        let update: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(published(&update["scores"]), before, "{update}");
+        updates += 1;
+    }
+    assert_eq!(fresh_scores(&c), before);
+    let err = watch.stop();
+    assert!(!err.contains("damaged"), "{err}");
+    eprintln!("{updates} updates published while the records were packed");
+}
+
 /// An edit of a scoring rule in the rules file (E-2.2's set) is applied through the scoring
 /// database's inputs: no re-plan, the answers gathered are reused, and the published scores are
 /// those a fresh `mccbuild scores` computes with the edited rules. An edit of the rules that

@@ -133,6 +133,7 @@ impl State {
         keys.sort_unstable();
         keys.dedup();
         let index = &mut self.session.index;
+        let mut gone = false;
         for key in keys {
             match self.session.store.get_verified(&key) {
                 Ok(Some((record, digest))) => {
@@ -141,15 +142,15 @@ impl State {
                         report.changed.push(key);
                     }
                 }
-                // A loose file gone: its run leaves the index, unless its record is packed
-                // (`mccbuild run` packing loose records removes their files).
-                Ok(None) => {
-                    if index.forget_loose(&key) {
-                        report.changed.push(key);
-                    }
-                }
+                Ok(None) => gone |= index.contains(&key),
                 Err(corrupt) => report.corrupt.push(corrupt),
             }
+        }
+        // A stored run's loose file gone: removed, or packed by a `mccbuild run` (which writes
+        // the pack before it removes the loose files, docs/cache.md "Packs"). The store
+        // reconciled in full tells which: the packs first, then the shard folders.
+        if gone {
+            index.reconcile(&self.session.store, &mut report);
         }
         report
     }

@@ -841,16 +841,6 @@ impl Index {
         }
     }
 
-    /// Forgets a run whose loose record file is gone (a packed record's file was never loose:
-    /// it stays). Returns whether the run left the index.
-    pub fn forget_loose(&mut self, key: &RunKey) -> bool {
-        if !self.contains(key) || !self.is_loose(key) {
-            return false;
-        }
-        self.remove(key);
-        true
-    }
-
     /// Whether the index learnt something its file does not hold.
     pub fn is_dirty(&self) -> bool {
         self.dirty
