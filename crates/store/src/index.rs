@@ -523,13 +523,23 @@ impl Index {
         drop(t);
         let t = phase("index: shard folders");
         let runs = store.root().join("runs");
+        // The runs learnt since the index file was written, by shard (once, not per shard).
+        let mut added_by_shard: Option<Vec<Vec<RunKey>>> = None;
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
             let mtime = mtime_of(&dir);
             if mtime.is_some() && self.shard_mtimes[shard] == mtime {
                 continue;
             }
-            let corrupt_here = self.relist_shard(store, shard, &dir, report);
+            let added = added_by_shard.get_or_insert_with(|| {
+                let mut by_shard = vec![Vec::new(); SHARDS];
+                for k in self.added.keys() {
+                    by_shard[k.0[0] as usize].push(*k);
+                }
+                by_shard
+            });
+            let added = std::mem::take(&mut added[shard]);
+            let corrupt_here = self.relist_shard(store, shard, &dir, &added, report);
             // Nor when a record there was damaged: it is looked at again next time.
             let trusted = settled(mtime).filter(|_| !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
@@ -549,6 +559,7 @@ impl Index {
         store: &Store,
         shard: usize,
         dir: &std::path::Path,
+        added: &[RunKey],
         report: &mut LoadReport,
     ) -> bool {
         let mut present: HashSet<RunKey> = HashSet::new();
@@ -569,8 +580,8 @@ impl Index {
             self.file_shard(shard)
                 .iter()
                 .filter(|k| !present.contains(k) && !self.removed.contains(k) && self.is_loose(k))
-                .chain(self.added.keys().filter(|k| {
-                    k.0[0] as usize == shard && !present.contains(k) && self.is_loose(k)
+                .chain(added.iter().filter(|k| {
+                    !present.contains(k) && self.added.contains_key(k) && self.is_loose(k)
                 }))
                 .copied()
                 .collect();
@@ -1058,7 +1069,7 @@ impl Index {
                 report.records_read += 1;
                 report.changed.push(r.key);
                 self.removed.remove(&r.key);
-                self.added.insert(r.key, Summary::of(&r.record));
+                self.added.insert(r.key, r.summary);
             }
             self.meta.insert(
                 r.key,

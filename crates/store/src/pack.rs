@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
 
-use crate::{parse_record_verified, CorruptRecord, RunRecord, Store};
+use crate::{parse_record_verified, CorruptRecord, RunRecord, Store, Summary};
 
 /// Loose records that make the next `mccbuild run` or `import` pack them (git's `gc.auto` is
 /// 6,700 loose objects): 2,048 loose records cost ~5 ms of stat per command here. Tests and
@@ -86,7 +86,8 @@ pub struct PackedRecord {
     pub digest: Digest,
     pub offset: u64,
     pub len: u32,
-    pub record: RunRecord,
+    /// What scoring needs of it (not the whole record: a pack holds up to 256 MiB of them).
+    pub summary: Summary,
 }
 
 /// Reads a whole pack: its valid records, and each damaged line as a [`CorruptRecord`] naming
@@ -129,7 +130,7 @@ pub fn scan_pack(
                 digest,
                 offset: start as u64,
                 len: line.len() as u32,
-                record,
+                summary: Summary::of(&record),
             }),
             Err(c) => damaged.push((
                 Some(k),
@@ -147,10 +148,20 @@ fn key_of(line: &[u8]) -> Option<RunKey> {
     struct KeyOnly {
         key: RunKey,
     }
+    let head = &line[..line.len().min(256)];
+    // Where every record has it (`encode_record` writes `format`, then `key`): no parse.
+    if let Some(hex) = head.strip_prefix(b"{\"format\":2,\"key\":\"") {
+        if let Some(k) = hex
+            .get(..64)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(RunKey::from_hex)
+        {
+            return Some(k);
+        }
+    }
     if let Ok(k) = serde_json::from_slice::<KeyOnly>(line) {
         return Some(k.key);
     }
-    let head = &line[..line.len().min(256)];
     let field = b"\"key\":\"";
     let at = head.windows(field.len()).position(|w| w == field)? + field.len();
     std::str::from_utf8(head.get(at..at + 64)?)
