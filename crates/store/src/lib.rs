@@ -341,23 +341,6 @@ impl Store {
         Ok(digest)
     }
 
-    /// Writes many records (an import, a generated store): each atomically, made durable together
-    /// by one `syncfs` at the end instead of one fsync per record.
-    /// Returns the records' content digests, in order.
-    pub fn put_many<'a>(
-        &self,
-        records: impl IntoIterator<Item = &'a RunRecord>,
-    ) -> io::Result<Vec<Digest>> {
-        let mut digests = Vec::new();
-        for record in records {
-            let (bytes, digest) = encode_record(record)?;
-            write_atomically_in_batch(&self.record_path(&record.key), &bytes)?;
-            digests.push(digest);
-        }
-        sync_filesystem(&self.root)?;
-        Ok(digests)
-    }
-
     /// Removes a record (to have its run redone).
     pub fn remove(&self, key: &RunKey) -> io::Result<()> {
         match fs::remove_file(self.record_path(key)) {
