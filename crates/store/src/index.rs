@@ -608,16 +608,7 @@ impl Index {
                 Ok((record, digest, stamp)) => {
                     report.records_read += 1;
                     report.changed.push(key);
-                    self.removed.remove(&key);
-                    self.added.insert(key, Summary::of(&record));
-                    self.meta.insert(
-                        key,
-                        Meta {
-                            digest: Some(digest),
-                            place: Place::Loose(Some(stamp)),
-                        },
-                    );
-                    self.dirty = true;
+                    self.put_loose(key, &record, digest, stamp);
                 }
                 Err(corrupt) => {
                     corrupt_here = true;
@@ -626,6 +617,20 @@ impl Index {
             }
         }
         corrupt_here
+    }
+
+    /// A loose record just read and verified: stored, with its summary, digest and stamp.
+    fn put_loose(&mut self, key: RunKey, record: &RunRecord, digest: Digest, stamp: Stamp) {
+        self.removed.remove(&key);
+        self.added.insert(key, Summary::of(record));
+        self.meta.insert(
+            key,
+            Meta {
+                digest: Some(digest),
+                place: Place::Loose(Some(stamp)),
+            },
+        );
+        self.dirty = true;
     }
 
     /// The digest and place known for a stored key.
@@ -717,16 +722,8 @@ impl Index {
         match read_verified(store, &key) {
             Ok((record, digest, stamp)) => {
                 // Another valid record of the same run (a rerun): its summary replaces the old.
-                self.added.insert(key, Summary::of(&record));
-                self.meta.insert(
-                    key,
-                    Meta {
-                        digest: Some(digest),
-                        place: Place::Loose(Some(stamp)),
-                    },
-                );
+                self.put_loose(key, &record, digest, stamp);
                 report.changed.push(key);
-                self.dirty = true;
             }
             Err(corrupt) => {
                 self.remove(&key);
@@ -1146,13 +1143,7 @@ impl Index {
                 .collect();
         }
         loose.sort_unstable();
-        let mut next = self
-            .packs
-            .keys()
-            .copied()
-            .chain(pack::list_packs(store)?)
-            .max()
-            .map_or(1, |p| p + 1);
+        let mut next = self.next_pack_number(store)?;
         let mut packed: Vec<RunKey> = Vec::new();
         let mut start = 0;
         while start < loose.len() {
@@ -1164,25 +1155,12 @@ impl Index {
             if batch.is_empty() {
                 continue;
             }
-            let lines: Vec<&[u8]> = batch.iter().map(|(_, b, _)| b.as_slice()).collect();
-            let places = pack::write_pack(store, next, &lines)?;
-            let stamp = fs::symlink_metadata(pack::pack_path(store, next))?;
-            for ((key, _, digest), (offset, len)) in batch.iter().zip(places) {
-                let place = Place::Packed {
-                    pack: next,
-                    offset,
-                    len,
-                };
-                self.meta.insert(
-                    *key,
-                    Meta {
-                        digest: Some(*digest),
-                        place,
-                    },
-                );
-                packed.push(*key);
-            }
-            self.packs.insert(next, Some(Stamp::of(&stamp)));
+            let lines: Vec<(RunKey, &[u8], Digest)> = batch
+                .iter()
+                .map(|(k, b, d)| (*k, b.as_slice(), *d))
+                .collect();
+            self.add_pack(store, next, &lines)?;
+            packed.extend(batch.iter().map(|(k, _, _)| *k));
             outcome.records += batch.len();
             outcome.packs.push(pack::pack_path(store, next));
             next += 1;
@@ -1212,13 +1190,7 @@ impl Index {
     /// digests, in order.
     pub fn put_packed(&mut self, store: &Store, records: &[RunRecord]) -> io::Result<Vec<Digest>> {
         let mut digests = Vec::with_capacity(records.len());
-        let mut next = self
-            .packs
-            .keys()
-            .copied()
-            .chain(pack::list_packs(store)?)
-            .max()
-            .map_or(1, |p| p + 1);
+        let mut next = self.next_pack_number(store)?;
         let mut start = 0;
         while start < records.len() {
             let mut lines: Vec<Vec<u8>> = Vec::new();
@@ -1229,26 +1201,18 @@ impl Index {
                 digests.push(digest);
                 lines.push(bytes);
             }
-            let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-            let places = pack::write_pack(store, next, &refs)?;
-            let stamp = fs::symlink_metadata(pack::pack_path(store, next))?;
-            for (i, (offset, len)) in places.into_iter().enumerate() {
-                let record = &records[start + i];
+            let batch = &records[start..start + lines.len()];
+            let entries: Vec<(RunKey, &[u8], Digest)> = batch
+                .iter()
+                .zip(&lines)
+                .zip(&digests[start..])
+                .map(|((r, bytes), d)| (r.key, bytes.as_slice(), *d))
+                .collect();
+            self.add_pack(store, next, &entries)?;
+            for record in batch {
                 self.removed.remove(&record.key);
                 self.added.insert(record.key, Summary::of(record));
-                self.meta.insert(
-                    record.key,
-                    Meta {
-                        digest: Some(digests[start + i]),
-                        place: Place::Packed {
-                            pack: next,
-                            offset,
-                            len,
-                        },
-                    },
-                );
             }
-            self.packs.insert(next, Some(Stamp::of(&stamp)));
             start += lines.len();
             next += 1;
         }
@@ -1256,6 +1220,47 @@ impl Index {
         self.dirty = true;
         self.write(store)?;
         Ok(digests)
+    }
+
+    /// The number of the next pack: after every pack the index knows and every pack in `packs/`.
+    fn next_pack_number(&self, store: &Store) -> io::Result<u32> {
+        Ok(self
+            .packs
+            .keys()
+            .copied()
+            .chain(pack::list_packs(store)?)
+            .max()
+            .map_or(1, |p| p + 1))
+    }
+
+    /// Writes pack `number` of these records (each a record file's bytes with its key and
+    /// digest) and places them there in the index.
+    fn add_pack(
+        &mut self,
+        store: &Store,
+        number: u32,
+        records: &[(RunKey, &[u8], Digest)],
+    ) -> io::Result<()> {
+        let lines: Vec<&[u8]> = records.iter().map(|(_, bytes, _)| *bytes).collect();
+        let places = pack::write_pack(store, number, &lines)?;
+        let stamp = fs::symlink_metadata(pack::pack_path(store, number))?;
+        for ((key, _, digest), (offset, len)) in records.iter().zip(places) {
+            let place = Place::Packed {
+                pack: number,
+                offset,
+                len,
+            };
+            self.meta.insert(
+                *key,
+                Meta {
+                    digest: Some(*digest),
+                    place,
+                },
+            );
+        }
+        self.packs.insert(number, Some(Stamp::of(&stamp)));
+        self.dirty = true;
+        Ok(())
     }
 
     /// How many stored runs have a loose record.
@@ -1655,6 +1660,15 @@ mod tests {
         (dir, store, keys)
     }
 
+    /// [`store_of`], its records packed, the store's folders' times settled.
+    fn packed_store_of(n: u8) -> (tempfile::TempDir, Store, Vec<RunKey>) {
+        let (dir, store, keys) = store_of(n);
+        let (mut index, _) = Index::load(&store);
+        assert_eq!(index.pack(&store, 1).unwrap().records, n as usize);
+        settled_load(&store);
+        (dir, store, keys)
+    }
+
     fn age_packs(store: &Store) {
         let old = SystemTime::now() - std::time::Duration::from_secs(60);
         let dir = fs::File::open(pack::packs_dir(store)).unwrap();
@@ -1709,10 +1723,7 @@ mod tests {
 
     #[test]
     fn a_packed_record_edited_in_place_is_reported_until_its_run_has_a_new_record() {
-        let (_dir, store, keys) = store_of(10);
-        let (mut index, _) = Index::load(&store);
-        index.pack(&store, 1).unwrap();
-        settled_load(&store);
+        let (_dir, store, keys) = packed_store_of(10);
         // An answer changed inside the pack, the file still valid JSON lines of the same length.
         let path = pack::pack_path(&store, 1);
         let text = fs::read_to_string(&path).unwrap();
@@ -1750,10 +1761,7 @@ mod tests {
 
     #[test]
     fn a_pack_cut_short_loses_only_its_last_records_and_says_so() {
-        let (_dir, store, keys) = store_of(10);
-        let (mut index, _) = Index::load(&store);
-        index.pack(&store, 1).unwrap();
-        settled_load(&store);
+        let (_dir, store, keys) = packed_store_of(10);
         let path = pack::pack_path(&store, 1);
         let len = fs::metadata(&path).unwrap().len();
         fs::OpenOptions::new()
@@ -1779,10 +1787,7 @@ mod tests {
 
     #[test]
     fn a_rerun_over_a_packed_record_wins_and_is_packed_in_turn() {
-        let (_dir, store, keys) = store_of(4);
-        let (mut index, _) = Index::load(&store);
-        index.pack(&store, 1).unwrap();
-        settled_load(&store);
+        let (_dir, store, keys) = packed_store_of(4);
         let mut redone = sample_record(keys[1]);
         redone.answers[0].value = Value::Int(99);
         let digest = store.put(&redone).unwrap();
