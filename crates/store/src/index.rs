@@ -392,6 +392,8 @@ pub struct Index {
     /// Damaged lines found in the packs (reported while their runs have no other record).
     damage: Vec<PackDamage>,
     dirty: bool,
+    /// The store's index loaded again, when a loose record was found packed meanwhile.
+    reloaded: OnceLock<Box<Index>>,
 }
 
 /// What loading found.
@@ -486,6 +488,7 @@ impl Index {
             packs_mtime: None,
             damage: Vec::new(),
             dirty: false,
+            reloaded: OnceLock::new(),
         }
     }
 
@@ -766,7 +769,18 @@ impl Index {
             return Ok(None);
         }
         match self.meta_of(key).place {
-            Place::Loose(_) => store.get_verified(key),
+            Place::Loose(_) => match store.get_verified(key)? {
+                Some(found) => Ok(Some(found)),
+                // Packed by a `mccbuild run` since this index was loaded (the pack is in place
+                // before the loose file goes): the store's index as it is now says where.
+                None => {
+                    let now = self.reloaded.get_or_init(|| Box::new(Index::load(store).0));
+                    match now.meta_of(key).place {
+                        Place::Packed { .. } if now.contains(key) => now.read(store, key),
+                        _ => Ok(None),
+                    }
+                }
+            },
             Place::Packed { pack, offset, len } => {
                 pack::read_packed(store, pack, offset, len, key).map(Some)
             }
@@ -1469,6 +1483,7 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
         packs_mtime: table.mtime,
         damage: table.damage,
         dirty: false,
+        reloaded: OnceLock::new(),
     })
 }
 
@@ -1872,5 +1887,21 @@ mod tests {
             .unwrap();
         assert!(pack::pack_path(&store, 2).exists());
         assert_eq!(settled_load(&store).0.len(), 6);
+    }
+
+    #[test]
+    fn a_record_packed_by_another_process_is_still_read() {
+        let (_dir, store, keys) = store_of(3);
+        let (reader, _) = Index::load(&store);
+        // Another process packs them (and removes the loose files) after the reader loaded.
+        let (mut other, _) = Index::load(&store);
+        other.pack(&store, 1).unwrap();
+        assert!(!store.record_path(&keys[1]).exists());
+        let (record, digest) = reader.read(&store, &keys[1]).unwrap().unwrap();
+        assert_eq!(
+            (record.key, Some(digest)),
+            (keys[1], reader.digest(&keys[1]))
+        );
+        assert!(reader.read(&store, &RunKey([200; 32])).unwrap().is_none());
     }
 }
