@@ -205,7 +205,10 @@ pub struct Completed {
 /// most wins; equal wins go to the better-ranked tool. A tool that completes one more
 /// examination can only gain wins, so solving less is never rewarded (as a mean over each
 /// tool's own examinations may: issue 14).
-pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> Awards {
+pub fn awards_by_wins(
+    standings: &[Standing],
+    completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,
+) -> Awards {
     let ranked: Vec<ToolIdx> = standings
         .iter()
         .filter(|s| s.rank.is_some())
@@ -223,7 +226,7 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
         // compared as the floats they are: two finite floats compare as their exact values.
         times.clear();
         memories.clear();
-        for c in runs {
+        for c in runs.as_ref() {
             if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
                 times.push((at, c.cpu_s));
                 memories.push((at, c.peak_memory_mb));

@@ -768,34 +768,43 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     }
 }
 
-/// E-4.3's measurements of the runs that completed each examination instance of `category`
-/// (`[examination instance][tool]`), for E-4.5's per-examination wins.
-fn completed_runs(
+/// E-4.3's measurements of the runs that completed each examination instance of a model
+/// examination (`[examination instance][tool]`), for E-4.5's per-examination wins. A query of its
+/// own: a new record rebuilds the lists of its model examination only, and the podiums read the
+/// others' as they were (they were rebuilt for the whole category on every re-score: a third of
+/// `mccbuild watch`'s time per record, docs/BENCHMARKS.md).
+#[salsa::tracked(returns(ref))]
+pub fn completed_runs(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Completed>> {
+    exam_scores(db, m)
+        .iter()
+        .map(|instance| {
+            instance
+                .iter()
+                .filter_map(|s| {
+                    s.reported.map(|r| Completed {
+                        tool: s.tool,
+                        cpu_s: r.cpu_time_s,
+                        peak_memory_mb: r.peak_memory_mb(),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The completed runs of every examination instance of `category` (of [`completed_runs`]).
+fn category_completed_runs(
     db: &dyn salsa::Database,
     contest: ContestData,
     category: CategoryId,
-) -> Vec<Vec<Completed>> {
-    let mut out = Vec::new();
-    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
-        if w.first().is_none_or(|w| w.category != category) {
-            continue;
-        }
-        for instance in exam_scores(db, *m).iter() {
-            out.push(
-                instance
-                    .iter()
-                    .filter_map(|s| {
-                        s.reported.map(|r| Completed {
-                            tool: s.tool,
-                            cpu_s: r.cpu_time_s,
-                            peak_memory_mb: r.peak_memory_mb(),
-                        })
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
+) -> impl Iterator<Item = &[Completed]> + '_ {
+    let groups = weight_groups(db, contest);
+    contest
+        .examinations(db)
+        .iter()
+        .zip(&groups.of)
+        .filter(move |(_, g)| g.is_some_and(|g| groups.weights[g].category == category))
+        .flat_map(move |(m, _)| completed_runs(db, *m).iter().map(Vec::as_slice))
 }
 
 /// One category's podium and awards.
@@ -840,7 +849,7 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             let awards = if !edition.awards.enabled {
                 Awards::default()
             } else if edition.awards.aggregate == AwardAggregate::Wins {
-                podium::awards_by_wins(&standings, &completed_runs(db, contest, category))
+                podium::awards_by_wins(&standings, category_completed_runs(db, contest, category))
             } else {
                 podium::awards(
                     &standings,
