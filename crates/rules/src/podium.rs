@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::confidence::ToolIdx;
 use crate::edition::AwardAggregate;
-use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact};
+use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact, Sum};
 use crate::weights::Weight;
 
 /// Rule E-4.6: what one examination of one instance adds to a tool's total in its category:
@@ -14,14 +14,25 @@ pub fn weighted_points(points: &Exact, weight: &Weight) -> Exact {
     points * weight.factor()
 }
 
+/// [`weighted_points`] of points summed over examination instances of one weight (E-4.4's
+/// factor, `weight.factor()`: the weighting is linear, so weighting the sum is summing the
+/// weighted points), in machine words while they fit: the scoring database weights each tool's
+/// points once per weight group.
+pub fn weighted_sum(points: &Sum, factor: &Sum) -> Sum {
+    points.times(factor)
+}
+
 /// Rule E-4.6: "For each category, and for each tool, a total score is computed as the sum of
 /// all the examination scores of the tool in the examinations enclosed in this category": the
 /// weighted points, summed exactly (so that every total of a tool, on a podium or in an
-/// explanation, is the same number, whatever the order, and equal totals are equal).
-pub fn category_total(weighted: impl IntoIterator<Item = Exact>) -> Exact {
-    weighted
-        .into_iter()
-        .fold(zero(), |total, points| total + points)
+/// explanation, is the same number, whatever the order, and equal totals are equal); in
+/// machine words while the sum fits ([`Sum`]), with big integers past that.
+pub fn category_total(weighted: impl IntoIterator<Item = impl Into<Sum>>) -> Exact {
+    let mut total = Sum::default();
+    for points in weighted {
+        total.merge(&points.into());
+    }
+    total.value()
 }
 
 /// What the podium needs to know of a tool.
@@ -349,12 +360,27 @@ mod tests {
         ];
         let total = category_total(entries.iter().map(|(p, w)| weighted_points(p, w)));
         assert_eq!(total, int(8));
-        assert_eq!(category_total(std::iter::empty()), int(0));
+        assert_eq!(category_total(std::iter::empty::<Exact>()), int(0));
         // The issue's case: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
         // 31.999999999999996 for the first).
         let thirds =
             category_total((0..6).map(|_| weighted_points(&int(16), &w(ratio(1, 3), int(1)))));
         assert_eq!(thirds, category_total([int(16), int(16)]));
+        // Weighting a sum of points is summing the weighted points: 16/3 + 8 at 2/5 x 3/7.
+        let weight = w(ratio(2, 5), ratio(3, 7));
+        let mut points = Sum::default();
+        points.add(&ratio(16, 3));
+        points.add(&int(8));
+        let factor = Sum::from(weight.factor());
+        assert_eq!(
+            category_total([weighted_sum(&points, &factor)]),
+            category_total([
+                weighted_points(&ratio(16, 3), &weight),
+                weighted_points(&int(8), &weight)
+            ])
+        );
+        // (16/3 + 8) x 6/35 = 40/3 x 6/35 = 16/7.
+        assert_eq!(weighted_sum(&points, &factor).value(), ratio(16, 7));
     }
 
     #[test]

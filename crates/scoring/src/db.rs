@@ -27,7 +27,8 @@ use mccbuild_rules::edition::{
 };
 use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
-    self, category_total, weighted_points, Awards, Completed, Entrant, Performance, Standing,
+    self, category_total, weighted_points, weighted_sum, Awards, Completed, Entrant, Performance,
+    Standing,
 };
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
 use mccbuild_rules::reference::{trusted_by_reference, Basis};
@@ -679,6 +680,8 @@ pub struct WeightGroups {
     pub of: Vec<Option<usize>>,
     /// Each group's weight (its category included).
     pub weights: Vec<Weight>,
+    /// Each group's E-4.4 factor (`Weight::factor`), in machine words if it fits.
+    pub factors: Vec<Sum>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -688,6 +691,7 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
     let mut groups = WeightGroups {
         of: Vec::new(),
         weights: Vec::new(),
+        factors: Vec::new(),
     };
     for w in weights(db, contest) {
         let group = w.first().map(|weight| {
@@ -695,6 +699,7 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
                 .entry((weight.category, &weight.instance, &weight.kind))
                 .or_insert_with(|| {
                     groups.weights.push(weight.clone());
+                    groups.factors.push(Sum::from(weight.factor()));
                     groups.weights.len() - 1
                 })
         });
@@ -708,7 +713,7 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let edition = edition_shape(db, contest);
     let tools = contest.tools(db).len();
     let categories = edition.categories;
-    let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut weighted: Vec<Vec<Vec<Sum>>> = vec![vec![Vec::new(); tools]; categories];
     // `[category][tool]`: completed examinations, time, memory.
     let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
@@ -716,8 +721,8 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     // category), and many models share a weight (same number of instances, same kind): each
     // tool's points are summed per weight group first (small fractions: in machine words while
     // they fit, see `Sum`), then weighted once. The same total as weighting each entry (the
-    // weighting is linear and the arithmetic exact), with a few multiplications by large
-    // fractions per category instead of one per entry.
+    // weighting is linear and the arithmetic exact), with a few multiplications per category
+    // instead of one per entry, in machine words while they fit (as the totals are summed).
     let groups = weight_groups(db, contest);
     let mut sums: Vec<Vec<Sum>> = vec![vec![Sum::default(); tools]; groups.weights.len()];
     for (m, group) in contest.examinations(db).iter().zip(&groups.of) {
@@ -739,10 +744,10 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
             }
         }
     }
-    for (weight, sums) in groups.weights.iter().zip(&sums) {
+    for ((weight, factor), sums) in groups.weights.iter().zip(&groups.factors).zip(&sums) {
         for (t, sum) in sums.iter().enumerate() {
             if !sum.is_zero() {
-                weighted[weight.category][t].push(weighted_points(&sum.value(), weight));
+                weighted[weight.category][t].push(weighted_sum(sum, factor));
             }
         }
     }
