@@ -186,6 +186,29 @@ impl PartialEq for Sum {
     }
 }
 
+impl Eq for Sum {}
+
+impl Ord for Sum {
+    /// By value, exactly: small fractions by cross products in `i128` while they fit.
+    fn cmp(&self, other: &Sum) -> std::cmp::Ordering {
+        if let (Sum::Small(n1, d1), Sum::Small(n2, d2)) = (self, other) {
+            if d1 == d2 {
+                return n1.cmp(n2);
+            }
+            if let (Some(a), Some(b)) = (n1.checked_mul(*d2), n2.checked_mul(*d1)) {
+                return a.cmp(&b);
+            }
+        }
+        self.value().cmp(&other.value())
+    }
+}
+
+impl PartialOrd for Sum {
+    fn partial_cmp(&self, other: &Sum) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl Default for Sum {
     fn default() -> Sum {
         Sum::Small(0, 1)
@@ -383,6 +406,14 @@ impl Sum {
             Sum::Big(x) => x.is_zero(),
         }
     }
+
+    /// Above 0.
+    pub fn is_positive(&self) -> bool {
+        match self {
+            Sum::Small(n, _) => *n > 0,
+            Sum::Big(x) => x.is_positive(),
+        }
+    }
 }
 
 /// Serde for numbers of rules files and exports: read from a TOML integer, float (as the decimal
@@ -576,6 +607,12 @@ mod tests {
             Exact::new(BigInt::from(1) << 252, BigInt::from(3))
         );
         assert!(matches!(Sum::from(&big), Sum::Small(..)));
+        // Ordered by value, as the fractions are, small or big.
+        for a in &factors {
+            for b in &factors {
+                assert_eq!(Sum::from(a).cmp(&Sum::from(b)), a.cmp(b), "{a} <> {b}");
+            }
+        }
         assert!(matches!(Sum::from(&big * &big), Sum::Big(_)));
     }
 

@@ -230,6 +230,15 @@ pub fn awards_by_wins(
     // adding 1/k fractions per examination instance.
     let mut time_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
     let mut memory_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    // Each tool's position in `ranked`, by tool index.
+    let mut at_rank: Vec<Option<usize>> = Vec::new();
+    for (at, tool) in ranked.iter().enumerate() {
+        let t = *tool as usize;
+        if at_rank.len() <= t {
+            at_rank.resize(t + 1, None);
+        }
+        at_rank[t] = Some(at);
+    }
     let mut times = Vec::new();
     let mut memories = Vec::new();
     for runs in completed {
@@ -238,7 +247,7 @@ pub fn awards_by_wins(
         times.clear();
         memories.clear();
         for c in runs.as_ref() {
-            if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
+            if let Some(&Some(at)) = at_rank.get(c.tool as usize) {
                 times.push((at, c.cpu_s));
                 memories.push((at, c.peak_memory_mb));
             }
