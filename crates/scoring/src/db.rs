@@ -682,6 +682,8 @@ pub struct WeightGroups {
     pub weights: Vec<Weight>,
     /// Each group's E-4.4 factor (`Weight::factor`), in machine words if it fits.
     pub factors: Vec<Sum>,
+    /// Each group's model examinations (indices into the contest's), in order.
+    pub members: Vec<Vec<usize>>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -692,6 +694,7 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
         of: Vec::new(),
         weights: Vec::new(),
         factors: Vec::new(),
+        members: Vec::new(),
     };
     for w in weights(db, contest) {
         let group = w.first().map(|weight| {
@@ -700,12 +703,50 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
                 .or_insert_with(|| {
                     groups.weights.push(weight.clone());
                     groups.factors.push(Sum::from(weight.factor()));
+                    groups.members.push(Vec::new());
                     groups.weights.len() - 1
                 })
         });
+        if let Some(g) = group {
+            groups.members[g].push(groups.of.len());
+        }
         groups.of.push(group);
     }
     groups
+}
+
+/// One weight group's totals (E-4.6 before E-4.4's weighting): per tool taking part in one of
+/// its model examinations, in tool order, its points, and its time and memory over the
+/// examinations it completed (E-4.3), summed exactly. A query of its own: a new record re-sums
+/// the group of its model examination only, and [`category_scores`] weights and adds the
+/// groups' totals (the sums over every model examination were a sixth of a re-score).
+#[salsa::tracked(returns(ref))]
+pub fn group_totals(db: &dyn salsa::Database, contest: ContestData, group: u32) -> Vec<ExamTotal> {
+    let examinations = contest.examinations(db);
+    let mut totals: Vec<Option<ExamTotal>> = vec![None; contest.tools(db).len()];
+    for &i in &weight_groups(db, contest).members[group as usize] {
+        for total in &exam_scores(db, examinations[i]).totals {
+            let Some(slot) = totals.get_mut(total.tool as usize) else {
+                continue;
+            };
+            let sum = slot.get_or_insert_with(|| ExamTotal {
+                tool: total.tool,
+                points: Sum::default(),
+                completed: 0,
+                cpu_s: Sum::default(),
+                peak_memory_mb: Sum::default(),
+            });
+            if !total.points.is_zero() {
+                sum.points.merge(&total.points);
+            }
+            if total.completed > 0 {
+                sum.completed += total.completed;
+                sum.cpu_s.merge(&total.cpu_s);
+                sum.peak_memory_mb.merge(&total.peak_memory_mb);
+            }
+        }
+    }
+    totals.into_iter().flatten().collect()
 }
 
 #[salsa::tracked(returns(ref))]
@@ -719,35 +760,25 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight group first (small fractions: in machine words while
-    // they fit, see `Sum`), then weighted once. The same total as weighting each entry (the
-    // weighting is linear and the arithmetic exact), with a few multiplications per category
-    // instead of one per entry, in machine words while they fit (as the totals are summed).
+    // tool's points are summed per weight group first ([`group_totals`]: small fractions, in
+    // machine words while they fit, see `Sum`), then weighted once. The same total as weighting
+    // each entry (the weighting is linear and the arithmetic exact), with a few multiplications
+    // per category instead of one per entry, in machine words while they fit (as the totals
+    // are summed).
     let groups = weight_groups(db, contest);
-    let mut sums: Vec<Vec<Sum>> = vec![vec![Sum::default(); tools]; groups.weights.len()];
-    for (m, group) in contest.examinations(db).iter().zip(&groups.of) {
-        let Some(g) = *group else {
-            continue;
-        };
-        let c = groups.weights[g].category;
-        for total in &exam_scores(db, *m).totals {
+    for (g, (weight, factor)) in groups.weights.iter().zip(&groups.factors).enumerate() {
+        let c = weight.category;
+        for total in group_totals(db, contest, g as u32) {
             let t = total.tool as usize;
             participating[c][t] = true;
             if !total.points.is_zero() {
-                sums[g][t].merge(&total.points);
+                weighted[c][t].push(weighted_sum(&total.points, factor));
             }
             if total.completed > 0 {
                 let p = &mut performance[c][t];
                 p.0 += total.completed;
                 p.1.merge(&total.cpu_s);
                 p.2.merge(&total.peak_memory_mb);
-            }
-        }
-    }
-    for ((weight, factor), sums) in groups.weights.iter().zip(&groups.factors).zip(&sums) {
-        for (t, sum) in sums.iter().enumerate() {
-            if !sum.is_zero() {
-                weighted[weight.category][t].push(weighted_sum(sum, factor));
             }
         }
     }

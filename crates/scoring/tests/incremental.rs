@@ -139,6 +139,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("trusted_values", 1),
         ("exam_scores", 1),
         ("completed_runs", 1), // E-4.5's wins read the changed group's completions only
+        ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
     ]
@@ -201,6 +202,7 @@ fn time_and_memory_do_not_touch_values() {
     let expected: BTreeMap<String, usize> = [
         ("exam_scores", 1),
         ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]
@@ -261,6 +263,7 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("trusted_values", 1),     // the group where A's lone value is: re-decided
         ("exam_scores", 1),
         ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]
@@ -425,6 +428,7 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("trusted_values", 4),
         ("exam_scores", 4),
         ("completed_runs", 4),
+        ("group_totals", 1), // the four are models of one weight group
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -490,6 +494,7 @@ fn a_new_reference_rescores_without_touching_the_answers() {
         ("trusted_values", 1),
         ("exam_scores", 1),
         ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -524,6 +529,7 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
         ("trusted_values", 1),
         ("exam_scores", 1),
         ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -546,8 +552,9 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
 
 /// E-4.5's wins read each model examination's completed runs through a query of its own: a new
 /// record (here a faster measurement of one run) rebuilds the completed runs of its model
-/// examination only, not those of the other five; the awards are those of a database built with
-/// that record from the start.
+/// examination only, not those of the other five, and re-sums its weight group only (the
+/// contest's two: Reachability's four models, CTL's two); the awards are those of a database
+/// built with that record from the start.
 #[test]
 fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
     let mut db = ScoringDb::with_log();
@@ -571,6 +578,7 @@ fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
         expect(&[
             ("exam_scores", 1),
             ("completed_runs", 1),
+            ("group_totals", 1),
             ("category_scores", 1),
             ("podiums", 1),
         ])
