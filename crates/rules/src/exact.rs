@@ -186,6 +186,29 @@ impl PartialEq for Sum {
     }
 }
 
+impl Eq for Sum {}
+
+impl Ord for Sum {
+    /// By value, exactly: small fractions by cross products in `i128` while they fit.
+    fn cmp(&self, other: &Sum) -> std::cmp::Ordering {
+        if let (Sum::Small(n1, d1), Sum::Small(n2, d2)) = (self, other) {
+            if d1 == d2 {
+                return n1.cmp(n2);
+            }
+            if let (Some(a), Some(b)) = (n1.checked_mul(*d2), n2.checked_mul(*d1)) {
+                return a.cmp(&b);
+            }
+        }
+        self.value().cmp(&other.value())
+    }
+}
+
+impl PartialOrd for Sum {
+    fn partial_cmp(&self, other: &Sum) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl Default for Sum {
     fn default() -> Sum {
         Sum::Small(0, 1)
@@ -245,12 +268,61 @@ fn add_small(n1: i128, d1: i128, n2: i128, d2: i128) -> Option<(i128, i128)> {
     Some((n / r, d / r))
 }
 
+/// `n1/d1 x n2/d2` (both reduced, denominators positive), reduced; `None` on overflow. The
+/// cross gcds keep the factors small and the product reduced (gcd(n1, d1) = gcd(n2, d2) = 1).
+fn mul_small(n1: i128, d1: i128, n2: i128, d2: i128) -> Option<(i128, i128)> {
+    if n1 == 0 || n2 == 0 {
+        return Some((0, 1));
+    }
+    let g1 = gcd_u128(n1.unsigned_abs(), d2 as u128) as i128;
+    let g2 = gcd_u128(n2.unsigned_abs(), d1 as u128) as i128;
+    Some((
+        (n1 / g1).checked_mul(n2 / g2)?,
+        (d1 / g2).checked_mul(d2 / g1)?,
+    ))
+}
+
+/// `x` as a small fraction, if its numerator and denominator fit in `i128`.
+fn small(x: &Exact) -> Option<(i128, i128)> {
+    use num_traits::ToPrimitive;
+    Some((x.numer().to_i128()?, x.denom().to_i128()?))
+}
+
+impl From<Exact> for Sum {
+    /// `x` in machine words if it fits.
+    fn from(x: Exact) -> Sum {
+        match small(&x) {
+            Some((n, d)) => Sum::Small(n, d),
+            None => Sum::Big(x),
+        }
+    }
+}
+
+impl From<&Exact> for Sum {
+    fn from(x: &Exact) -> Sum {
+        match small(x) {
+            Some((n, d)) => Sum::Small(n, d),
+            None => Sum::Big(x.clone()),
+        }
+    }
+}
+
 impl Sum {
+    /// `self x factor`, exactly: in machine words while the product fits, with big integers
+    /// otherwise. The same fraction as multiplying the [`Exact`]s.
+    pub fn times(&self, factor: &Sum) -> Sum {
+        if let (Sum::Small(n1, d1), Sum::Small(n2, d2)) = (self, factor) {
+            if let Some((n, d)) = mul_small(*n1, *d1, *n2, *d2) {
+                return Sum::Small(n, d);
+            }
+        }
+        Sum::from(self.value() * factor.value())
+    }
+
     /// Adds `x`.
     pub fn add(&mut self, x: &Exact) {
-        use num_traits::ToPrimitive;
         if let Sum::Small(n, d) = *self {
-            if let (Some(xn), Some(xd)) = (x.numer().to_i128(), x.denom().to_i128()) {
+            if let Some((xn, xd)) = small(x) {
                 if let Some((n, d)) = add_small(n, d, xn, xd) {
                     *self = Sum::Small(n, d);
                     return;
@@ -332,6 +404,14 @@ impl Sum {
         match self {
             Sum::Small(n, _) => *n == 0,
             Sum::Big(x) => x.is_zero(),
+        }
+    }
+
+    /// Above 0.
+    pub fn is_positive(&self) -> bool {
+        match self {
+            Sum::Small(n, _) => *n > 0,
+            Sum::Big(x) => x.is_positive(),
         }
     }
 }
@@ -493,6 +573,47 @@ mod tests {
             assert_eq!(merged.value(), total);
         }
         assert!(Sum::default().is_zero());
+    }
+
+    #[test]
+    fn products_equal_big_integer_products() {
+        let big = Exact::new(BigInt::from(7), BigInt::from(2).pow(70));
+        let factors = [
+            ratio(16, 3),
+            ratio(-32, 7),
+            int(0),
+            int(-1),
+            ratio(3, 16),
+            ratio(i64::MAX, 3),
+            ratio(i64::MAX - 1, i64::MAX),
+            Exact::new(BigInt::from(i128::MAX), BigInt::from(3)),
+            big.clone(),
+        ];
+        for a in &factors {
+            for b in &factors {
+                let product = Sum::from(a).times(&Sum::from(b));
+                assert_eq!(product.value(), a * b, "{a} x {b}");
+                // Reduced, as an Exact is: equal products are equal sums.
+                assert_eq!(product, Sum::from(a * b));
+            }
+        }
+        // Past i128 (2^126 x 2^126 / 3): big integers take over.
+        let huge = Sum::from(Exact::from_integer(BigInt::from(1) << 126));
+        assert!(matches!(huge, Sum::Small(..)));
+        let squared = huge.times(&Sum::from(ratio(1, 3))).times(&huge);
+        assert!(matches!(squared, Sum::Big(_)));
+        assert_eq!(
+            squared.value(),
+            Exact::new(BigInt::from(1) << 252, BigInt::from(3))
+        );
+        assert!(matches!(Sum::from(&big), Sum::Small(..)));
+        // Ordered by value, as the fractions are, small or big.
+        for a in &factors {
+            for b in &factors {
+                assert_eq!(Sum::from(a).cmp(&Sum::from(b)), a.cmp(b), "{a} <> {b}");
+            }
+        }
+        assert!(matches!(Sum::from(&big * &big), Sum::Big(_)));
     }
 
     #[test]

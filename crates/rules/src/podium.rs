@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::confidence::ToolIdx;
 use crate::edition::AwardAggregate;
-use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact};
+use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact, Sum};
 use crate::weights::Weight;
 
 /// Rule E-4.6: what one examination of one instance adds to a tool's total in its category:
@@ -14,14 +14,25 @@ pub fn weighted_points(points: &Exact, weight: &Weight) -> Exact {
     points * weight.factor()
 }
 
+/// [`weighted_points`] of points summed over examination instances of one weight (E-4.4's
+/// factor, `weight.factor()`: the weighting is linear, so weighting the sum is summing the
+/// weighted points), in machine words while they fit: the scoring database weights each tool's
+/// points once per weight group.
+pub fn weighted_sum(points: &Sum, factor: &Sum) -> Sum {
+    points.times(factor)
+}
+
 /// Rule E-4.6: "For each category, and for each tool, a total score is computed as the sum of
 /// all the examination scores of the tool in the examinations enclosed in this category": the
 /// weighted points, summed exactly (so that every total of a tool, on a podium or in an
-/// explanation, is the same number, whatever the order, and equal totals are equal).
-pub fn category_total(weighted: impl IntoIterator<Item = Exact>) -> Exact {
-    weighted
-        .into_iter()
-        .fold(zero(), |total, points| total + points)
+/// explanation, is the same number, whatever the order, and equal totals are equal); in
+/// machine words while the sum fits ([`Sum`]), with big integers past that.
+pub fn category_total(weighted: impl IntoIterator<Item = impl Into<Sum>>) -> Exact {
+    let mut total = Sum::default();
+    for points in weighted {
+        total.merge(&points.into());
+    }
+    total.value()
 }
 
 /// What the podium needs to know of a tool.
@@ -205,7 +216,10 @@ pub struct Completed {
 /// most wins; equal wins go to the better-ranked tool. A tool that completes one more
 /// examination can only gain wins, so solving less is never rewarded (as a mean over each
 /// tool's own examinations may: issue 14).
-pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> Awards {
+pub fn awards_by_wins(
+    standings: &[Standing],
+    completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,
+) -> Awards {
     let ranked: Vec<ToolIdx> = standings
         .iter()
         .filter(|s| s.rank.is_some())
@@ -216,6 +230,15 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
     // adding 1/k fractions per examination instance.
     let mut time_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
     let mut memory_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    // Each tool's position in `ranked`, by tool index.
+    let mut at_rank: Vec<Option<usize>> = Vec::new();
+    for (at, tool) in ranked.iter().enumerate() {
+        let t = *tool as usize;
+        if at_rank.len() <= t {
+            at_rank.resize(t + 1, None);
+        }
+        at_rank[t] = Some(at);
+    }
     let mut times = Vec::new();
     let mut memories = Vec::new();
     for runs in completed {
@@ -223,8 +246,8 @@ pub fn awards_by_wins(standings: &[Standing], completed: &[Vec<Completed>]) -> A
         // compared as the floats they are: two finite floats compare as their exact values.
         times.clear();
         memories.clear();
-        for c in runs {
-            if let Some(at) = ranked.iter().position(|t| *t == c.tool) {
+        for c in runs.as_ref() {
+            if let Some(&Some(at)) = at_rank.get(c.tool as usize) {
                 times.push((at, c.cpu_s));
                 memories.push((at, c.peak_memory_mb));
             }
@@ -346,12 +369,27 @@ mod tests {
         ];
         let total = category_total(entries.iter().map(|(p, w)| weighted_points(p, w)));
         assert_eq!(total, int(8));
-        assert_eq!(category_total(std::iter::empty()), int(0));
+        assert_eq!(category_total(std::iter::empty::<Exact>()), int(0));
         // The issue's case: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
         // 31.999999999999996 for the first).
         let thirds =
             category_total((0..6).map(|_| weighted_points(&int(16), &w(ratio(1, 3), int(1)))));
         assert_eq!(thirds, category_total([int(16), int(16)]));
+        // Weighting a sum of points is summing the weighted points: 16/3 + 8 at 2/5 x 3/7.
+        let weight = w(ratio(2, 5), ratio(3, 7));
+        let mut points = Sum::default();
+        points.add(&ratio(16, 3));
+        points.add(&int(8));
+        let factor = Sum::from(weight.factor());
+        assert_eq!(
+            category_total([weighted_sum(&points, &factor)]),
+            category_total([
+                weighted_points(&ratio(16, 3), &weight),
+                weighted_points(&int(8), &weight)
+            ])
+        );
+        // (16/3 + 8) x 6/35 = 40/3 x 6/35 = 16/7.
+        assert_eq!(weighted_sum(&points, &factor).value(), ratio(16, 7));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::confidence::{distinct_values, ToolIdx};
 use crate::edition::{TrustedRules, WeightedMajority};
-use crate::exact::{zero, Exact};
+use crate::exact::{int, zero, Exact, Sum};
 use mccbuild_core::value::Value;
 
 /// Which situation of rule E-3.1 decided a value, numbered as in the rules text.
@@ -127,20 +127,30 @@ pub fn contested_winner(
             };
         }
     }
-    let weights: Vec<Exact> = classes
+    // Exact sums, in machine words while they fit (a Confidence is a small fraction).
+    let weights: Vec<Sum> = classes
         .iter()
-        .map(|tools| tools.iter().fold(zero(), |sum, t| sum + confidence(*t)))
+        .map(|tools| {
+            let mut sum = Sum::default();
+            for t in tools {
+                sum.add(&confidence(*t));
+            }
+            sum
+        })
         .collect();
-    let total: Exact = weights.iter().fold(zero(), |sum, w| sum + w);
+    let mut total = Sum::default();
+    for w in &weights {
+        total.merge(w);
+    }
     let (best, best_weight) = weights.iter().enumerate().max_by(|a, b| a.1.cmp(b.1))?;
     match rules.weighted_majority {
         // weight > total / 2, as 2 x weight > total (no division).
         WeightedMajority::Absolute => {
-            (best_weight * Exact::from_integer(2.into()) > total).then_some(best)
+            (best_weight.times(&Sum::from(int(2))) > total).then_some(best)
         }
         WeightedMajority::Relative => {
             let tied = weights.iter().filter(|w| *w == best_weight).count() > 1;
-            (!tied && *best_weight > zero()).then_some(best)
+            (!tied && best_weight.is_positive()).then_some(best)
         }
     }
 }

@@ -27,7 +27,8 @@ use mccbuild_rules::edition::{
 };
 use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
-    self, category_total, weighted_points, Awards, Completed, Entrant, Performance, Standing,
+    self, category_total, weighted_points, weighted_sum, Awards, Completed, Entrant, Performance,
+    Standing,
 };
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
 use mccbuild_rules::reference::{trusted_by_reference, Basis};
@@ -679,6 +680,10 @@ pub struct WeightGroups {
     pub of: Vec<Option<usize>>,
     /// Each group's weight (its category included).
     pub weights: Vec<Weight>,
+    /// Each group's E-4.4 factor (`Weight::factor`), in machine words if it fits.
+    pub factors: Vec<Sum>,
+    /// Each group's model examinations (indices into the contest's), in order.
+    pub members: Vec<Vec<usize>>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -688,6 +693,8 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
     let mut groups = WeightGroups {
         of: Vec::new(),
         weights: Vec::new(),
+        factors: Vec::new(),
+        members: Vec::new(),
     };
     for w in weights(db, contest) {
         let group = w.first().map(|weight| {
@@ -695,12 +702,51 @@ pub fn weight_groups(db: &dyn salsa::Database, contest: ContestData) -> WeightGr
                 .entry((weight.category, &weight.instance, &weight.kind))
                 .or_insert_with(|| {
                     groups.weights.push(weight.clone());
+                    groups.factors.push(Sum::from(weight.factor()));
+                    groups.members.push(Vec::new());
                     groups.weights.len() - 1
                 })
         });
+        if let Some(g) = group {
+            groups.members[g].push(groups.of.len());
+        }
         groups.of.push(group);
     }
     groups
+}
+
+/// One weight group's totals (E-4.6 before E-4.4's weighting): per tool taking part in one of
+/// its model examinations, in tool order, its points, and its time and memory over the
+/// examinations it completed (E-4.3), summed exactly. A query of its own: a new record re-sums
+/// the group of its model examination only, and [`category_scores`] weights and adds the
+/// groups' totals (the sums over every model examination were a sixth of a re-score).
+#[salsa::tracked(returns(ref))]
+pub fn group_totals(db: &dyn salsa::Database, contest: ContestData, group: u32) -> Vec<ExamTotal> {
+    let examinations = contest.examinations(db);
+    let mut totals: Vec<Option<ExamTotal>> = vec![None; contest.tools(db).len()];
+    for &i in &weight_groups(db, contest).members[group as usize] {
+        for total in &exam_scores(db, examinations[i]).totals {
+            let Some(slot) = totals.get_mut(total.tool as usize) else {
+                continue;
+            };
+            let sum = slot.get_or_insert_with(|| ExamTotal {
+                tool: total.tool,
+                points: Sum::default(),
+                completed: 0,
+                cpu_s: Sum::default(),
+                peak_memory_mb: Sum::default(),
+            });
+            if !total.points.is_zero() {
+                sum.points.merge(&total.points);
+            }
+            if total.completed > 0 {
+                sum.completed += total.completed;
+                sum.cpu_s.merge(&total.cpu_s);
+                sum.peak_memory_mb.merge(&total.peak_memory_mb);
+            }
+        }
+    }
+    totals.into_iter().flatten().collect()
 }
 
 #[salsa::tracked(returns(ref))]
@@ -708,41 +754,31 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     let edition = edition_shape(db, contest);
     let tools = contest.tools(db).len();
     let categories = edition.categories;
-    let mut weighted: Vec<Vec<Vec<Exact>>> = vec![vec![Vec::new(); tools]; categories];
+    let mut weighted: Vec<Vec<Vec<Sum>>> = vec![vec![Vec::new(); tools]; categories];
     // `[category][tool]`: completed examinations, time, memory.
     let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
     let mut participating = vec![vec![false; tools]; categories];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
-    // tool's points are summed per weight group first (small fractions: in machine words while
-    // they fit, see `Sum`), then weighted once. The same total as weighting each entry (the
-    // weighting is linear and the arithmetic exact), with a few multiplications by large
-    // fractions per category instead of one per entry.
+    // tool's points are summed per weight group first ([`group_totals`]: small fractions, in
+    // machine words while they fit, see `Sum`), then weighted once. The same total as weighting
+    // each entry (the weighting is linear and the arithmetic exact), with a few multiplications
+    // per category instead of one per entry, in machine words while they fit (as the totals
+    // are summed).
     let groups = weight_groups(db, contest);
-    let mut sums: Vec<Vec<Sum>> = vec![vec![Sum::default(); tools]; groups.weights.len()];
-    for (m, group) in contest.examinations(db).iter().zip(&groups.of) {
-        let Some(g) = *group else {
-            continue;
-        };
-        let c = groups.weights[g].category;
-        for total in &exam_scores(db, *m).totals {
+    for (g, (weight, factor)) in groups.weights.iter().zip(&groups.factors).enumerate() {
+        let c = weight.category;
+        for total in group_totals(db, contest, g as u32) {
             let t = total.tool as usize;
             participating[c][t] = true;
             if !total.points.is_zero() {
-                sums[g][t].merge(&total.points);
+                weighted[c][t].push(weighted_sum(&total.points, factor));
             }
             if total.completed > 0 {
                 let p = &mut performance[c][t];
                 p.0 += total.completed;
                 p.1.merge(&total.cpu_s);
                 p.2.merge(&total.peak_memory_mb);
-            }
-        }
-    }
-    for (weight, sums) in groups.weights.iter().zip(&sums) {
-        for (t, sum) in sums.iter().enumerate() {
-            if !sum.is_zero() {
-                weighted[weight.category][t].push(weighted_points(&sum.value(), weight));
             }
         }
     }
@@ -768,34 +804,43 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     }
 }
 
-/// E-4.3's measurements of the runs that completed each examination instance of `category`
-/// (`[examination instance][tool]`), for E-4.5's per-examination wins.
-fn completed_runs(
+/// E-4.3's measurements of the runs that completed each examination instance of a model
+/// examination (`[examination instance][tool]`), for E-4.5's per-examination wins. A query of its
+/// own: a new record rebuilds the lists of its model examination only, and the podiums read the
+/// others' as they were (they were rebuilt for the whole category on every re-score: a third of
+/// `mccbuild watch`'s time per record, docs/BENCHMARKS.md).
+#[salsa::tracked(returns(ref))]
+pub fn completed_runs(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Completed>> {
+    exam_scores(db, m)
+        .iter()
+        .map(|instance| {
+            instance
+                .iter()
+                .filter_map(|s| {
+                    s.reported.map(|r| Completed {
+                        tool: s.tool,
+                        cpu_s: r.cpu_time_s,
+                        peak_memory_mb: r.peak_memory_mb(),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The completed runs of every examination instance of `category` (of [`completed_runs`]).
+fn category_completed_runs(
     db: &dyn salsa::Database,
     contest: ContestData,
     category: CategoryId,
-) -> Vec<Vec<Completed>> {
-    let mut out = Vec::new();
-    for (m, w) in contest.examinations(db).iter().zip(weights(db, contest)) {
-        if w.first().is_none_or(|w| w.category != category) {
-            continue;
-        }
-        for instance in exam_scores(db, *m).iter() {
-            out.push(
-                instance
-                    .iter()
-                    .filter_map(|s| {
-                        s.reported.map(|r| Completed {
-                            tool: s.tool,
-                            cpu_s: r.cpu_time_s,
-                            peak_memory_mb: r.peak_memory_mb(),
-                        })
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
+) -> impl Iterator<Item = &[Completed]> + '_ {
+    let groups = weight_groups(db, contest);
+    contest
+        .examinations(db)
+        .iter()
+        .zip(&groups.of)
+        .filter(move |(_, g)| g.is_some_and(|g| groups.weights[g].category == category))
+        .flat_map(move |(m, _)| completed_runs(db, *m).iter().map(Vec::as_slice))
 }
 
 /// One category's podium and awards.
@@ -840,7 +885,7 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             let awards = if !edition.awards.enabled {
                 Awards::default()
             } else if edition.awards.aggregate == AwardAggregate::Wins {
-                podium::awards_by_wins(&standings, &completed_runs(db, contest, category))
+                podium::awards_by_wins(&standings, category_completed_runs(db, contest, category))
             } else {
                 podium::awards(
                     &standings,

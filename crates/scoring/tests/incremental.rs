@@ -138,6 +138,8 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("contested_decision", 2),
         ("trusted_values", 1),
         ("exam_scores", 1),
+        ("completed_runs", 1), // E-4.5's wins read the changed group's completions only
+        ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
     ]
@@ -197,11 +199,16 @@ fn time_and_memory_do_not_touch_values() {
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
     // above it: no value answers, no Confidence, no trusted value.
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> =
-        [("exam_scores", 1), ("category_scores", 1), ("podiums", 1)]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
+    let expected: BTreeMap<String, usize> = [
+        ("exam_scores", 1),
+        ("completed_runs", 1),
+        ("group_totals", 1),
+        ("category_scores", 1),
+        ("podiums", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     assert_eq!(executed, expected);
 }
 
@@ -255,6 +262,8 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("contested_decision", 2), // the two shapes of contested value read the threshold
         ("trusted_values", 1),     // the group where A's lone value is: re-decided
         ("exam_scores", 1),
+        ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]
@@ -418,6 +427,8 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("contested_decision", 2),
         ("trusted_values", 4),
         ("exam_scores", 4),
+        ("completed_runs", 4),
+        ("group_totals", 1), // the four are models of one weight group
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -482,6 +493,8 @@ fn a_new_reference_rescores_without_touching_the_answers() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
+        ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -515,6 +528,8 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
+        ("completed_runs", 1),
+        ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -533,4 +548,50 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     // Withdrawn: the vote's podiums again.
     db.set_corrections(&handles, 0, None);
     assert_eq!(podiums(&db, handles.contest), &voted);
+}
+
+/// E-4.5's wins read each model examination's completed runs through a query of its own: a new
+/// record (here a faster measurement of one run) rebuilds the completed runs of its model
+/// examination only, not those of the other five, and re-sums its weight group only (the
+/// contest's two: Reachability's four models, CTL's two); the awards are those of a database
+/// built with that record from the start.
+#[test]
+fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
+    let mut db = ScoringDb::with_log();
+    let (handles, rc_eis, _) = medium(&mut db);
+    let edition = handles.contest.edition(&db).clone();
+    let rc = edition.examination("ReachabilityCardinality").unwrap();
+    let category = edition.examinations[rc].category;
+    let before = podiums(&db, handles.contest).clone();
+    // Every run took 1 s and 1 MB: every examination instance's win is shared by the four tools,
+    // and the awards go to the first in podium order.
+    assert_eq!(before[category].awards.fastest, Some(0));
+    db.start_logging();
+
+    // Tool 3's run on the first Reachability instance (model M0) now took 0.5 s: it wins that
+    // instance alone (1 + 39/4 wins against 39/4).
+    db.set_measurement(handles.run(rc_eis[0], 3), measured(0.5, 1.0));
+    let after = podiums(&db, handles.contest).clone();
+    let executed = counts(db.take_executed());
+    assert_eq!(
+        executed,
+        expect(&[
+            ("exam_scores", 1),
+            ("completed_runs", 1),
+            ("group_totals", 1),
+            ("category_scores", 1),
+            ("podiums", 1),
+        ])
+    );
+    assert_eq!(after[category].awards.fastest, Some(3));
+    assert_eq!(
+        after[category].awards.least_memory,
+        Some(0),
+        "memory unchanged"
+    );
+
+    let mut fresh = ScoringDb::default();
+    let (fresh_handles, _, _) = medium(&mut fresh);
+    fresh.set_measurement(fresh_handles.run(rc_eis[0], 3), measured(0.5, 1.0));
+    assert_eq!(*podiums(&fresh, fresh_handles.contest), after);
 }
