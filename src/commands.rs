@@ -135,16 +135,10 @@ pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error
     })
 }
 
-/// [`print_out`] of a value as one line of JSON.
+/// A value as one line of JSON on standard output, written as it is serialized, through a
+/// buffer (`scores --json` of an edition is tens of megabytes, not held whole in memory); a
+/// closed pipe is a normal end, as for [`print_out`].
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), Error> {
-    let mut text = serde_json::to_string(value).unwrap_or_default();
-    text.push('\n');
-    print_out(&text)
-}
-
-/// [`print_json`] written as it is serialized, through a buffer: the same bytes, for JSON of
-/// tens of megabytes (`scores --json` of an edition) that need not be held whole in memory.
-pub(crate) fn print_json_streamed(value: &impl serde::Serialize) -> Result<(), Error> {
     use std::io::Write;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = serde_json::to_writer(&mut out, value)

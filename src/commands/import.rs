@@ -82,7 +82,8 @@ impl Session {
             ));
             newly.push(i);
         }
-        // Straight into a pack (docs/cache.md, "Packs"): no loose file per imported run.
+        // Straight into a pack (docs/cache.md, "Packs"): no loose file per imported run. The
+        // index is saved with them (opening the session saved what loading learnt).
         if !records.is_empty() {
             self.index
                 .put_packed(&self.store, &records)
@@ -95,12 +96,6 @@ impl Session {
             self.stored[i] = true;
         }
         summary.imported = records.len();
-        self.index
-            .save(&self.store)
-            .map_err(|source| StoreError::Write {
-                path: self.store.index_path(),
-                source,
-            })?;
         Ok(summary)
     }
 }

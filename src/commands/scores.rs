@@ -21,7 +21,7 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         let report = scores_json(&session.plan, &db, &handles);
         drop(t);
         let _t = phase("scores: json written");
-        return super::print_json_streamed(&report);
+        return super::print_json(&report);
     }
     let report = session.podium_report();
     super::print_out(&podium_text_styled(

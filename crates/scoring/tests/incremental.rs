@@ -125,7 +125,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
     let after = podiums(&db, handles.contest).clone();
 
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected = expect(&[
         // Scoring inputs and queries are per model and examination: the five instances are one
         // group, recomputed because instance 0's answers changed.
         ("value_answers", 1),
@@ -142,10 +142,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
     // The weights (E-4.4) depend on the contest's shape, not on answers: reused.
     assert!(!executed.contains_key("weights"));
@@ -199,16 +196,13 @@ fn time_and_memory_do_not_touch_values() {
     // Only the score of that examination (which carries E-4.3's time and memory) and the sums
     // above it: no value answers, no Confidence, no trusted value.
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected = expect(&[
         ("exam_scores", 1),
         ("completed_runs", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
 }
 
@@ -256,7 +250,7 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
     db.set_edition(&handles, edition_with_threshold("0.9"));
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
-    let expected: BTreeMap<String, usize> = [
+    let expected = expect(&[
         ("edition_shape", 1),      // reads the edition: re-executed, equal, stops there
         ("tool_trusted_alone", 1), // A's verdict on its lone values: now trusted
         ("contested_decision", 2), // the two shapes of contested value read the threshold
@@ -266,10 +260,7 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     assert_eq!(executed, expected);
     assert_eq!(
         lone(&db).value,

@@ -1190,10 +1190,10 @@ impl Index {
                 io::ErrorKind::NotFound => Ok(()),
                 _ => Err(e),
             })?;
-            self.shard_mtimes[key.0[0] as usize] = None;
         }
+        // The shard folders' times moved: the next load lists them again (and finds nothing
+        // new), so the index need not be written again here.
         outcome.leftovers = leftovers.len();
-        self.write(store)?;
         fs::remove_file(&marker)?;
         Ok(outcome)
     }
