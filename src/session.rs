@@ -17,6 +17,7 @@ use mccbuild_exec::RunExecutor;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
 use mccbuild_plan::manifest::{Contest, ExecutorKind};
+use mccbuild_plan::snapshot::{self, Fingerprint};
 use mccbuild_plan::{Plan, RunOrigin};
 use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::inputs::build_scoring;
@@ -76,7 +77,7 @@ impl Session {
     /// here ([`Error::Input`]), as does a store that cannot be used ([`Error::Store`]); problems
     /// with single instances are in `plan.problems`.
     pub fn open(manifest: &Path) -> Result<Session, Error> {
-        Session::open_with(manifest, None)
+        Session::open_with(manifest, None, true)
     }
 
     /// [`Session::open`] for a command that executes runs: it takes the store's execution lock
@@ -86,10 +87,21 @@ impl Session {
         wait: LockWait,
         command: &str,
     ) -> Result<Session, Error> {
-        Session::open_with(manifest, Some((wait, command)))
+        Session::open_with(manifest, Some((wait, command)), true)
     }
 
-    fn open_with(manifest: &Path, lock: Option<(LockWait, &str)>) -> Result<Session, Error> {
+    /// [`Session::open_executing_and_warn`] for `import`, with the plan made from the results
+    /// files whatever its snapshot (the snapshot keeps the rows' runs, not the rows).
+    pub fn open_for_import(manifest: &Path) -> Result<Session, Error> {
+        Session::open_with(manifest, Some((LockWait::Wait, "mccbuild import")), false)
+            .map(Session::warn)
+    }
+
+    fn open_with(
+        manifest: &Path,
+        lock: Option<(LockWait, &str)>,
+        use_snapshot: bool,
+    ) -> Result<Session, Error> {
         let t = phase("manifest and rules");
         let contest = Contest::load(manifest)?;
         drop(t);
@@ -104,30 +116,13 @@ impl Session {
             })?),
         };
         let had_index = store.index_path().exists();
+        let mut warnings: Vec<String> = Vec::new();
         // The index (every record stat'ed, changed ones verified) loads beside the plan.
         let index_loading = {
             let store = store.clone();
             std::thread::spawn(move || Index::load(&store))
         };
-        let t = phase("digest cache load");
-        let mut cache = DigestCache::load(&store.meta_dir().join("digests.bin"));
-        drop(t);
-        let executor = executor_for(&contest, &mut cache)?;
-        let t = phase("plan");
-        let plan = Plan::build(
-            contest,
-            &executor.key_ingredients(),
-            &mut cache,
-            ArchiveLimits::default(),
-        )?;
-        drop(t);
-        let mut warnings: Vec<String> = Vec::new();
-        let binary = std::env::current_exe()
-            .and_then(|exe| cache.file_digest(&exe))
-            .unwrap_or([0; 32]);
-        if let Err(e) = cache.save() {
-            warnings.push(format!("could not save the digest cache: {e}"));
-        }
+        let (plan, executor, binary) = plan_of(contest, &store, use_snapshot, &mut warnings)?;
         let t = phase("index load");
         let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
             let mut index = Index::load(&store);
@@ -192,7 +187,7 @@ impl Session {
 
     /// [`Session::open`], then the warnings said on standard error.
     pub fn open_and_warn(manifest: &Path) -> Result<Session, Error> {
-        Session::open_with(manifest, None).map(Session::warn)
+        Session::open_with(manifest, None, true).map(Session::warn)
     }
 
     /// [`Session::open_executing`], then the warnings said on standard error.
@@ -201,7 +196,7 @@ impl Session {
         wait: LockWait,
         command: &str,
     ) -> Result<Session, Error> {
-        Session::open_with(manifest, Some((wait, command))).map(Session::warn)
+        Session::open_with(manifest, Some((wait, command)), true).map(Session::warn)
     }
 
     fn warn(session: Session) -> Session {
@@ -451,6 +446,71 @@ fn stored_runs(plan: &Plan, index: &Index) -> Vec<Option<Option<Digest>>> {
         }
     });
     found
+}
+
+/// The contest's plan, its executor and the digest of the running binary: from the plan
+/// snapshot when nothing the plan is made from has changed (crates/plan/src/snapshot.rs),
+/// otherwise made (with the digest cache) and kept for the next command.
+fn plan_of(
+    contest: Contest,
+    store: &Store,
+    use_snapshot: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(Plan, Box<dyn RunExecutor>, Digest), Error> {
+    let digests = store.meta_dir().join("digests.bin");
+    // The guest's files are key ingredients of a QEMU contest, digested through the cache; the
+    // other executors need it only when the plan is made.
+    let qemu = contest.executor.kind == ExecutorKind::Qemu;
+    let t = phase("digest cache load");
+    let mut cache = qemu.then(|| DigestCache::load(&digests));
+    drop(t);
+    let executor = executor_for(&contest, cache.get_or_insert_with(DigestCache::in_memory))?;
+    let ingredients = executor.key_ingredients();
+    let limits = ArchiveLimits::default();
+    let exe = std::env::current_exe().unwrap_or_default();
+    let snapshot_path = snapshot::snapshot_path(&store.meta_dir(), &contest.manifest_path);
+    let t = phase("plan snapshot: fingerprint");
+    let fingerprint = Fingerprint::of(&contest, &ingredients, limits, &exe);
+    drop(t);
+    let t = phase("plan snapshot");
+    let loaded = match use_snapshot {
+        true => snapshot::load(&snapshot_path, &fingerprint, contest),
+        false => Err(Box::new(contest)),
+    };
+    drop(t);
+    let (plan, binary) = match loaded {
+        Ok(hit) => {
+            if let Some(mut cache) = cache.filter(|_| qemu) {
+                save_digests(&mut cache, warnings);
+            }
+            hit
+        }
+        Err(contest) => {
+            let mut cache = match cache {
+                Some(cache) if qemu => cache,
+                _ => {
+                    let _t = phase("digest cache load");
+                    DigestCache::load(&digests)
+                }
+            };
+            let t = phase("plan");
+            let declared_tools = contest.tools.len();
+            let plan = Plan::build_runs(*contest, &ingredients, &mut cache, limits)?;
+            drop(t);
+            let binary = cache.file_digest(&exe).unwrap_or([0; 32]);
+            save_digests(&mut cache, warnings);
+            // A store that cannot be written only costs the making of the plan again.
+            let _ = snapshot::save(&snapshot_path, &fingerprint, &plan, declared_tools, binary);
+            (plan, binary)
+        }
+    };
+    Ok((plan.with_answers_given()?, executor, binary))
+}
+
+fn save_digests(cache: &mut DigestCache, warnings: &mut Vec<String>) {
+    if let Err(e) = cache.save() {
+        warnings.push(format!("could not save the digest cache: {e}"));
+    }
 }
 
 /// The executor of a contest's runs. A Slurm step runs each run in the local sandbox, so a run's

@@ -286,3 +286,62 @@ fn the_streamed_scores_json_is_the_report_serialized_whole() {
     exported.remove("runs");
     assert_eq!(serde_json::Value::Object(exported.clone()), json(&streamed));
 }
+
+/// `args` run with the phase timings on (MCCBUILD_TIMINGS=1): the output, and whether the plan
+/// was made from the files (its `plan` phase) rather than taken from its snapshot.
+fn timed(c: &TestContest, args: &[&str]) -> (std::process::Output, bool) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(args)
+        .current_dir(c.path())
+        .env("MCCBUILD_TIMINGS", "1")
+        .output()
+        .expect("mccbuild runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = stderr(&out)
+        .lines()
+        .any(|l| l.starts_with("timing: plan  "));
+    (out, made)
+}
+
+/// The plan snapshot (docs/cache.md, "The plan snapshot"): kept once its inputs are two seconds
+/// old, used by the next commands with the same outputs, and not used once the results file
+/// changes (a stale plan would say that the changed row's run is stored).
+#[test]
+fn the_plan_snapshot_is_used_until_the_results_file_changes() {
+    let c = contest();
+    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (first, made) = timed(&c, &["export", "--json", "-"]);
+    assert!(made, "no snapshot yet: {}", stderr(&first));
+    let snapshots: Vec<_> = fs::read_dir(c.path().join("cache/meta"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("plan-"))
+        .collect();
+    assert_eq!(snapshots.len(), 1, "one snapshot for the manifest");
+    let (second, made) = timed(&c, &["export", "--json", "-"]);
+    assert!(!made, "the snapshot is used: {}", stderr(&second));
+    assert_eq!(
+        stdout(&second),
+        stdout(&first),
+        "the same export, with each run's line"
+    );
+    assert!(stdout(&first).contains("\"line\""), "{}", stdout(&first));
+    let (plan, made) = timed(&c, &["plan", "--json"]);
+    assert!(!made);
+    assert_eq!(json(&plan)["to_run"], 0);
+    let text = fs::read_to_string(c.path().join("results.csv"))
+        .unwrap()
+        .replace(
+            "b,M-PT-1,ReachabilityDeadlock,1,0,0,T",
+            "b,M-PT-1,ReachabilityDeadlock,1,0,0,F",
+        );
+    fs::write(c.path().join("results.csv"), text).unwrap();
+    let (plan, made) = timed(&c, &["plan", "--json"]);
+    assert!(made, "a changed results file makes the plan again");
+    assert_eq!(json(&plan)["to_run"], 1);
+    assert_eq!(
+        json(&c.mccbuild(&["import", "results.csv", "--json"]))["imported"],
+        1
+    );
+}

@@ -641,3 +641,67 @@ fn a_packing_on_a_full_disk_loses_nothing() {
     let plan = json(&c.mccbuild(&["plan", "--json"]));
     assert_eq!(plan["to_run"], 0, "{plan}");
 }
+
+/// `plan --json` with the phase timings on: its counts, and whether the plan was made from the
+/// files (its `plan` phase) rather than taken from its snapshot.
+fn plan_timed(c: &TestContest) -> (serde_json::Value, bool) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["plan", "--json"])
+        .current_dir(c.path())
+        .env("MCCBUILD_TIMINGS", "1")
+        .output()
+        .expect("mccbuild runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = stderr(&out)
+        .lines()
+        .any(|l| l.starts_with("timing: plan  "));
+    (json(&out), made)
+}
+
+/// Runs what is to run, then lets the inputs age past the two seconds under which their
+/// stamps are not trusted, and has the plan made and kept.
+fn run_and_keep_the_plan(c: &TestContest) {
+    assert!(c.mccbuild(&["run"]).status.success());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert!(
+        plan_timed(c).1,
+        "the plan is made (and kept) after a change"
+    );
+    let (plan, made) = plan_timed(c);
+    assert!(!made, "the next command takes the plan from its snapshot");
+    assert_eq!(plan["to_run"], 0, "{plan}");
+}
+
+/// The plan snapshot (docs/cache.md, "The plan snapshot") is keyed by the files the run keys
+/// are made of: a file added to a tool's folder gives each of its runs a new key, an instance's
+/// formula file edited gives the runs on that instance new keys (a run sees the whole instance
+/// folder) and leaves the other instance's alone, each seen by the very next command.
+#[test]
+fn the_plan_snapshot_follows_every_edit_of_a_tool_or_an_instance() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.copy_demo_instance("TokenRing-PT-4");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
+    let tool = c.scripted_tool(
+        "a",
+        "examinations = [\"StateSpace\", \"UpperBounds\", \"ReachabilityCardinality\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    run_and_keep_the_plan(&c);
+    fs::write(
+        tool.join("answers/notes.txt"),
+        "a new file in the tool's folder",
+    )
+    .unwrap();
+    let (plan, made) = plan_timed(&c);
+    assert!(made);
+    assert_eq!(plan["to_run"], 6, "{plan}");
+    run_and_keep_the_plan(&c);
+    let formula = c.path().join("models/Deadlock-PT-1/UpperBounds.xml");
+    let text = fs::read_to_string(&formula).unwrap();
+    fs::write(&formula, text.replace("UpperBounds-00", "UpperBounds-99")).unwrap();
+    let (plan, made) = plan_timed(&c);
+    assert!(made);
+    assert_eq!(plan["to_run"], 3, "the runs on Deadlock-PT-1: {plan}");
+}

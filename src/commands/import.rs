@@ -22,11 +22,7 @@ pub struct ImportSummary {
 }
 
 pub fn import(manifest: &Path, file: &Path, json: bool) -> Result<(), Error> {
-    let mut session = Session::open_executing_and_warn(
-        manifest,
-        mccbuild_store::LockWait::Wait,
-        "mccbuild import",
-    )?;
+    let mut session = Session::open_for_import(manifest)?;
     session.warn_instance_problems();
     let summary = session.import(file)?;
     if json {
@@ -59,12 +55,17 @@ impl Session {
                 self.plan.contest.manifest_path.display()
             )));
         };
+        let Some(rows) = &self.plan.imported else {
+            return Err(Error::Usage(
+                "the plan was not made from the results files: run `mccbuild import` again".into(),
+            ));
+        };
         self.store.check_writable()?;
         let mut summary = ImportSummary::default();
         let mut records = Vec::new();
         let mut newly = Vec::new();
         for (i, run) in self.plan.runs.iter().enumerate() {
-            let RunOrigin::Imported { file, row } = run.origin else {
+            let RunOrigin::Imported { file, row, .. } = run.origin else {
                 continue;
             };
             if file != f {
@@ -75,11 +76,7 @@ impl Session {
                 summary.cached += 1;
                 continue;
             }
-            records.push(imported_record(
-                &self.plan,
-                run,
-                &self.plan.imported[file][row],
-            ));
+            records.push(imported_record(&self.plan, run, &rows[file][row]));
             newly.push(i);
         }
         // Straight into a pack (docs/cache.md, "Packs"): no loose file per imported run. The

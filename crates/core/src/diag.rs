@@ -13,7 +13,7 @@ pub struct Location {
 }
 
 /// One problem found in the user's input.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Problem {
     pub file: PathBuf,
     pub location: Option<Location>,
@@ -57,7 +57,7 @@ impl fmt::Display for Problem {
 }
 
 /// Every problem a check found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Problems(pub Vec<Problem>);
 
 impl Problems {

@@ -394,9 +394,9 @@ fn run_entry(
     let trusted: Vec<Option<&Value>> = result.trusted.iter().map(Option::as_ref).collect();
     let origin = match run.origin {
         RunOrigin::Executed => Origin::Executed,
-        RunOrigin::Imported { file, row } => Origin::Imported {
+        RunOrigin::Imported { file, line, .. } => Origin::Imported {
             file: plan.contest.results[file].display().to_string(),
-            line: plan.imported[file][row].line,
+            line,
         },
     };
     Ok(RunEntry {

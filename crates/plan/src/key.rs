@@ -22,7 +22,7 @@ use crate::digest_cache::DigestCache;
 pub const STORE_SCHEMA: u32 = 1;
 
 /// What a tool is, for the runs it makes: everything under its folder, and how it is run.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ToolIdentity {
     /// The manifest's name of the tool.
     pub name: String,

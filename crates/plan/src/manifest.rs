@@ -271,7 +271,7 @@ impl RunUser {
 // The resolved contest.
 
 /// Where an instance comes from: a folder in the MCC layout or a BenchKit `.tgz` archive.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum InstanceSource {
     Folder(PathBuf),
     Archive(PathBuf),

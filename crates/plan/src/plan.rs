@@ -15,6 +15,7 @@ use mccbuild_core::{RunKey, Value};
 use mccbuild_rules::edition::{ExamId, Examination, Limits};
 use mccbuild_rules::hidden_files::hidden_files;
 use mccbuild_rules::weights::{model_kind, model_of};
+use serde::{Deserialize, Serialize};
 
 use crate::corrections::Corrections;
 use crate::digest_cache::DigestCache;
@@ -25,7 +26,7 @@ use crate::reference::Reference;
 use crate::results_file::{read_results, vector_length, ResultRow};
 
 /// An instance of the contest.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlannedInstance {
     pub name: String,
     pub model: usize,
@@ -34,7 +35,7 @@ pub struct PlannedInstance {
 }
 
 /// A model with its kind resolved (`inputs` models: surprise if they carry `NewModel`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlannedModel {
     pub name: String,
     /// Index into the edition's model kinds.
@@ -43,7 +44,7 @@ pub struct PlannedModel {
 }
 
 /// One examination of one instance: the values it asks for.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExamInstance {
     pub instance: usize,
     pub exam: ExamId,
@@ -80,7 +81,7 @@ pub struct Run {
 
 /// What the plan leaves out because of a problem with an instance: the whole instance (it cannot
 /// be read), or one examination of it (its formula file is missing or broken).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeftOut {
     pub model: String,
     pub instance: String,
@@ -88,20 +89,22 @@ pub struct LeftOut {
     pub examination: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunOrigin {
     Executed,
-    /// Row `row` of results file `file` (indices into [`Plan::imported`]).
+    /// Row `row` of results file `file` (indices into [`Plan::imported`]), at `line` of it.
     Imported {
         file: usize,
         row: usize,
+        line: usize,
     },
 }
 
 pub struct Plan {
     pub contest: Contest,
-    /// The rows of each results file of `contest.results`.
-    pub imported: Vec<Vec<ResultRow>>,
+    /// The rows of each results file of `contest.results`; `None` when the plan came from its
+    /// snapshot ([`crate::snapshot`]: the runs and keys made from them are in `runs`).
+    pub imported: Option<Vec<Vec<ResultRow>>>,
     pub tools: Vec<ToolIdentity>,
     pub models: Vec<PlannedModel>,
     pub instances: Vec<PlannedInstance>,
@@ -137,13 +140,26 @@ impl Plan {
     /// Problems with single instances or rows are in `problems`; the plan fails only when a
     /// tool's folder cannot be read.
     pub fn build(
+        contest: Contest,
+        executor: &[(String, String)],
+        cache: &mut DigestCache,
+        archive_limits: ArchiveLimits,
+    ) -> Result<Plan, Problems> {
+        Plan::build_runs(contest, executor, cache, archive_limits)?.with_answers_given()
+    }
+
+    /// [`Plan::build`] without the reference answers and the organisers' decisions: everything
+    /// made from the files the runs are made of (results files, tools, instances). This is what
+    /// the plan snapshot keeps ([`crate::snapshot`]).
+    pub fn build_runs(
         mut contest: Contest,
         executor: &[(String, String)],
         cache: &mut DigestCache,
         archive_limits: ArchiveLimits,
     ) -> Result<Plan, Problems> {
         let mut problems = Problems::default();
-        let imported = read_results_files(&mut contest, &mut problems);
+        let imported = read_results_files(&contest, &mut problems);
+        add_imported_tools(&mut contest, &imported);
         let Some(tools) = tool_identities(&contest, &imported, cache, &mut problems) else {
             return Err(problems);
         };
@@ -167,7 +183,7 @@ impl Plan {
         let t = phase("plan: keys");
         let mut plan = Plan {
             contest,
-            imported,
+            imported: None,
             tools,
             models,
             instances,
@@ -181,14 +197,22 @@ impl Plan {
         plan.add_executed_runs(executor);
         drop(t);
         let t = phase("plan: imported runs");
-        plan.add_imported_runs(&imported_instance);
+        plan.add_imported_runs(&imported, &imported_instance);
+        plan.imported = Some(imported);
         drop(t);
+        Ok(plan)
+    }
+
+    /// The reference answers (`[reference]`) and the organisers' decided values (`[contest]
+    /// corrections`), read into the examination instances. Neither is a key ingredient, and
+    /// both are small: they are read on every command, never taken from a snapshot.
+    pub fn with_answers_given(mut self) -> Result<Plan, Problems> {
         let t = phase("plan: reference answers");
-        plan.add_reference();
+        self.add_reference();
         drop(t);
         let _t = phase("plan: corrections");
-        plan.add_corrections()?;
-        Ok(plan)
+        self.add_corrections()?;
+        Ok(self)
     }
 
     /// `[contest] corrections`: reads the organisers' decided values (E-6.3) and gives each
@@ -375,9 +399,13 @@ impl Plan {
     /// The runs of the results files: one per row. An examination instance's values are as
     /// many as its longest results or estimated-result vector (formula ids are positions: the
     /// files do not name them). Two rows for one run: the last one counts.
-    fn add_imported_runs(&mut self, imported_instance: &HashMap<String, usize>) {
+    fn add_imported_runs(
+        &mut self,
+        imported: &[Vec<ResultRow>],
+        imported_instance: &HashMap<String, usize>,
+    ) {
         let edition = self.contest.edition.clone();
-        let lengths = self.imported_lengths(imported_instance);
+        let lengths = self.imported_lengths(imported, imported_instance);
         let import_keys =
             KeyBuilder::new(&self.tools, &[("kind".to_string(), "import".to_string())]);
         let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
@@ -385,7 +413,7 @@ impl Plan {
         // How each examination's answers are read (a key ingredient), written once.
         let readings: Vec<String> = edition.examinations.iter().map(reading).collect();
         let first_run = self.runs.len();
-        for (f, rows) in self.imported.iter().enumerate() {
+        for (f, rows) in imported.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
                 let (Some(&i), Some(exam_id)) = (
                     imported_instance.get(&row.instance),
@@ -423,13 +451,17 @@ impl Plan {
                     key: RunKey([0; 32]),
                     limits: self.contest.limits_for(exam_id),
                     hidden: Arc::from(Vec::new()),
-                    origin: RunOrigin::Imported { file: f, row: r },
+                    origin: RunOrigin::Imported {
+                        file: f,
+                        row: r,
+                        line: row.line,
+                    },
                 });
             }
         }
         // Two small hashes per run (its task, then its key), spread over the cores as the
         // executed runs' keys are.
-        let (imported, exam_instances) = (&self.imported, &self.exam_instances);
+        let exam_instances = &self.exam_instances;
         let runs = &mut self.runs[first_run..];
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let chunk = runs.len().div_ceil(threads).max(8192);
@@ -438,7 +470,7 @@ impl Plan {
                 let (import_keys, readings, edition) = (&import_keys, &readings, &edition);
                 scope.spawn(move || {
                     for run in part {
-                        let RunOrigin::Imported { file, row } = run.origin else {
+                        let RunOrigin::Imported { file, row, .. } = run.origin else {
                             continue;
                         };
                         let row = &imported[file][row];
@@ -462,11 +494,12 @@ impl Plan {
     /// Rows of an examination the edition does not have are problems.
     fn imported_lengths(
         &mut self,
+        imported: &[Vec<ResultRow>],
         imported_instance: &HashMap<String, usize>,
     ) -> HashMap<(usize, ExamId), usize> {
         let edition = &self.contest.edition;
         let mut lengths: HashMap<(usize, ExamId), usize> = HashMap::new();
-        for (f, rows) in self.imported.iter().enumerate() {
+        for (f, rows) in imported.iter().enumerate() {
             for row in rows {
                 let Some(exam) = edition.examination(&row.examination) else {
                     self.problems.push(Problem::new(
@@ -621,7 +654,7 @@ fn expected_answer(
 
 /// The rows of each results file of the contest; their tools join the contest (as competing
 /// tools of their own family, unless the manifest says otherwise).
-fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec<ResultRow>> {
+fn read_results_files(contest: &Contest, problems: &mut Problems) -> Vec<Vec<ResultRow>> {
     let mut imported: Vec<Vec<ResultRow>> = Vec::new();
     for path in &contest.results {
         match read_results(path) {
@@ -635,26 +668,36 @@ fn read_results_files(contest: &mut Contest, problems: &mut Problems) -> Vec<Vec
             }
         }
     }
-    let exams = contest.edition.examinations.len();
+    imported
+}
+
+/// The tools the results files name and the manifest does not: competing tools known by name
+/// only, in every examination.
+fn add_imported_tools(contest: &mut Contest, imported: &[Vec<ResultRow>]) {
     for row in imported.iter().flatten() {
         if contest.tool(&row.tool).is_none() {
-            contest.tools.push(Tool {
-                name: row.tool.clone(),
-                bk_tool: row.tool.clone(),
-                kind: ToolKind::Competing,
-                user: Default::default(),
-                host_packages: Vec::new(),
-                family: row.tool.clone(),
-                cores: row.cores,
-                dir: None,
-                entry: String::new(),
-                setup: None,
-                setup_inputs: None,
-                examinations: (0..exams).collect(),
-            });
+            let tool = imported_tool(contest, &row.tool, row.cores);
+            contest.tools.push(tool);
         }
     }
-    imported
+}
+
+/// A tool known from a results file only: competing, by name, in every examination.
+pub(crate) fn imported_tool(contest: &Contest, name: &str, cores: u32) -> Tool {
+    Tool {
+        name: name.to_string(),
+        bk_tool: name.to_string(),
+        kind: ToolKind::Competing,
+        user: Default::default(),
+        host_packages: Vec::new(),
+        family: name.to_string(),
+        cores,
+        dir: None,
+        entry: String::new(),
+        setup: None,
+        setup_inputs: None,
+        examinations: (0..contest.edition.examinations.len()).collect(),
+    }
 }
 
 /// Each tool's identity (its files' digests): None when a tool's folder cannot be read.

@@ -28,7 +28,7 @@ pub enum RowResults {
 }
 
 /// One row (one run) of a results file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResultRow {
     /// 1-based line in the file.
     pub line: usize,
