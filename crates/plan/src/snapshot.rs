@@ -192,26 +192,20 @@ impl Walk {
     }
 }
 
-/// A run as the snapshot stores it: its hidden files as an index into a table of the plan's
-/// distinct lists (shared by every tool's run of one examination instance).
-#[derive(Serialize, Deserialize)]
-struct StoredRun {
-    tool: u32,
-    exam_instance: u32,
-    key: RunKey,
-    time_s: u64,
-    memory_mb: u64,
-    time: TimeLimit,
-    hidden: u32,
-    origin: RunOrigin,
-}
+/// Bytes of one run in the snapshot's runs section: its key, then its tool, examination
+/// instance, hidden files (an index into the table of the plan's distinct lists, shared by every
+/// tool's run of one examination instance) and limits (an index into the table of distinct
+/// limits), then its origin (0 executed, 1 imported) with the file, row and line of an imported
+/// one; integers little-endian. Fixed-width records read back without a parser, beside the
+/// rest.
+const RUN_BYTES: usize = 32 + 4 * 4 + 1 + 3 * 4;
 
-/// What the snapshot stores: the plan of [`Plan::build_runs`] without the contest (loaded
-/// fresh by every command, and part of the fingerprint; the tools the results files add to it
-/// are kept by name and cores) and without the results files' rows (their runs and keys are
-/// what counts; `import`, which needs the rows, makes its plan from the files), with the digest
-/// of the binary that made it. Written from borrows, read into owned values (the same postcard
-/// layout).
+/// What the snapshot stores besides its runs: the plan of [`Plan::build_runs`] without the
+/// contest (loaded fresh by every command, and part of the fingerprint; the tools the results
+/// files add to it are kept by name and cores) and without the results files' rows (their runs
+/// and keys are what counts; `import`, which needs the rows, makes its plan from the files),
+/// with the digest of the binary that made it. Written from borrows, read into owned values
+/// (the same postcard layout).
 #[derive(Serialize)]
 struct PayloadOut<'a> {
     binary: Digest,
@@ -221,7 +215,7 @@ struct PayloadOut<'a> {
     instances: &'a [PlannedInstance],
     exam_instances: &'a [ExamInstance],
     hidden: Vec<&'a [String]>,
-    runs: Vec<StoredRun>,
+    limits: Vec<(u64, u64, TimeLimit)>,
     problems: &'a Problems,
     left_out: &'a [LeftOut],
 }
@@ -235,7 +229,7 @@ struct PayloadIn {
     instances: Vec<PlannedInstance>,
     exam_instances: Vec<ExamInstance>,
     hidden: Vec<Vec<String>>,
-    runs: Vec<StoredRun>,
+    limits: Vec<(u64, u64, TimeLimit)>,
     problems: Problems,
     left_out: Vec<LeftOut>,
 }
@@ -257,38 +251,44 @@ pub fn load(
     contest: Contest,
 ) -> Result<(Plan, Digest), Box<Contest>> {
     let t = phase("plan snapshot: read");
-    let Ok(bytes) = fs::read(path) else {
-        return Err(Box::new(contest));
-    };
+    let bytes = fs::read(path).unwrap_or_default();
     drop(t);
     let t = phase("plan snapshot: verify");
-    let Some(payload) = payload_of(&bytes, fingerprint) else {
+    let sections = sections_of(&bytes, fingerprint);
+    drop(t);
+    let Some((payload, runs)) = sections else {
         return Err(Box::new(contest));
     };
-    drop(t);
     let t = phase("plan snapshot: decode");
-    let Ok(p) = postcard::from_bytes::<PayloadIn>(payload) else {
+    // The runs' fixed-width records beside the rest's postcard.
+    let (p, raw_runs) = std::thread::scope(|scope| {
+        let raw = scope.spawn(|| read_runs(runs));
+        let p = postcard::from_bytes::<PayloadIn>(payload).ok();
+        (p, raw.join().ok().flatten())
+    });
+    drop(t);
+    let (Some(p), Some(raw_runs)) = (p, raw_runs) else {
         return Err(Box::new(contest));
     };
-    drop(t);
     let hidden: Vec<Arc<[String]>> = p.hidden.into_iter().map(Arc::from).collect();
-    let mut runs = Vec::with_capacity(p.runs.len());
-    for r in p.runs {
-        let (Some(hidden), true, true) = (
-            hidden.get(r.hidden as usize),
-            (r.tool as usize) < p.tools.len(),
-            (r.exam_instance as usize) < p.exam_instances.len(),
+    let mut runs = Vec::with_capacity(raw_runs.len());
+    for r in raw_runs {
+        let (Some(hidden), Some(&(time_s, memory_mb, time)), true, true) = (
+            hidden.get(r.hidden),
+            p.limits.get(r.limits),
+            r.tool < p.tools.len(),
+            r.exam_instance < p.exam_instances.len(),
         ) else {
             return Err(Box::new(contest));
         };
         runs.push(Run {
-            tool: r.tool as usize,
-            exam_instance: r.exam_instance as usize,
+            tool: r.tool,
+            exam_instance: r.exam_instance,
             key: r.key,
             limits: Limits {
-                time_s: r.time_s,
-                memory_mb: r.memory_mb,
-                time: r.time,
+                time_s,
+                memory_mb,
+                time,
             },
             hidden: hidden.clone(),
             origin: r.origin,
@@ -318,24 +318,69 @@ pub fn load(
     Ok((plan, p.binary))
 }
 
-/// The payload of a snapshot file, if it is one of this format, made under `fingerprint`, and
-/// whole (its digest matches).
-fn payload_of<'a>(bytes: &'a [u8], fingerprint: &Fingerprint) -> Option<&'a [u8]> {
+/// A run as its record in the runs section says (indices not yet checked).
+struct RawRun {
+    key: RunKey,
+    tool: usize,
+    exam_instance: usize,
+    hidden: usize,
+    limits: usize,
+    origin: RunOrigin,
+}
+
+fn read_runs(section: &[u8]) -> Option<Vec<RawRun>> {
+    if section.len() % RUN_BYTES != 0 {
+        return None;
+    }
+    let u32_at =
+        |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap()) as usize;
+    section
+        .chunks_exact(RUN_BYTES)
+        .map(|r| {
+            let origin = match r[48] {
+                0 => RunOrigin::Executed,
+                1 => RunOrigin::Imported {
+                    file: u32_at(r, 49),
+                    row: u32_at(r, 53),
+                    line: u32_at(r, 57),
+                },
+                _ => return None,
+            };
+            Some(RawRun {
+                key: RunKey(r[..32].try_into().unwrap()),
+                tool: u32_at(r, 32),
+                exam_instance: u32_at(r, 36),
+                hidden: u32_at(r, 40),
+                limits: u32_at(r, 44),
+                origin,
+            })
+        })
+        .collect()
+}
+
+/// The two sections of a snapshot file (its postcard part and its runs), if it is one of this
+/// format, made under `fingerprint`, and whole (its digest matches).
+fn sections_of<'a>(bytes: &'a [u8], fingerprint: &Fingerprint) -> Option<(&'a [u8], &'a [u8])> {
     let header = MAGIC.len() + 4 + 32 + 32;
-    if bytes.len() < header || &bytes[..MAGIC.len()] != MAGIC {
+    if bytes.len() < header + 8 || &bytes[..MAGIC.len()] != MAGIC {
         return None;
     }
     let format = u32::from_le_bytes(bytes[8..12].try_into().ok()?);
     if format != FORMAT || bytes[12..44] != fingerprint.digest {
         return None;
     }
-    let payload = &bytes[header..];
-    (blake3::hash(payload).as_bytes()[..] == bytes[44..76]).then_some(payload)
+    let body = &bytes[header..];
+    if blake3::hash(body).as_bytes()[..] != bytes[44..76] {
+        return None;
+    }
+    let len = usize::try_from(u64::from_le_bytes(body[..8].try_into().ok()?)).ok()?;
+    let rest = &body[8..];
+    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
 /// Keeps `plan` (as [`Plan::build_runs`] made it from a contest of `declared_tools` tools: no
 /// reference answers or decisions read yet) at `path` under `fingerprint`, with the digest of
-/// the binary. Does nothing when the fingerprint is racy. Atomic: a crash leaves the old
+/// the binary. Does nothing when the fingerprint is racy. Atomic: a reader sees the old
 /// snapshot or the new one.
 pub fn save(
     path: &Path,
@@ -347,28 +392,35 @@ pub fn save(
     if fingerprint.racy {
         return Ok(());
     }
-    let mut table: HashMap<*const [String], u32> = HashMap::new();
+    let mut hidden_index: HashMap<*const [String], u32> = HashMap::new();
     let mut hidden: Vec<&[String]> = Vec::new();
-    let runs = plan
-        .runs
-        .iter()
-        .map(|run| {
-            let h = *table.entry(Arc::as_ptr(&run.hidden)).or_insert_with(|| {
+    let mut limits_index: HashMap<Limits, u32> = HashMap::new();
+    let mut limits: Vec<(u64, u64, TimeLimit)> = Vec::new();
+    let mut runs: Vec<u8> = Vec::with_capacity(plan.runs.len() * RUN_BYTES);
+    for run in &plan.runs {
+        let h = *hidden_index
+            .entry(Arc::as_ptr(&run.hidden))
+            .or_insert_with(|| {
                 hidden.push(&run.hidden);
                 hidden.len() as u32 - 1
             });
-            StoredRun {
-                tool: run.tool as u32,
-                exam_instance: run.exam_instance as u32,
-                key: run.key,
-                time_s: run.limits.time_s,
-                memory_mb: run.limits.memory_mb,
-                time: run.limits.time,
-                hidden: h,
-                origin: run.origin,
-            }
-        })
-        .collect();
+        let l = *limits_index.entry(run.limits).or_insert_with(|| {
+            limits.push((run.limits.time_s, run.limits.memory_mb, run.limits.time));
+            limits.len() as u32 - 1
+        });
+        runs.extend_from_slice(&run.key.0);
+        for n in [run.tool as u32, run.exam_instance as u32, h, l] {
+            runs.extend_from_slice(&n.to_le_bytes());
+        }
+        let (tag, file, row, line) = match run.origin {
+            RunOrigin::Executed => (0u8, 0, 0, 0),
+            RunOrigin::Imported { file, row, line } => (1, file, row, line),
+        };
+        runs.push(tag);
+        for n in [file, row, line] {
+            runs.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+    }
     let payload = postcard::to_allocvec(&PayloadOut {
         binary,
         imported_tools: plan.contest.tools[declared_tools.min(plan.contest.tools.len())..]
@@ -380,18 +432,25 @@ pub fn save(
         instances: &plan.instances,
         exam_instances: &plan.exam_instances,
         hidden,
-        runs,
+        limits,
         problems: &plan.problems,
         left_out: &plan.left_out,
     })
     .map_err(io::Error::other)?;
-    let mut bytes = Vec::with_capacity(76 + payload.len());
+    let mut body = Vec::with_capacity(8 + payload.len() + runs.len());
+    body.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    body.extend_from_slice(&payload);
+    body.extend_from_slice(&runs);
+    let mut bytes = Vec::with_capacity(76 + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
     bytes.extend_from_slice(&fingerprint.digest);
-    bytes.extend_from_slice(blake3::hash(&payload).as_bytes());
-    bytes.extend_from_slice(&payload);
-    mccbuild_core::fsio::write_atomically(path, &bytes)
+    bytes.extend_from_slice(blake3::hash(&body).as_bytes());
+    bytes.extend_from_slice(&body);
+    // Renamed into place without waiting for the disk: after a crash a snapshot whose bytes
+    // did not reach it fails its digest and is made again, which costs less than a sync of
+    // tens of MB on every plan made.
+    mccbuild_core::fsio::write_atomically_in_batch(path, &bytes)
 }
 
 #[cfg(test)]
