@@ -796,8 +796,8 @@ fn pin_and_tie(command: &mut Command, cores: Vec<u32>) {
 /// The instance's read-only disk: a tar archive of `<instance>/` (padded to whole sectors),
 /// which the guest's runner unpacks into the run's working directory, as BenchKit unpacks
 /// `INPUTS/<instance>.tgz` on the MCC's VM. Written here, without a file system: the kernel
-/// guest needs no file system driver for it (ext4 and its four helper modules cost ~0.5 s of
-/// each boot under TCG), and no mke2fs runs per run.
+/// guest needs no file system driver for it (loading ext4 and its four helper modules and
+/// mounting cost ~0.35 s of each run under TCG), and no mke2fs runs per run.
 fn make_input_disk(input: &Path, disk: &Path) -> Result<(), InfraError> {
     let fail = |e: io::Error| {
         InfraError(format!(
