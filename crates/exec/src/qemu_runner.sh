@@ -6,15 +6,13 @@ out="$(dirname "$0")"
 . "$out/job.env"
 fail() { echo "reason=infra" > "$out/status.tmp"; echo "message=$*" >> "$out/status.tmp"; mv "$out/status.tmp" "$out/status"; exit 1; }
 
-# The instance: a read-only disk; the working directory is a fresh copy of it (BenchKit unpacks
-# the instance into the VM's own disk).
-mkdir -p /mnt/mccinput || fail "cannot create /mnt/mccinput"
-grep -q " /mnt/mccinput " /proc/mounts || mount -t ext4 -o ro "$MCC_INPUT_DEV" /mnt/mccinput \
-    || fail "cannot mount the input disk $MCC_INPUT_DEV: $(dmesg | tail -n 3 | tr '\n' ' ')"
+# The instance: a read-only disk holding a tar archive of <instance>/; the working directory is
+# its unpacked copy (BenchKit unpacks INPUTS/<instance>.tgz into the VM's own disk).
 work="$MCC_WORK"
 rm -rf "$work"
 mkdir -p "$work/result" "$work/home" "$work/tmp" || fail "cannot create $work"
-cp -a "/mnt/mccinput/$BK_INPUT" "$work/$BK_INPUT" || fail "cannot copy the instance into $work"
+tar -x -f "$MCC_INPUT_DEV" -C "$work" && [ -d "$work/$BK_INPUT" ] \
+    || fail "cannot unpack the instance from the input disk $MCC_INPUT_DEV into $work"
 as_user=""
 if [ -n "$MCC_USER" ]; then
     chown -R "$MCC_USER:" "$work" || fail "cannot give $work to $MCC_USER"
