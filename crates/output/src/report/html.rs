@@ -21,7 +21,8 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 "#;
 
 /// One page of the site to render.
-enum Page {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Page {
     Style,
     Index,
     Reliability,
@@ -38,6 +39,14 @@ enum Page {
 /// independent; the charts pages take most of the time).
 pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
     use rayon::prelude::*;
+    list(data)
+        .into_par_iter()
+        .map(|page| render(data, page))
+        .collect()
+}
+
+/// The pages of the site, in the order they are written.
+pub(crate) fn list(data: &ReportData<'_>) -> Vec<Page> {
     let plan = data.plan;
     let mut list = vec![
         Page::Style,
@@ -53,32 +62,36 @@ pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
         list.push(Page::Charts(x));
     }
     list.extend((0..plan.models.len()).map(Page::Model));
+    list
+}
+
+/// One page: (file name, text, charts drawn on it).
+pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usize) {
+    let plan = data.plan;
     let exam_name = |x: usize| &plan.contest.edition.examinations[x].name;
-    list.into_par_iter()
-        .map(|page| match page {
-            Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
-            Page::Index => ("index.html".into(), index(data), 0),
-            Page::Reliability => ("reliability.html".into(), reliability(data), 0),
-            Page::Tools => ("tools.html".into(), tools(data), 0),
-            Page::Examinations => ("examinations.html".into(), examinations(data), 0),
-            Page::Models => ("models.html".into(), models(data), 0),
-            Page::Tool(t) => (
-                slug("tool", t, &plan.contest.tools[t].name),
-                tool(data, t),
-                0,
-            ),
-            Page::Examination(x) => (
-                slug("examination", x, exam_name(x)),
-                examination(data, x),
-                0,
-            ),
-            Page::Charts(x) => {
-                let (text, charts) = charts(data, x);
-                (slug("charts", x, exam_name(x)), text, charts)
-            }
-            Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
-        })
-        .collect()
+    match page {
+        Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
+        Page::Index => ("index.html".into(), index(data), 0),
+        Page::Reliability => ("reliability.html".into(), reliability(data), 0),
+        Page::Tools => ("tools.html".into(), tools(data), 0),
+        Page::Examinations => ("examinations.html".into(), examinations(data), 0),
+        Page::Models => ("models.html".into(), models(data), 0),
+        Page::Tool(t) => (
+            slug("tool", t, &plan.contest.tools[t].name),
+            tool(data, t),
+            0,
+        ),
+        Page::Examination(x) => (
+            slug("examination", x, exam_name(x)),
+            examination(data, x),
+            0,
+        ),
+        Page::Charts(x) => {
+            let (text, charts) = charts(data, x);
+            (slug("charts", x, exam_name(x)), text, charts)
+        }
+        Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
+    }
 }
 
 fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
@@ -223,7 +236,7 @@ fn tools(data: &ReportData<'_>) -> String {
 }
 
 /// The examinations that have runs, in the edition's order.
-fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
+pub(crate) fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
     let mut used = vec![false; data.plan.contest.edition.examinations.len()];
     for ei in &data.plan.exam_instances {
         used[ei.exam] = true;

@@ -1,0 +1,350 @@
+//! The results site kept current by `mccbuild watch --serve`: after a change, only the pages
+//! whose inputs changed are rendered again, and the site is the same bytes as a fresh
+//! `mccbuild report` of the same store.
+//!
+//! What each page shows is gathered per run and per examination instance ([`ReportData`]'s run
+//! views and decisions) and kept between updates: an update re-reads the runs whose records
+//! changed, and compares every examination instance's decisions (E-3.1) and every run's scores
+//! (E-4.2) with the scoring database's current ones (a Confidence that moved re-decides values
+//! far from the record that moved it). Each run view and each examination instance's decisions
+//! has a digest of its content; each page a key, the blake3 of the digests of everything it
+//! shows (the list is [`page_key`], beside the templates it mirrors). A page is rendered again
+//! when its key differs from the one it was rendered with, never otherwise: a cached page is
+//! one whose every input is the same content.
+//!
+//! A [`LiveSite`] belongs to one plan (the same runs, tools, models and edition): a re-plan or
+//! an edit of the rules makes a new one.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use mccbuild_plan::Plan;
+use mccbuild_rules::trusted::Decision;
+use mccbuild_scoring::db::{Handles, ScoringDb};
+use mccbuild_scoring::scores::ScoresReport;
+use mccbuild_store::Summary;
+
+use super::html::{self, Page};
+use super::{ReportData, RunView};
+
+/// A file of the site: its name and text (shared with the server that serves it).
+pub type SiteFile = (String, Arc<String>);
+
+/// The site as last rendered, and what its pages were rendered from.
+pub struct LiveSite {
+    runs: Vec<RunView>,
+    runs_of: Vec<Vec<usize>>,
+    decisions: Vec<Arc<[Decision]>>,
+    diagnostics: BTreeMap<usize, Vec<String>>,
+    exports: bool,
+    /// Per run: a digest of its view and of its answer-parser diagnostics.
+    run_digest: Vec<u64>,
+    /// Per examination instance: a digest of its decisions.
+    decision_digest: Vec<u64>,
+    /// Per examination instance: a digest of its decisions' and its runs' digests.
+    instance_digest: Vec<u64>,
+    /// The runs of each tool, the examination instances of each examination and of each model.
+    runs_by_tool: Vec<Vec<usize>>,
+    instances_by_exam: Vec<Vec<usize>>,
+    instances_by_model: Vec<Vec<usize>>,
+    /// Per page of the site (in its order): the key it was rendered with, and the file.
+    pages: Vec<(Page, blake3::Hash, SiteFile, usize)>,
+}
+
+/// What an update of the site rendered.
+#[derive(Debug, Default)]
+pub struct SiteChange {
+    /// The files rendered again (all of them for a new site), in the site's order.
+    pub changed: Vec<SiteFile>,
+    /// Charts drawn for them.
+    pub charts: usize,
+    /// Pages of the site in all.
+    pub pages: usize,
+}
+
+/// A digest of a value's content, by its `Debug` form (which prints every field, floats to
+/// the last bit; in memory only: never stored, so its form may change between versions).
+fn digest_of(value: &impl std::fmt::Debug) -> u64 {
+    struct Writer(blake3::Hasher);
+    impl std::fmt::Write for Writer {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.update(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut w = Writer(blake3::Hasher::new());
+    let _ = write!(w, "{value:?}");
+    let bytes = w.0.finalize();
+    u64::from_le_bytes(bytes.as_bytes()[..8].try_into().unwrap_or_default())
+}
+
+impl LiveSite {
+    /// The whole site from gathered data (as `mccbuild report` renders it); every page is in
+    /// the change.
+    pub fn new(data: ReportData<'_>) -> (LiveSite, SiteChange) {
+        let plan = data.plan;
+        let mut runs_by_tool = vec![Vec::new(); plan.contest.tools.len()];
+        for (r, run) in data.runs.iter().enumerate() {
+            runs_by_tool[run.tool].push(r);
+        }
+        let mut instances_by_exam = vec![Vec::new(); plan.contest.edition.examinations.len()];
+        let mut instances_by_model = vec![Vec::new(); plan.models.len()];
+        for (e, ei) in plan.exam_instances.iter().enumerate() {
+            instances_by_exam[ei.exam].push(e);
+            instances_by_model[plan.instances[ei.instance].model].push(e);
+        }
+        let ReportData {
+            plan,
+            scores,
+            reliability,
+            agreed_values,
+            runs,
+            runs_of,
+            decisions,
+            exports,
+            diagnostics,
+        } = data;
+        let mut site = LiveSite {
+            run_digest: vec![0; runs.len()],
+            decision_digest: vec![0; decisions.len()],
+            instance_digest: vec![0; decisions.len()],
+            runs,
+            runs_of,
+            decisions,
+            diagnostics,
+            exports,
+            runs_by_tool,
+            instances_by_exam,
+            instances_by_model,
+            pages: Vec::new(),
+        };
+        for r in 0..site.runs.len() {
+            site.run_digest[r] = site.digest_run(r);
+        }
+        for e in 0..site.decisions.len() {
+            site.decision_digest[e] = digest_of(&site.decisions[e]);
+            site.instance_digest[e] = site.digest_instance(e);
+        }
+        let change = site.render(plan, scores, reliability, agreed_values);
+        (site, change)
+    }
+
+    fn digest_run(&self, r: usize) -> u64 {
+        digest_of(&(&self.runs[r], self.diagnostics.get(&r)))
+    }
+
+    fn digest_instance(&self, e: usize) -> u64 {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.decision_digest[e].to_le_bytes());
+        for &r in &self.runs_of[e] {
+            h.update(&self.run_digest[r].to_le_bytes());
+        }
+        u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().unwrap_or_default())
+    }
+
+    /// Brings the site up to date with the scoring database, after the records of `changed`
+    /// (indices into the plan's runs) changed: `summary` gives each one's stored summary (None:
+    /// not in the store), `diagnostics` the answer-parser diagnostics of those that have some.
+    /// `scores` is the scores report of the database as it is now.
+    pub fn update<'s>(
+        &mut self,
+        plan: &Plan,
+        db: &ScoringDb,
+        handles: &Handles,
+        scores: ScoresReport,
+        changed: &[usize],
+        summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
+        mut diagnostics: BTreeMap<usize, Vec<String>>,
+    ) -> SiteChange {
+        let mut touched = vec![false; self.runs.len()];
+        for &r in changed {
+            let s = summary(&plan.runs[r].key);
+            let view = &mut self.runs[r];
+            view.outcome = s.map(Summary::outcome);
+            view.measurement = s.map(|s| s.measurement).unwrap_or_default();
+            view.answers = s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone());
+            match diagnostics.remove(&r) {
+                Some(d) => self.diagnostics.insert(r, d),
+                None => self.diagnostics.remove(&r),
+            };
+            touched[r] = true;
+        }
+        // Decisions and scores anywhere may have moved (a tool's Confidence re-decides the
+        // values it took part in): compared with the database's, instance by instance.
+        let mut dirty = vec![false; self.decisions.len()];
+        for (e, dirty) in dirty.iter_mut().enumerate() {
+            let decisions = handles.decisions(db, e);
+            if *self.decisions[e] != *decisions {
+                self.decisions[e] = Arc::from(decisions);
+                self.decision_digest[e] = digest_of(&self.decisions[e]);
+                *dirty = true;
+            }
+            let exam_scores = handles.exam_scores(db, e);
+            for &r in &self.runs_of[e] {
+                let view = &mut self.runs[r];
+                // As `ReportData::gather` finds it.
+                let score = exam_scores.iter().find(|x| x.tool as usize == view.tool);
+                if view.score.as_ref() != score {
+                    view.score = score.cloned();
+                    touched[r] = true;
+                }
+            }
+        }
+        for (r, _) in touched.iter().enumerate().filter(|(_, t)| **t) {
+            self.run_digest[r] = self.digest_run(r);
+            dirty[self.runs[r].exam_instance] = true;
+        }
+        for (e, _) in dirty.iter().enumerate().filter(|(_, d)| **d) {
+            self.instance_digest[e] = self.digest_instance(e);
+        }
+        let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
+        let agreed_values =
+            mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
+        self.render(plan, scores, reliability, agreed_values)
+    }
+
+    /// Renders the pages whose key changed (all of them the first time).
+    fn render(
+        &mut self,
+        plan: &Plan,
+        scores: ScoresReport,
+        reliability: Vec<mccbuild_scoring::explain::ConfidenceRow>,
+        agreed_values: u64,
+    ) -> SiteChange {
+        use rayon::prelude::*;
+        let data = ReportData {
+            plan,
+            scores,
+            reliability,
+            agreed_values,
+            runs: std::mem::take(&mut self.runs),
+            runs_of: std::mem::take(&mut self.runs_of),
+            decisions: std::mem::take(&mut self.decisions),
+            exports: self.exports,
+            diagnostics: std::mem::take(&mut self.diagnostics),
+        };
+        let list = html::list(&data);
+        let first =
+            self.pages.len() != list.len() || self.pages.iter().zip(&list).any(|(p, q)| p.0 != *q);
+        let keys: Vec<blake3::Hash> = list.iter().map(|p| self.page_key(&data, *p)).collect();
+        let todo: Vec<usize> = (0..list.len())
+            .filter(|&i| first || self.pages[i].1 != keys[i])
+            .collect();
+        let rendered: Vec<(String, String, usize)> = todo
+            .par_iter()
+            .map(|&i| html::render(&data, list[i]))
+            .collect();
+        let mut change = SiteChange {
+            pages: list.len(),
+            ..Default::default()
+        };
+        if first {
+            self.pages.clear();
+        }
+        for (i, (name, text, charts)) in todo.into_iter().zip(rendered) {
+            let file: SiteFile = (name, Arc::new(text));
+            change.changed.push(file.clone());
+            change.charts += charts;
+            let entry = (list[i], keys[i], file, charts);
+            if first {
+                self.pages.push(entry);
+            } else {
+                self.pages[i] = entry;
+            }
+        }
+        self.runs = data.runs;
+        self.runs_of = data.runs_of;
+        self.decisions = data.decisions;
+        self.diagnostics = data.diagnostics;
+        change
+    }
+
+    /// Every file of the site as last rendered.
+    pub fn files(&self) -> Vec<SiteFile> {
+        self.pages.iter().map(|p| p.2.clone()).collect()
+    }
+
+    /// The key of a page: a digest of everything it shows (what `html`'s template of that page
+    /// reads, the plan aside: a site belongs to one plan).
+    fn page_key(&self, data: &ReportData<'_>, page: Page) -> blake3::Hash {
+        let mut h = blake3::Hasher::new();
+        let json = |h: &mut blake3::Hasher, value: &dyn erased::Json| {
+            h.update(value.json().as_bytes());
+            h.update(b"\0");
+        };
+        // The layout of every page: the contest's and the edition's names.
+        json(&mut h, &(&data.scores.contest, &data.scores.edition));
+        h.update(format!("{page:?}").as_bytes());
+        let u64s = |h: &mut blake3::Hasher, xs: &mut dyn Iterator<Item = u64>| {
+            for x in xs {
+                h.update(&x.to_le_bytes());
+            }
+        };
+        let scores = &data.scores;
+        match page {
+            Page::Style | Page::Examinations | Page::Models => {}
+            Page::Index => {
+                let stored = data.runs.iter().filter(|r| r.outcome.is_some()).count();
+                json(
+                    &mut h,
+                    &(
+                        stored,
+                        data.exports,
+                        &scores.basis,
+                        &scores.reference,
+                        &scores.standings,
+                        &scores.awards,
+                    ),
+                );
+            }
+            Page::Reliability => json(&mut h, &(&data.reliability, data.agreed_values)),
+            Page::Tools => json(&mut h, &scores.confidence),
+            Page::Tool(t) => {
+                let name = &data.plan.contest.tools[t].name;
+                let rows: Vec<_> = scores
+                    .standings
+                    .iter()
+                    .map(|(c, rows)| (c, rows.iter().find(|r| &r.tool == name)))
+                    .collect();
+                let confidence = data.reliability.iter().find(|r| &r.tool == name);
+                json(&mut h, &(rows, confidence));
+                // Its runs (with their diagnostics) and the decisions of their instances.
+                u64s(
+                    &mut h,
+                    &mut self.runs_by_tool[t].iter().flat_map(|&r| {
+                        [
+                            self.run_digest[r],
+                            self.decision_digest[data.runs[r].exam_instance],
+                        ]
+                    }),
+                );
+            }
+            Page::Examination(x) | Page::Charts(x) => u64s(
+                &mut h,
+                &mut self.instances_by_exam[x]
+                    .iter()
+                    .map(|&e| self.instance_digest[e]),
+            ),
+            Page::Model(m) => u64s(
+                &mut h,
+                &mut self.instances_by_model[m]
+                    .iter()
+                    .map(|&e| self.instance_digest[e]),
+            ),
+        }
+        h.finalize()
+    }
+}
+
+/// Serializing a tuple of references to JSON through a trait object.
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).unwrap_or_default()
+        }
+    }
+}
