@@ -106,6 +106,11 @@ struct State {
     scores: ScoresReport,
     /// The runs (indices into the plan) whose record changed since the site was last updated.
     changed_runs: Vec<usize>,
+    /// The model examinations whose trusted values or scores salsa recomputed since then (None:
+    /// not known).
+    recomputed: Option<Vec<usize>>,
+    /// Model examinations by salsa id.
+    examination_ids: HashMap<salsa::Id, usize>,
 }
 
 impl State {
@@ -126,6 +131,7 @@ impl State {
         let loaded = Contest::load(manifest)
             .ok()
             .filter(|c| planned_from(c, &session.plan.contest));
+        let examination_ids = handles.examination_ids();
         Ok(State {
             session,
             loaded,
@@ -134,6 +140,8 @@ impl State {
             runs,
             scores,
             changed_runs: Vec::new(),
+            recomputed: Some(Vec::new()),
+            examination_ids,
         })
     }
 
@@ -290,6 +298,26 @@ impl State {
         Ok(Some(update))
     }
 
+    /// The queries executed since the last call, by name; notes the model examinations whose
+    /// trusted values or scores were recomputed (for the site).
+    fn executed(&mut self) -> Vec<String> {
+        let Some(executed) = self.db.executed_with_ids() else {
+            self.recomputed = None;
+            return Vec::new();
+        };
+        let mut names = Vec::with_capacity(executed.len());
+        for (name, id) in executed {
+            if name == "trusted_values" || name == "exam_scores" {
+                match (&mut self.recomputed, self.examination_ids.get(&id)) {
+                    (Some(r), Some(&i)) => r.push(i),
+                    _ => self.recomputed = None,
+                }
+            }
+            names.push(name);
+        }
+        names
+    }
+
     fn missing_runs(&self) -> usize {
         self.session
             .plan
@@ -414,7 +442,7 @@ impl State {
         self.db.start_logging();
         let (records, newest) = self.apply_store_changes(paths, pending_corrupt);
         if records == 0 {
-            let _ = self.db.take_executed();
+            let _ = self.executed();
             return None;
         }
         let applied_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -441,7 +469,7 @@ impl State {
             records,
             compute_ms,
             latency_ms,
-            queries: counts(self.db.take_executed()),
+            queries: counts(self.executed()),
             podium_changes: podium_changes(&self.scores, &scores),
             site: None,
             scores: scores.clone(),
@@ -467,6 +495,7 @@ impl Publisher {
             update.site = Some(self.update_site(state, update.cause == "records")?);
         } else {
             state.changed_runs.clear();
+            state.recomputed = Some(Vec::new());
         }
         if self.json {
             println!("{}", serde_json::to_string(&update).unwrap_or_default());
@@ -494,6 +523,11 @@ impl Publisher {
     fn update_site(&mut self, state: &mut State, records: bool) -> Result<SiteUpdate, Error> {
         let t = Instant::now();
         let changed_runs = std::mem::take(&mut state.changed_runs);
+        let mut recomputed = state.recomputed.replace(Vec::new());
+        if let Some(r) = &mut recomputed {
+            r.sort_unstable();
+            r.dedup();
+        }
         let session = &state.session;
         let (change, all) = match (&mut self.site, records) {
             (Some(site), true) => {
@@ -504,6 +538,7 @@ impl Publisher {
                     &state.handles,
                     state.scores.clone(),
                     &changed_runs,
+                    recomputed.as_deref(),
                     |k| session.index.get(k),
                     diagnostics,
                 );
@@ -514,19 +549,39 @@ impl Publisher {
                     session.index.get(k)
                 });
                 data.diagnostics = diagnostics_of(session, 0..session.plan.runs.len());
-                let (site, change) = LiveSite::new(data);
+                let (site, change) = LiveSite::new(data, &state.db, &state.handles);
                 self.site = Some(site);
                 (change, true)
             }
         };
+        let rendered = t.elapsed();
+        if let Some(server) = &self.server {
+            server.publish(&change.changed, all, &state.scores);
+        }
         if let Some(dir) = &self.out {
             write_files(dir, &change.changed).map_err(|e| Error::Output {
                 path: e.path,
                 source: e.source,
             })?;
         }
-        if let Some(server) = &self.server {
-            server.publish(&change.changed, all, &state.scores);
+        if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
+            let phases: Vec<String> = change
+                .phases
+                .iter()
+                .map(|(what, ms)| format!("{what} {ms:.1} ms"))
+                .chain(
+                    change
+                        .rendered
+                        .iter()
+                        .map(|(page, ms)| format!("{page} {ms:.1} ms")),
+                )
+                .collect();
+            eprintln!(
+                "timing: site: {}; published and written {:.1} ms (site {:.1} ms in all)",
+                phases.join(", "),
+                (t.elapsed() - rendered).as_secs_f64() * 1e3,
+                t.elapsed().as_secs_f64() * 1e3,
+            );
         }
         Ok(SiteUpdate {
             rendered: change.changed.len(),

@@ -218,6 +218,10 @@ fn reliability(data: &ReportData<'_>) -> String {
 
 fn tools(data: &ReportData<'_>) -> String {
     let plan = data.plan;
+    let mut runs = vec![0usize; plan.contest.tools.len()];
+    for r in &data.runs {
+        runs[r.tool] += 1;
+    }
     let body = html! {
         table {
             tr { th { "tool" } th { "family" } th { "kind" } th { "cores" } th { "Confidence" } th { "runs" } }
@@ -227,7 +231,7 @@ fn tools(data: &ReportData<'_>) -> String {
                     td { (if tool.kind == ToolKind::Reference { "reference" } else { "competing" }) }
                     td.n { (tool.cores) }
                     td.n { @if let Some(c) = data.scores.confidence.get(&tool.name) { (format!("{c:.5}")) } }
-                    td.n { (data.runs.iter().filter(|r| r.tool == t).count()) }
+                    td.n { (runs[t]) }
                 }
             }
         }

@@ -50,6 +50,13 @@ pub struct LiveSite {
     instances_by_model: Vec<Vec<usize>>,
     /// Per page of the site (in its order): the key it was rendered with, and the file.
     pages: Vec<(Page, blake3::Hash, SiteFile, usize)>,
+    /// The scoring database's examination instances: per model examination, its examination
+    /// instances' indices here; per examination instance, its model examination.
+    instances_of: Vec<Vec<usize>>,
+    model_exam_of: Vec<usize>,
+    /// Per model examination: the tools that answered a value of it (sorted, unique), for the
+    /// reliability table's "examinations entered".
+    answering: Vec<Vec<usize>>,
 }
 
 /// What an update of the site rendered.
@@ -61,6 +68,10 @@ pub struct SiteChange {
     pub charts: usize,
     /// Pages of the site in all.
     pub pages: usize,
+    /// Where the time went: (phase, milliseconds).
+    pub phases: Vec<(&'static str, f64)>,
+    /// Each page rendered again (not on a new site) and the time it took (on one core).
+    pub rendered: Vec<(String, f64)>,
 }
 
 /// A digest of a value's content, by its `Debug` form (which prints every field, floats to
@@ -82,8 +93,14 @@ fn digest_of(value: &impl std::fmt::Debug) -> u64 {
 impl LiveSite {
     /// The whole site from gathered data (as `mccbuild report` renders it); every page is in
     /// the change.
-    pub fn new(data: ReportData<'_>) -> (LiveSite, SiteChange) {
+    pub fn new(data: ReportData<'_>, db: &ScoringDb, handles: &Handles) -> (LiveSite, SiteChange) {
         let plan = data.plan;
+        let mut instances_of = vec![Vec::new(); handles.examinations.len()];
+        let mut model_exam_of = vec![0; handles.exam_instances.len()];
+        for (e, &(i, _)) in handles.exam_instances.iter().enumerate() {
+            instances_of[i].push(e);
+            model_exam_of[e] = i;
+        }
         let mut runs_by_tool = vec![Vec::new(); plan.contest.tools.len()];
         for (r, run) in data.runs.iter().enumerate() {
             runs_by_tool[run.tool].push(r);
@@ -118,7 +135,13 @@ impl LiveSite {
             instances_by_exam,
             instances_by_model,
             pages: Vec::new(),
+            answering: vec![Vec::new(); instances_of.len()],
+            instances_of,
+            model_exam_of,
         };
+        for i in 0..site.answering.len() {
+            site.answering[i] = site.tools_answering(db, handles, i);
+        }
         for r in 0..site.runs.len() {
             site.run_digest[r] = site.digest_run(r);
         }
@@ -128,6 +151,17 @@ impl LiveSite {
         }
         let change = site.render(plan, scores, reliability, agreed_values);
         (site, change)
+    }
+
+    /// The tools that answered a value of model examination `i`.
+    fn tools_answering(&self, db: &ScoringDb, handles: &Handles, i: usize) -> Vec<usize> {
+        let mut tools: Vec<usize> = self.instances_of[i]
+            .iter()
+            .flat_map(|&e| mccbuild_scoring::explain::tools_answering(db, handles, e))
+            .collect();
+        tools.sort_unstable();
+        tools.dedup();
+        tools
     }
 
     fn digest_run(&self, r: usize) -> u64 {
@@ -146,7 +180,11 @@ impl LiveSite {
     /// Brings the site up to date with the scoring database, after the records of `changed`
     /// (indices into the plan's runs) changed: `summary` gives each one's stored summary (None:
     /// not in the store), `diagnostics` the answer-parser diagnostics of those that have some.
-    /// `scores` is the scores report of the database as it is now.
+    /// `scores` is the scores report of the database as it is now. `recomputed`: the model
+    /// examinations (indices into the handles' `examinations`) whose `trusted_values` or
+    /// `exam_scores` salsa executed since the last update (the others are as they were: salsa
+    /// re-executes a query whose inputs changed); None: not known, every one is compared.
+    #[expect(clippy::too_many_arguments)]
     pub fn update<'s>(
         &mut self,
         plan: &Plan,
@@ -154,9 +192,11 @@ impl LiveSite {
         handles: &Handles,
         scores: ScoresReport,
         changed: &[usize],
+        recomputed: Option<&[usize]>,
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
         mut diagnostics: BTreeMap<usize, Vec<String>>,
     ) -> SiteChange {
+        let t = std::time::Instant::now();
         let mut touched = vec![false; self.runs.len()];
         for &r in changed {
             let s = summary(&plan.runs[r].key);
@@ -171,26 +211,50 @@ impl LiveSite {
             touched[r] = true;
         }
         // Decisions and scores anywhere may have moved (a tool's Confidence re-decides the
-        // values it took part in): compared with the database's, instance by instance.
+        // values it took part in): those salsa recomputed are compared with the database's,
+        // model examination by model examination (one memo of each).
         let mut dirty = vec![false; self.decisions.len()];
-        for (e, dirty) in dirty.iter_mut().enumerate() {
-            let decisions = handles.decisions(db, e);
-            if *self.decisions[e] != *decisions {
-                self.decisions[e] = Arc::from(decisions);
-                self.decision_digest[e] = digest_of(&self.decisions[e]);
-                *dirty = true;
+        let all: Vec<usize>;
+        let recomputed = match recomputed {
+            Some(r) => r,
+            None => {
+                all = (0..handles.examinations.len()).collect();
+                &all
             }
-            let exam_scores = handles.exam_scores(db, e);
-            for &r in &self.runs_of[e] {
-                let view = &mut self.runs[r];
-                // As `ReportData::gather` finds it.
-                let score = exam_scores.iter().find(|x| x.tool as usize == view.tool);
-                if view.score.as_ref() != score {
-                    view.score = score.cloned();
-                    touched[r] = true;
+        };
+        for &i in recomputed {
+            let m = handles.examinations[i];
+            let decisions = mccbuild_scoring::db::trusted_values(db, m);
+            let exam_scores = mccbuild_scoring::db::exam_scores(db, m);
+            for &e in &self.instances_of[i] {
+                let j = handles.exam_instances[e].1;
+                if *self.decisions[e] != *decisions[j] {
+                    self.decisions[e] = Arc::from(&decisions[j][..]);
+                    self.decision_digest[e] = digest_of(&self.decisions[e]);
+                    dirty[e] = true;
+                }
+                for &r in &self.runs_of[e] {
+                    let view = &mut self.runs[r];
+                    // As `ReportData::gather` finds it.
+                    let score = exam_scores[j].iter().find(|x| x.tool as usize == view.tool);
+                    if view.score.as_ref() != score {
+                        view.score = score.cloned();
+                        touched[r] = true;
+                    }
                 }
             }
         }
+        // Which tools answered in a model examination changes with its runs' answers only.
+        let mut answers_moved: Vec<usize> = changed
+            .iter()
+            .map(|&r| self.model_exam_of[self.runs[r].exam_instance])
+            .collect();
+        answers_moved.sort_unstable();
+        answers_moved.dedup();
+        for i in answers_moved {
+            self.answering[i] = self.tools_answering(db, handles, i);
+        }
+        let compared = t.elapsed().as_secs_f64() * 1e3;
         for (r, _) in touched.iter().enumerate().filter(|(_, t)| **t) {
             self.run_digest[r] = self.digest_run(r);
             dirty[self.runs[r].exam_instance] = true;
@@ -198,10 +262,41 @@ impl LiveSite {
         for (e, _) in dirty.iter().enumerate().filter(|(_, d)| **d) {
             self.instance_digest[e] = self.digest_instance(e);
         }
-        let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
+        let reliability = self.reliability(plan, db, handles);
         let agreed_values =
             mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
-        self.render(plan, scores, reliability, agreed_values)
+        let gathered = t.elapsed().as_secs_f64() * 1e3;
+        let mut change = self.render(plan, scores, reliability, agreed_values);
+        change.phases.splice(
+            0..0,
+            [
+                ("decisions and scores compared", compared),
+                ("digests and reliability", gathered - compared),
+            ],
+        );
+        change
+    }
+
+    /// The reliability table, as `confidence_table` makes it.
+    fn reliability(
+        &self,
+        plan: &Plan,
+        db: &ScoringDb,
+        handles: &Handles,
+    ) -> Vec<mccbuild_scoring::explain::ConfidenceRow> {
+        let exams = plan.contest.edition.examinations.len();
+        let mut entered = vec![vec![false; exams]; plan.contest.tools.len()];
+        for (i, tools) in self.answering.iter().enumerate() {
+            let Some(&e) = self.instances_of[i].first() else {
+                continue;
+            };
+            for &t in tools {
+                entered[t][plan.exam_instances[e].exam] = true;
+            }
+        }
+        mccbuild_scoring::explain::confidence_rows(plan, db, handles, |t| {
+            entered[t].iter().filter(|x| **x).count()
+        })
     }
 
     /// Renders the pages whose key changed (all of them the first time).
@@ -224,6 +319,7 @@ impl LiveSite {
             exports: self.exports,
             diagnostics: std::mem::take(&mut self.diagnostics),
         };
+        let t = std::time::Instant::now();
         let list = html::list(&data);
         let first =
             self.pages.len() != list.len() || self.pages.iter().zip(&list).any(|(p, q)| p.0 != *q);
@@ -231,18 +327,32 @@ impl LiveSite {
         let todo: Vec<usize> = (0..list.len())
             .filter(|&i| first || self.pages[i].1 != keys[i])
             .collect();
-        let rendered: Vec<(String, String, usize)> = todo
+        let keyed = t.elapsed().as_secs_f64() * 1e3;
+        let rendered: Vec<((String, String, usize), f64)> = todo
             .par_iter()
-            .map(|&i| html::render(&data, list[i]))
+            .map(|&i| {
+                let t = std::time::Instant::now();
+                let page = html::render(&data, list[i]);
+                (page, t.elapsed().as_secs_f64() * 1e3)
+            })
             .collect();
         let mut change = SiteChange {
             pages: list.len(),
+            phases: vec![
+                ("page keys", keyed),
+                ("rendered", t.elapsed().as_secs_f64() * 1e3 - keyed),
+            ],
             ..Default::default()
         };
         if first {
             self.pages.clear();
         }
-        for (i, (name, text, charts)) in todo.into_iter().zip(rendered) {
+        if !first {
+            for ((name, _, _), ms) in &rendered {
+                change.rendered.push((name.clone(), *ms));
+            }
+        }
+        for (i, ((name, text, charts), _)) in todo.into_iter().zip(rendered) {
             let file: SiteFile = (name, Arc::new(text));
             change.changed.push(file.clone());
             change.charts += charts;
@@ -277,9 +387,8 @@ impl LiveSite {
         json(&mut h, &(&data.scores.contest, &data.scores.edition));
         h.update(format!("{page:?}").as_bytes());
         let u64s = |h: &mut blake3::Hasher, xs: &mut dyn Iterator<Item = u64>| {
-            for x in xs {
-                h.update(&x.to_le_bytes());
-            }
+            let bytes: Vec<u8> = xs.flat_map(u64::to_le_bytes).collect();
+            h.update(&bytes);
         };
         let scores = &data.scores;
         match page {
