@@ -50,7 +50,6 @@ pub struct LiveSite {
     instances_by_model: Vec<Vec<usize>>,
     /// Per page of the site (in its order): the key it was rendered with, and the file.
     pages: Vec<(Page, blake3::Hash, SiteFile, usize)>,
-    charts: Arc<ChartCache>,
     /// The scoring database's examination instances: per model examination, its examination
     /// instances' indices here; per examination instance, its model examination.
     instances_of: Vec<Vec<usize>>,
@@ -77,7 +76,7 @@ pub struct SiteChange {
 
 /// A digest of a value's content, by its `Debug` form (which prints every field, floats to
 /// the last bit; in memory only: never stored, so its form may change between versions).
-pub(crate) fn content_digest(value: &impl std::fmt::Debug) -> blake3::Hash {
+fn digest_of(value: &impl std::fmt::Debug) -> u64 {
     struct Writer(blake3::Hasher);
     impl std::fmt::Write for Writer {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -87,60 +86,8 @@ pub(crate) fn content_digest(value: &impl std::fmt::Debug) -> blake3::Hash {
     }
     let mut w = Writer(blake3::Hasher::new());
     let _ = write!(w, "{value:?}");
-    w.0.finalize()
-}
-
-/// [`content_digest`]'s first 64 bits.
-fn digest_of(value: &impl std::fmt::Debug) -> u64 {
-    let bytes = content_digest(value);
+    let bytes = w.0.finalize();
     u64::from_le_bytes(bytes.as_bytes()[..8].try_into().unwrap_or_default())
-}
-
-/// Charts drawn before, by the digest of everything their drawing reads (the tools' names, the
-/// time limit, the points): a charts page drawn again draws only the charts whose points
-/// changed. Holds about two sites' worth of charts, the most recently used.
-#[derive(Default)]
-pub struct ChartCache {
-    charts: std::sync::Mutex<std::collections::HashMap<blake3::Hash, (Arc<String>, u64)>>,
-    clock: std::sync::atomic::AtomicU64,
-    limit: std::sync::atomic::AtomicUsize,
-}
-
-impl ChartCache {
-    /// The chart drawn from `inputs` (all that `draw` reads), drawn now if it is not kept.
-    pub(crate) fn get_or_draw(
-        &self,
-        inputs: &impl std::fmt::Debug,
-        draw: impl FnOnce() -> String,
-    ) -> Arc<String> {
-        use std::sync::atomic::Ordering;
-        let key = content_digest(inputs);
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        let lock = || self.charts.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((chart, used)) = lock().get_mut(&key) {
-            *used = now;
-            return chart.clone();
-        }
-        let chart = Arc::new(draw());
-        lock().insert(key, (chart.clone(), now));
-        chart
-    }
-
-    /// Drops the least recently used charts beyond twice the most charts a render used.
-    fn trim(&self, used: usize) {
-        use std::sync::atomic::Ordering;
-        let limit = self
-            .limit
-            .fetch_max(2 * used, Ordering::Relaxed)
-            .max(2 * used);
-        let mut charts = self.charts.lock().unwrap_or_else(|e| e.into_inner());
-        if charts.len() > limit {
-            let mut ages: Vec<u64> = charts.values().map(|(_, used)| *used).collect();
-            ages.sort_unstable();
-            let oldest_kept = ages[ages.len() - limit];
-            charts.retain(|_, (_, used)| *used >= oldest_kept);
-        }
-    }
 }
 
 impl LiveSite {
@@ -174,7 +121,6 @@ impl LiveSite {
             decisions,
             exports,
             diagnostics,
-            charts: _,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -189,7 +135,6 @@ impl LiveSite {
             instances_by_exam,
             instances_by_model,
             pages: Vec::new(),
-            charts: Arc::default(),
             answering: vec![Vec::new(); instances_of.len()],
             instances_of,
             model_exam_of,
@@ -373,7 +318,6 @@ impl LiveSite {
             decisions: std::mem::take(&mut self.decisions),
             exports: self.exports,
             diagnostics: std::mem::take(&mut self.diagnostics),
-            charts: Some(self.charts.clone()),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -408,8 +352,6 @@ impl LiveSite {
                 change.rendered.push((name.clone(), *ms));
             }
         }
-        self.charts
-            .trim(rendered.iter().map(|((_, _, charts), _)| charts).sum());
         for (i, ((name, text, charts), _)) in todo.into_iter().zip(rendered) {
             let file: SiteFile = (name, Arc::new(text));
             change.changed.push(file.clone());
