@@ -529,10 +529,7 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                     let time = |r: &RunView| {
                         (r.outcome == Some(Outcome::Answered)).then_some(r.measurement.cpu_time_s)
                     };
-                    let disagree = ra
-                        .answers
-                        .iter()
-                        .any(|(p, v)| rb.answer(*p as usize).is_some_and(|w| w != v));
+                    let disagree = disagree(&ra.answers, rb);
                     Some(Pair {
                         x: time(ra),
                         y: time(rb),
@@ -561,6 +558,22 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         layout(data, &format!("{}: execution times", exam.name), body),
         count,
     )
+}
+
+/// Whether `b` gave another value than `a` for a value both gave. `b`'s answers are searched by
+/// halves when they are in order of position (as records keep them), one by one otherwise.
+fn disagree(a: &[(u16, Value)], b: &RunView) -> bool {
+    let sorted = b.answers.windows(2).all(|w| w[0].0 <= w[1].0);
+    a.iter().any(|(p, v)| {
+        let given = if sorted {
+            // The first answer at position p, as `RunView::answer` finds it.
+            let i = b.answers.partition_point(|(q, _)| q < p);
+            b.answers.get(i).filter(|(q, _)| q == p).map(|(_, w)| w)
+        } else {
+            b.answer(*p as usize)
+        };
+        given.is_some_and(|w| w != v)
+    })
 }
 
 /// A value vector as the MCC writes it: booleans as `TFFT`, numbers separated by spaces; `?`
