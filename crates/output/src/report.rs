@@ -79,6 +79,8 @@ pub struct ReportData<'a> {
     /// The answer parser's diagnostics by run (index into the plan's runs), for the runs that
     /// have some; the tool pages list them. Filled by the caller, which reads the records.
     pub diagnostics: BTreeMap<usize, Vec<String>>,
+    /// Charts drawn before (a live site's), reused where their inputs are the same.
+    pub charts: Option<Arc<live::ChartCache>>,
 }
 
 impl<'a> ReportData<'a> {
@@ -126,6 +128,7 @@ impl<'a> ReportData<'a> {
             decisions,
             exports: false,
             diagnostics: BTreeMap::new(),
+            charts: None,
         }
     }
 }

@@ -537,12 +537,14 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                     })
                 })
                 .collect();
-            scatters.push(svg::scatter(
+            let (x_name, y_name) = (
                 &plan.contest.tools[tools[a]].name,
                 &plan.contest.tools[tools[b]].name,
-                &pairs,
-                limit,
-            ));
+            );
+            scatters.push(match &data.charts {
+                Some(cache) => cache.scatter(x_name, y_name, &pairs, limit),
+                None => std::sync::Arc::new(svg::scatter(x_name, y_name, &pairs, limit)),
+            });
         }
     }
     let count = scatters.len() + 1;
@@ -552,7 +554,7 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         p { "Solved: every trusted value computed, none wrong." }
         figure { (PreEscaped(svg::cactus(&series, limit))) }
         h2 { "Tool against tool" }
-        div.charts { @for s in &scatters { figure { (PreEscaped(s)) } } }
+        div.charts { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
     };
     (
         layout(data, &format!("{}: execution times", exam.name), body),

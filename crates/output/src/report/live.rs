@@ -50,6 +50,7 @@ pub struct LiveSite {
     instances_by_model: Vec<Vec<usize>>,
     /// Per page of the site (in its order): the key it was rendered with, and the file.
     pages: Vec<(Page, blake3::Hash, SiteFile, usize)>,
+    charts: Arc<ChartCache>,
     /// The scoring database's examination instances: per model examination, its examination
     /// instances' indices here; per examination instance, its model examination.
     instances_of: Vec<Vec<usize>>,
@@ -76,7 +77,7 @@ pub struct SiteChange {
 
 /// A digest of a value's content, by its `Debug` form (which prints every field, floats to
 /// the last bit; in memory only: never stored, so its form may change between versions).
-fn digest_of(value: &impl std::fmt::Debug) -> u64 {
+pub(crate) fn content_digest(value: &impl std::fmt::Debug) -> blake3::Hash {
     struct Writer(blake3::Hasher);
     impl std::fmt::Write for Writer {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -86,8 +87,82 @@ fn digest_of(value: &impl std::fmt::Debug) -> u64 {
     }
     let mut w = Writer(blake3::Hasher::new());
     let _ = write!(w, "{value:?}");
-    let bytes = w.0.finalize();
+    w.0.finalize()
+}
+
+/// [`content_digest`]'s first 64 bits.
+fn digest_of(value: &impl std::fmt::Debug) -> u64 {
+    let bytes = content_digest(value);
     u64::from_le_bytes(bytes.as_bytes()[..8].try_into().unwrap_or_default())
+}
+
+/// Scatter plots drawn before, by the digest of everything their drawing reads (the tools'
+/// names, the time limit, the points): a charts page drawn again draws only the scatter plots
+/// whose points changed. Holds about two sites' worth of charts, the most recently used.
+#[derive(Default)]
+pub struct ChartCache {
+    charts: std::sync::Mutex<std::collections::HashMap<blake3::Hash, (Arc<String>, u64)>>,
+    clock: std::sync::atomic::AtomicU64,
+    limit: std::sync::atomic::AtomicUsize,
+}
+
+impl ChartCache {
+    /// The scatter plot of two tools' runs (what `svg::scatter` draws from these arguments),
+    /// drawn now if it is not kept.
+    pub(crate) fn scatter(
+        &self,
+        x_name: &str,
+        y_name: &str,
+        pairs: &[super::svg::Pair],
+        limit: f64,
+    ) -> Arc<String> {
+        use std::sync::atomic::Ordering;
+        // Every argument, each field in full (floats by their bits).
+        let mut bytes = Vec::with_capacity(64 + pairs.len() * 19);
+        for name in [x_name, y_name] {
+            bytes.extend_from_slice(&(name.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(name.as_bytes());
+        }
+        bytes.extend_from_slice(&limit.to_bits().to_le_bytes());
+        for p in pairs {
+            for t in [p.x, p.y] {
+                match t {
+                    Some(t) => {
+                        bytes.push(1);
+                        bytes.extend_from_slice(&t.to_bits().to_le_bytes());
+                    }
+                    None => bytes.push(0),
+                }
+            }
+            bytes.push(p.disagree as u8);
+        }
+        let key = blake3::hash(&bytes);
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let lock = || self.charts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((chart, used)) = lock().get_mut(&key) {
+            *used = now;
+            return chart.clone();
+        }
+        let chart = Arc::new(super::svg::scatter(x_name, y_name, pairs, limit));
+        lock().insert(key, (chart.clone(), now));
+        chart
+    }
+
+    /// Drops the least recently used charts beyond twice the most charts a render used.
+    fn trim(&self, used: usize) {
+        use std::sync::atomic::Ordering;
+        let limit = self
+            .limit
+            .fetch_max(2 * used, Ordering::Relaxed)
+            .max(2 * used);
+        let mut charts = self.charts.lock().unwrap_or_else(|e| e.into_inner());
+        if charts.len() > limit {
+            let mut ages: Vec<u64> = charts.values().map(|(_, used)| *used).collect();
+            ages.sort_unstable();
+            let oldest_kept = ages[ages.len() - limit];
+            charts.retain(|_, (_, used)| *used >= oldest_kept);
+        }
+    }
 }
 
 impl LiveSite {
@@ -121,6 +196,7 @@ impl LiveSite {
             decisions,
             exports,
             diagnostics,
+            charts: _,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -135,6 +211,7 @@ impl LiveSite {
             instances_by_exam,
             instances_by_model,
             pages: Vec::new(),
+            charts: Arc::default(),
             answering: vec![Vec::new(); instances_of.len()],
             instances_of,
             model_exam_of,
@@ -318,6 +395,7 @@ impl LiveSite {
             decisions: std::mem::take(&mut self.decisions),
             exports: self.exports,
             diagnostics: std::mem::take(&mut self.diagnostics),
+            charts: Some(self.charts.clone()),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -352,6 +430,8 @@ impl LiveSite {
                 change.rendered.push((name.clone(), *ms));
             }
         }
+        self.charts
+            .trim(rendered.iter().map(|((_, _, charts), _)| charts).sum());
         for (i, ((name, text, charts), _)) in todo.into_iter().zip(rendered) {
             let file: SiteFile = (name, Arc::new(text));
             change.changed.push(file.clone());
