@@ -401,7 +401,8 @@ impl LiveSite {
         let list = html::list(&data);
         let first =
             self.pages.len() != list.len() || self.pages.iter().zip(&list).any(|(p, q)| p.0 != *q);
-        let keys: Vec<blake3::Hash> = list.iter().map(|p| self.page_key(&data, *p)).collect();
+        let this = &*self;
+        let keys: Vec<blake3::Hash> = list.par_iter().map(|p| this.page_key(&data, *p)).collect();
         let todo: Vec<usize> = (0..list.len())
             .filter(|&i| first || self.pages[i].1 != keys[i])
             .collect();
