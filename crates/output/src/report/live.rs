@@ -4,13 +4,14 @@
 //!
 //! What each page shows is gathered per run and per examination instance ([`ReportData`]'s run
 //! views and decisions) and kept between updates: an update re-reads the runs whose records
-//! changed, and compares every examination instance's decisions (E-3.1) and every run's scores
-//! (E-4.2) with the scoring database's current ones (a Confidence that moved re-decides values
-//! far from the record that moved it). Each run view and each examination instance's decisions
+//! changed, and compares the decisions (E-3.1) and scores (E-4.2) of every model examination
+//! whose `trusted_values` or `exam_scores` salsa re-executed with the kept ones (a Confidence
+//! that moved re-decides values far from the record that moved it; a query salsa did not
+//! re-execute has the value it had). Each run view and each examination instance's decisions
 //! has a digest of its content; each page a key, the blake3 of the digests of everything it
-//! shows (the list is [`page_key`], beside the templates it mirrors). A page is rendered again
-//! when its key differs from the one it was rendered with, never otherwise: a cached page is
-//! one whose every input is the same content.
+//! shows (the list is `LiveSite::page_key`, beside the templates it mirrors). A page is
+//! rendered again when its key differs from the one it was rendered with, never otherwise: a
+//! kept page is one whose every input is the same content.
 //!
 //! A [`LiveSite`] belongs to one plan (the same runs, tools, models and edition): a re-plan or
 //! an edit of the rules makes a new one.
@@ -77,7 +78,7 @@ pub struct SiteChange {
 
 /// A digest of a value's content, by its `Debug` form (which prints every field, floats to
 /// the last bit; in memory only: never stored, so its form may change between versions).
-pub(crate) fn content_digest(value: &impl std::fmt::Debug) -> blake3::Hash {
+fn content_digest(value: &impl std::fmt::Debug) -> blake3::Hash {
     struct Writer(blake3::Hasher);
     impl std::fmt::Write for Writer {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
