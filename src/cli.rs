@@ -190,6 +190,10 @@ pub enum Command {
         /// on loopback).
         #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8017")]
         serve: Option<String>,
+        /// Keep the results site written in DIR (as `mccbuild report --out DIR` writes it),
+        /// rewriting only the pages an update changed.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Print one JSON object per update.
         #[arg(long)]
         json: bool,

@@ -1,9 +1,11 @@
 //! `mccbuild watch --serve ADDR`: the results site over HTTP, updated live. A small HTTP/1.1
 //! server on std's TcpListener (one thread per connection; an organizer's browser or a few, not
 //! the public internet: it binds to loopback unless told otherwise). `GET /events` is a
-//! server-sent-event stream that sends the site's version whenever the results change; each page
-//! carries a few lines of script that reload it when the version differs from its own. The pages
-//! read the same without JavaScript (they just do not update by themselves).
+//! server-sent-event stream that sends the site's version whenever the results change, and
+//! `GET /events?page=NAME` the version at which that page last changed; each page carries a few
+//! lines of script, added as it is served, that follow its own and reload it when it changed
+//! (an update re-renders only the pages whose inputs changed: the others stay as they are). The
+//! pages read the same without JavaScript (they just do not update by themselves).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -16,7 +18,8 @@ use mccbuild_scoring::scores::ScoresReport;
 #[derive(Default)]
 struct Site {
     version: u64,
-    pages: HashMap<String, Arc<String>>,
+    /// Each file and the version at which it last changed (what its page's script compares).
+    pages: HashMap<String, (Arc<String>, u64)>,
     scores: Arc<String>,
 }
 
@@ -57,28 +60,34 @@ impl Server {
         self.addr
     }
 
-    /// Replaces the site and tells every open page.
-    pub fn publish(&self, pages: Vec<(String, String)>, scores: &ScoresReport) {
+    /// Puts the files of an update in the site (`all`: these are the whole site, any other
+    /// file is dropped), and tells every open page: a page reloads when its own file changed.
+    pub fn publish(&self, files: &[(String, Arc<String>)], all: bool, scores: &ScoresReport) {
+        let scores = Arc::new(serde_json::to_string(scores).unwrap_or_default());
         let (lock, changed) = &*self.shared;
         let mut site = lock.lock().unwrap_or_else(|e| e.into_inner());
         site.version += 1;
         let version = site.version;
-        site.pages = pages
-            .into_iter()
-            .map(|(name, text)| (name.clone(), Arc::new(live(&name, text, version))))
-            .collect();
-        site.scores = Arc::new(serde_json::to_string(scores).unwrap_or_default());
+        if all {
+            site.pages.clear();
+        }
+        for (name, text) in files {
+            site.pages.insert(name.clone(), (text.clone(), version));
+        }
+        site.scores = scores;
         changed.notify_all();
     }
 }
 
-/// An HTML page with the script that reloads it when the results change.
-fn live(name: &str, text: String, version: u64) -> String {
+/// An HTML page with the script that reloads it when its file changes (`version`: when it
+/// last did).
+fn live(name: &str, text: &str, version: u64) -> String {
     if !name.ends_with(".html") {
-        return text;
+        return text.to_string();
     }
+    let name = serde_json::to_string(name).unwrap_or_default();
     let script = format!(
-        "<script>(function(){{var v=\"{version}\";var s=new EventSource(\"events\");s.onmessage=function(e){{if(e.data!==v){{s.close();location.reload();}}}};}})();</script></body>"
+        "<script>(function(){{var v=\"{version}\";var s=new EventSource(\"events?page=\"+encodeURIComponent({name}));s.onmessage=function(e){{if(e.data!==v){{s.close();location.reload();}}}};}})();</script></body>"
     );
     text.replacen("</body>", &script, 1)
 }
@@ -109,11 +118,14 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             b"only GET\n",
         );
     }
-    let path = target
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("/")
-        .trim_start_matches('/');
+    let target = target.split('#').next().unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = path.trim_start_matches('/');
+    // `events?page=NAME`: that page's changes; `events`: every update.
+    let watched = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("page="))
+        .map(percent_decoded);
     let path = if path.is_empty() { "index.html" } else { path };
     let (lock, changed) = &**shared;
     match path {
@@ -121,12 +133,19 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: keep-alive\r\n\r\n")?;
             let mut seen = 0;
             loop {
+                let version_of = |s: &Site| match &watched {
+                    // A page no longer in the site: the site's version (the page reloads).
+                    Some(page) => s.pages.get(page).map_or(s.version, |p| p.1),
+                    None => s.version,
+                };
                 let version = {
                     let site = lock.lock().unwrap_or_else(|e| e.into_inner());
                     let (site, _) = changed
-                        .wait_timeout_while(site, Duration::from_secs(15), |s| s.version == seen)
+                        .wait_timeout_while(site, Duration::from_secs(15), |s| {
+                            version_of(s) == seen
+                        })
                         .unwrap_or_else(|e| e.into_inner());
-                    site.version
+                    version_of(&site)
                 };
                 if version == seen {
                     stream.write_all(b": keep-alive\n\n")?;
@@ -153,7 +172,8 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                 .get(path)
                 .cloned();
             match page {
-                Some(text) => {
+                Some((text, version)) => {
+                    let text = live(path, &text, version);
                     let kind = if path.ends_with(".css") {
                         "text/css; charset=utf-8"
                     } else {
@@ -172,6 +192,27 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     }
 }
 
+/// A query parameter's value with its `%XX` escapes decoded (as `encodeURIComponent` writes
+/// them); an invalid escape is kept as it is.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(a), Some(b)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((a * 16 + b) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,8 +225,19 @@ mod tests {
 
     #[test]
     fn pages_get_the_reload_script_other_files_do_not() {
-        let page = live("index.html", "<html><body><p>x</p></body></html>".into(), 7);
+        let page = live("index.html", "<html><body><p>x</p></body></html>", 7);
         assert!(page.contains("var v=\"7\"") && page.ends_with("</body></html>"));
-        assert_eq!(live("style.css", "body{}".into(), 7), "body{}");
+        assert!(
+            page.contains("encodeURIComponent(\"index.html\")"),
+            "{page}"
+        );
+        assert_eq!(live("style.css", "body{}", 7), "body{}");
+    }
+
+    #[test]
+    fn page_names_in_queries_are_decoded() {
+        assert_eq!(percent_decoded("model-3-A%2BB.html"), "model-3-A+B.html");
+        assert_eq!(percent_decoded("index.html"), "index.html");
+        assert_eq!(percent_decoded("bad%zz"), "bad%zz");
     }
 }

@@ -201,6 +201,113 @@ fn records_arriving_one_by_one_keep_the_published_scores_equal_to_a_fresh_comput
     assert!(podium_changes > 0, "podiums changed as records arrived");
 }
 
+/// The files of a site folder: name -> (inode, content). A file written again (atomically, by
+/// rename) has a new inode.
+fn site_files(dir: &Path) -> std::collections::BTreeMap<String, (u64, Vec<u8>)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let inode = e.metadata().unwrap().ino();
+            (name, (inode, std::fs::read(e.path()).unwrap()))
+        })
+        .collect()
+}
+
+/// A GET on the served site: the body.
+fn get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET /{path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_live_site_equals_a_fresh_report_after_each_record_and_only_changed_pages_are_rewritten() {
+    let (c, records) = contest_with_held_records();
+    let site = c.path().join("live-site");
+    let watch = Watch::start_with(
+        c.path(),
+        &["--serve", "127.0.0.1:0", "--out", site.to_str().unwrap()],
+    );
+    let addr = watch
+        .said("serving the report on ")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let start = watch.next();
+    let pages = start["site"]["pages"].as_u64().unwrap();
+    assert_eq!(start["site"]["rendered"].as_u64(), Some(pages), "{start}");
+    let fresh = c.path().join("fresh");
+    let mut rewritten_in_all = 0;
+    for (i, (aside, path)) in records.iter().enumerate() {
+        let before = site_files(&site);
+        std::fs::rename(aside, path).unwrap();
+        let update = watch.next();
+        assert_eq!(update["cause"], "records", "{update}");
+        let after = site_files(&site);
+        // Byte for byte what `mccbuild report` writes from the same store, file for file.
+        let out = c.mccbuild(&["report", "--out", fresh.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report = site_files(&fresh);
+        assert_eq!(
+            after.keys().collect::<Vec<_>>(),
+            report.keys().collect::<Vec<_>>(),
+            "after record {i}"
+        );
+        for (name, (_, text)) in &report {
+            assert!(
+                after[name].1 == *text,
+                "after record {i}: {name} differs from a fresh report's"
+            );
+        }
+        // Only the pages whose inputs changed were written again, as the update says; the
+        // pages that depend on the plan alone never are.
+        let rewritten: Vec<&String> = after
+            .iter()
+            .filter(|(name, (inode, _))| before[*name].0 != *inode)
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(
+            Some(rewritten.len() as u64),
+            update["site"]["rendered"].as_u64(),
+            "after record {i}: {rewritten:?} {update}"
+        );
+        for plan_only in ["style.css", "examinations.html", "models.html"] {
+            assert!(!rewritten.contains(&&plan_only.to_string()), "{plan_only}");
+        }
+        assert!(
+            rewritten.contains(&&"index.html".to_string()),
+            "{rewritten:?}"
+        );
+        rewritten_in_all += rewritten.len();
+        // The served page is the written one, with its reload script.
+        let served = get(&addr, "index.html");
+        let (head, rest) = served.split_once("<script>").expect("the reload script");
+        let (_, tail) = rest.split_once("</script>").unwrap();
+        assert_eq!(
+            format!("{head}{tail}").as_bytes(),
+            &after["index.html"].1[..],
+            "after record {i}"
+        );
+    }
+    // Every record here moves a Confidence (one model, four tools in each examination), which
+    // re-decides values across the site; still, pages whose inputs stayed were kept.
+    let content_pages = (pages - 3) * records.len() as u64;
+    assert!(
+        (rewritten_in_all as u64) < content_pages,
+        "{rewritten_in_all} of {content_pages} pages rewritten"
+    );
+}
+
 #[test]
 fn an_unchanged_trusted_value_stops_the_wave() {
     let (c, records) = contest_with_held_records();

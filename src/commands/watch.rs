@@ -32,6 +32,9 @@ use mccbuild_scoring::scores::{scores_report, scores_report_of_current, ScoresRe
 use mccbuild_store::index::LoadReport;
 use mccbuild_store::StoreError;
 
+use mccbuild_output::report::live::LiveSite;
+use mccbuild_output::report::{write_files, ReportData};
+
 use crate::error::Error;
 use crate::serve::Server;
 use crate::session::Session;
@@ -43,6 +46,9 @@ pub struct WatchOptions {
     pub run: bool,
     /// Serve the report, updated live, on this address.
     pub serve: Option<String>,
+    /// Keep the report written in this folder, as `mccbuild report --out` writes it: after an
+    /// update, only the pages that changed are written again.
+    pub out: Option<PathBuf>,
     /// One JSON object per line on stdout for each update.
     pub json: bool,
     /// Stop after this many updates (tests and benchmarks); None: until interrupted.
@@ -68,7 +74,23 @@ pub struct Update {
     pub queries: BTreeMap<String, usize>,
     /// Categories whose podium changed: (before, after).
     pub podium_changes: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    /// The results site's update (with `--serve` or `--out`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<SiteUpdate>,
     pub scores: ScoresReport,
+}
+
+/// What an update did to the results site.
+#[derive(Debug, Serialize)]
+pub struct SiteUpdate {
+    /// Pages (and the style sheet) rendered again: those whose inputs changed.
+    pub rendered: usize,
+    /// Charts drawn on them.
+    pub charts: usize,
+    /// Files of the site in all.
+    pub pages: usize,
+    /// Gathering what changed, rendering, writing (`--out`) and publishing, in this process.
+    pub ms: f64,
 }
 
 /// The watched contest: a session and its scoring database.
@@ -79,20 +101,29 @@ struct State {
     loaded: Option<Contest>,
     db: ScoringDb,
     handles: Handles,
-    runs: HashMap<RunKey, RunRef>,
+    /// Each planned run's handle and index in the plan.
+    runs: HashMap<RunKey, (RunRef, usize)>,
     scores: ScoresReport,
+    /// The runs (indices into the plan) whose record changed since the site was last updated.
+    changed_runs: Vec<usize>,
+    /// The model examinations whose trusted values or scores salsa recomputed since then (None:
+    /// not known).
+    recomputed: Option<Vec<usize>>,
+    /// Model examinations by salsa id.
+    examination_ids: HashMap<salsa::Id, usize>,
 }
 
 impl State {
     fn open(manifest: &Path) -> Result<State, Error> {
         let session = Session::open(manifest)?;
         let (db, handles) = session.scoring_logged();
-        let runs: HashMap<RunKey, RunRef> = session
+        let runs: HashMap<RunKey, (RunRef, usize)> = session
             .plan
             .runs
             .iter()
             .zip(run_refs(&session.plan, &handles))
-            .map(|(run, r)| (run.key, r))
+            .enumerate()
+            .map(|(i, (run, r))| (run.key, (r, i)))
             .collect();
         let scores = scores_report(&session.plan, &db, &handles, false);
         // Read again to keep it: if it changed since the plan read it, the plan's contest
@@ -100,6 +131,7 @@ impl State {
         let loaded = Contest::load(manifest)
             .ok()
             .filter(|c| planned_from(c, &session.plan.contest));
+        let examination_ids = handles.examination_ids();
         Ok(State {
             session,
             loaded,
@@ -107,6 +139,9 @@ impl State {
             handles,
             runs,
             scores,
+            changed_runs: Vec::new(),
+            recomputed: Some(Vec::new()),
+            examination_ids,
         })
     }
 
@@ -191,9 +226,10 @@ impl State {
         let mut applied = 0;
         let mut newest: Option<SystemTime> = None;
         for key in report.changed {
-            let Some(&run) = self.runs.get(&key) else {
+            let Some(&(run, index)) = self.runs.get(&key) else {
                 continue;
             };
+            self.changed_runs.push(index);
             pending_corrupt.remove(&self.session.store.record_path(&key));
             let (answers, competes, measurement) = run_inputs(self.session.index.get(&key));
             self.db.set_answers(run, answers);
@@ -255,10 +291,31 @@ impl State {
             latency_ms: since(written),
             queries: counts(self.db.take_executed()),
             podium_changes: podium_changes(&self.scores, &scores),
+            site: None,
             scores: scores.clone(),
         };
         self.scores = scores;
         Ok(Some(update))
+    }
+
+    /// The queries executed since the last call, by name; notes the model examinations whose
+    /// trusted values or scores were recomputed (for the site).
+    fn executed(&mut self) -> Vec<String> {
+        let Some(executed) = self.db.executed_with_ids() else {
+            self.recomputed = None;
+            return Vec::new();
+        };
+        let mut names = Vec::with_capacity(executed.len());
+        for (name, id) in executed {
+            if name == "trusted_values" || name == "exam_scores" {
+                match (&mut self.recomputed, self.examination_ids.get(&id)) {
+                    (Some(r), Some(&i)) => r.push(i),
+                    _ => self.recomputed = None,
+                }
+            }
+            names.push(name);
+        }
+        names
     }
 
     fn missing_runs(&self) -> usize {
@@ -385,7 +442,7 @@ impl State {
         self.db.start_logging();
         let (records, newest) = self.apply_store_changes(paths, pending_corrupt);
         if records == 0 {
-            let _ = self.db.take_executed();
+            let _ = self.executed();
             return None;
         }
         let applied_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -412,8 +469,9 @@ impl State {
             records,
             compute_ms,
             latency_ms,
-            queries: counts(self.db.take_executed()),
+            queries: counts(self.executed()),
             podium_changes: podium_changes(&self.scores, &scores),
+            site: None,
             scores: scores.clone(),
         };
         self.scores = scores;
@@ -421,14 +479,24 @@ impl State {
     }
 }
 
-/// Where updates go: standard output (lines or JSON) and the served site.
+/// Where updates go: standard output (lines or JSON), the served site and the site's folder.
 struct Publisher {
     json: bool,
     server: Option<Server>,
+    out: Option<PathBuf>,
+    /// The site as last rendered (with `--serve` or `--out`); None until the first update and
+    /// after a re-plan or a rules edit (a new site is rendered whole).
+    site: Option<LiveSite>,
 }
 
 impl Publisher {
-    fn publish(&self, state: &State, update: Update) {
+    fn publish(&mut self, state: &mut State, mut update: Update) -> Result<(), Error> {
+        if self.server.is_some() || self.out.is_some() {
+            update.site = Some(self.update_site(state, update.cause == "records")?);
+        } else {
+            state.changed_runs.clear();
+            state.recomputed = Some(Vec::new());
+        }
         if self.json {
             println!("{}", serde_json::to_string(&update).unwrap_or_default());
         } else {
@@ -447,16 +515,99 @@ impl Publisher {
                 println!("  {category}: {} -> {}", was.join(", "), now.join(", "));
             }
         }
-        if let Some(server) = &self.server {
-            let data = mccbuild_output::report::ReportData::gather(
-                &state.session.plan,
-                &state.db,
-                &state.handles,
-                |k| state.session.index.get(k),
-            );
-            server.publish(mccbuild_output::report::render(&data), &state.scores);
-        }
+        Ok(())
     }
+
+    /// Renders the pages whose inputs changed (after records only: any other update renders a
+    /// new site whole), writes them into `--out`'s folder and serves them.
+    fn update_site(&mut self, state: &mut State, records: bool) -> Result<SiteUpdate, Error> {
+        let t = Instant::now();
+        let changed_runs = std::mem::take(&mut state.changed_runs);
+        let mut recomputed = state.recomputed.replace(Vec::new());
+        if let Some(r) = &mut recomputed {
+            r.sort_unstable();
+            r.dedup();
+        }
+        let session = &state.session;
+        let (change, all) = match (&mut self.site, records) {
+            (Some(site), true) => {
+                let diagnostics = diagnostics_of(session, changed_runs.iter().copied());
+                let change = site.update(
+                    &session.plan,
+                    &state.db,
+                    &state.handles,
+                    state.scores.clone(),
+                    &changed_runs,
+                    recomputed.as_deref(),
+                    |k| session.index.get(k),
+                    diagnostics,
+                );
+                (change, false)
+            }
+            _ => {
+                let mut data = ReportData::gather(&session.plan, &state.db, &state.handles, |k| {
+                    session.index.get(k)
+                });
+                data.diagnostics = diagnostics_of(session, 0..session.plan.runs.len());
+                let (site, change) = LiveSite::new(data, &state.db, &state.handles);
+                self.site = Some(site);
+                (change, true)
+            }
+        };
+        let rendered = t.elapsed();
+        if let Some(server) = &self.server {
+            server.publish(&change.changed, all, &state.scores);
+        }
+        if let Some(dir) = &self.out {
+            write_files(dir, &change.changed).map_err(|e| Error::Output {
+                path: e.path,
+                source: e.source,
+            })?;
+        }
+        if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
+            let phases: Vec<String> = change
+                .phases
+                .iter()
+                .map(|(what, ms)| format!("{what} {ms:.1} ms"))
+                .chain(
+                    change
+                        .rendered
+                        .iter()
+                        .map(|(page, ms)| format!("{page} {ms:.1} ms")),
+                )
+                .collect();
+            eprintln!(
+                "timing: site: {}; published and written {:.1} ms (site {:.1} ms in all)",
+                phases.join(", "),
+                (t.elapsed() - rendered).as_secs_f64() * 1e3,
+                t.elapsed().as_secs_f64() * 1e3,
+            );
+        }
+        Ok(SiteUpdate {
+            rendered: change.changed.len(),
+            charts: change.charts,
+            pages: change.pages,
+            ms: t.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// The answer parser's diagnostics of the stored runs among `runs` (indices into the plan), as
+/// `mccbuild report` lists them: those of executed runs whose record has some.
+fn diagnostics_of(
+    session: &Session,
+    runs: impl IntoIterator<Item = usize>,
+) -> BTreeMap<usize, Vec<String>> {
+    runs.into_iter()
+        .filter(|&i| session.plan.runs[i].origin == RunOrigin::Executed)
+        .filter_map(|i| {
+            let (record, _) = session
+                .index
+                .read(&session.store, &session.plan.runs[i].key)
+                .ok()??;
+            (!record.diagnostics.is_empty()).then_some((i, record.diagnostics))
+        })
+        .collect()
 }
 
 /// The files watched (inotify), re-aimed when a re-plan changes them.
@@ -632,9 +783,11 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
         }
         None => None,
     };
-    let publisher = Publisher {
+    let mut publisher = Publisher {
         json: options.json,
         server,
+        out: options.out.clone(),
+        site: None,
     };
     let mut watching = Watching::start(&state.session)?;
     let mut runner = Runner {
@@ -651,7 +804,8 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
     let mut number = 0u64;
     let mut reconciled = Instant::now();
     let _ = state.db.take_executed();
-    publisher.publish(&state, Update::start(&state.scores));
+    let start = Update::start(&state.scores);
+    publisher.publish(&mut state, start)?;
     runner.poll(|| state.missing_runs());
     // The start is update 0: `--updates N` stops after it and N - 1 more.
     while options.updates.is_none_or(|n| number + 1 < n) {
@@ -677,7 +831,7 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
                         if !options.json {
                             eprintln!("re-scored: the edit plans the same runs");
                         }
-                        publisher.publish(&state, update);
+                        publish_or_warn(&mut publisher, &mut state, update);
                         continue;
                     }
                     Ok(None) => {}
@@ -702,7 +856,8 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
                             state.missing_runs()
                         );
                     }
-                    publisher.publish(&state, update);
+                    publisher.site = None;
+                    publish_or_warn(&mut publisher, &mut state, update);
                     runner.wanted = runner.enabled;
                 }
                 Err(e) => eprintln!("error (keeping the last good state): {e}"),
@@ -721,13 +876,22 @@ pub fn watch(options: WatchOptions) -> Result<(), Error> {
         let paths = (!full).then_some(&paths[..]);
         if let Some(update) = state.update_from_records(number + 1, paths, &mut pending_corrupt) {
             number += 1;
-            publisher.publish(&state, update);
+            publish_or_warn(&mut publisher, &mut state, update);
         }
     }
     if let Some(mut c) = runner.child {
         let _ = c.wait();
     }
     Ok(())
+}
+
+/// Publishes an update; a site that cannot be written is reported, and rendered whole at the
+/// next update (the watch goes on).
+fn publish_or_warn(publisher: &mut Publisher, state: &mut State, update: Update) {
+    if let Err(e) = publisher.publish(state, update) {
+        eprintln!("error: {e}");
+        publisher.site = None;
+    }
 }
 
 impl Update {
@@ -740,6 +904,7 @@ impl Update {
             latency_ms: None,
             queries: BTreeMap::new(),
             podium_changes: BTreeMap::new(),
+            site: None,
             scores: scores.clone(),
         }
     }
@@ -758,6 +923,7 @@ impl Update {
             latency_ms: None,
             queries: BTreeMap::new(),
             podium_changes: podium_changes(before, after),
+            site: None,
             scores: after.clone(),
         }
     }

@@ -6,6 +6,7 @@
 //! scoring database once; `html` renders it, `svg` draws the charts.
 
 mod html;
+pub mod live;
 pub mod svg;
 
 use std::collections::BTreeMap;
@@ -78,6 +79,8 @@ pub struct ReportData<'a> {
     /// The answer parser's diagnostics by run (index into the plan's runs), for the runs that
     /// have some; the tool pages list them. Filled by the caller, which reads the records.
     pub diagnostics: BTreeMap<usize, Vec<String>>,
+    /// Charts drawn before (a live site's), reused where their inputs are the same.
+    pub charts: Option<Arc<live::ChartCache>>,
 }
 
 impl<'a> ReportData<'a> {
@@ -125,6 +128,7 @@ impl<'a> ReportData<'a> {
             decisions,
             exports: false,
             diagnostics: BTreeMap::new(),
+            charts: None,
         }
     }
 }
@@ -178,6 +182,24 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         source,
     })?;
     Ok(summary)
+}
+
+/// Writes some files of the site into `dir` (created if needed), each atomically, durable
+/// together: what a live site rewrites after an update ([`live::LiveSite`]).
+pub fn write_files(dir: &Path, files: &[live::SiteFile]) -> Result<(), SiteError> {
+    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (name, text) in files {
+        let path = dir.join(name);
+        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+            .map_err(|source| SiteError { path, source })?;
+    }
+    mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 /// A file name for a tool, examination or model: its index (unique) and its name's safe letters.

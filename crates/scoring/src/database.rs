@@ -75,18 +75,34 @@ impl ScoringDb {
 
     /// The queries executed since the last call, by name (`value_answers`, `trusted_values`...).
     pub fn take_executed(&self) -> Vec<String> {
+        self.take_executed_with_ids()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// The queries executed since the last call: each one's name and the salsa id of what it
+    /// ran on (for a query of a model examination, [`Handles::examination_ids`] tells which).
+    pub fn take_executed_with_ids(&self) -> Vec<(String, salsa::Id)> {
+        self.executed_with_ids().unwrap_or_default()
+    }
+
+    /// As [`ScoringDb::take_executed_with_ids`]; None when nothing is being recorded.
+    pub fn executed_with_ids(&self) -> Option<Vec<(String, salsa::Id)>> {
         let keys = self
             .log
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default();
-        keys.into_iter()
-            .map(|k| {
-                salsa::Database::ingredient_debug_name(self, k.ingredient_index()).into_owned()
-            })
-            .collect()
+            .map(std::mem::take)?;
+        Some(
+            keys.into_iter()
+                .map(|k| {
+                    let name = salsa::Database::ingredient_debug_name(self, k.ingredient_index());
+                    (name.into_owned(), k.key_index())
+                })
+                .collect(),
+        )
     }
 }
 
@@ -193,6 +209,16 @@ impl Handles {
     pub fn run_tools<'db>(&self, db: &'db ScoringDb, e: usize) -> &'db [u32] {
         let (i, j) = self.exam_instances[e];
         &self.examinations[i].exam_instances(db)[j].tools
+    }
+
+    /// The salsa id of each model examination: index into `examinations` by id.
+    pub fn examination_ids(&self) -> std::collections::HashMap<salsa::Id, usize> {
+        use salsa::plumbing::AsId;
+        self.examinations
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.as_id(), i))
+            .collect()
     }
 
     /// The examination instance of the inputs at (model examination `i`, `j` there).

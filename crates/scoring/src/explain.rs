@@ -475,14 +475,37 @@ pub struct ConfidenceRow {
 
 /// The reliability table.
 pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ConfidenceRow> {
-    let tally = confidence_tally(db, handles.contest);
-    let tool_data = handles.contest.tool_data(db);
     let mut entered: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.contest.tools.len()];
     for (e, ei) in plan.exam_instances.iter().enumerate() {
-        for (t, _) in handles.value_answers(db, e).iter().flatten() {
-            entered[*t as usize].insert(ei.exam);
+        for t in tools_answering(db, handles, e) {
+            entered[t].insert(ei.exam);
         }
     }
+    confidence_rows(plan, db, handles, |t| entered[t].len())
+}
+
+/// The tools that answered at least one value of examination instance `e` (with repeats).
+pub fn tools_answering<'db>(
+    db: &'db ScoringDb,
+    handles: &Handles,
+    e: usize,
+) -> impl Iterator<Item = usize> + 'db {
+    handles
+        .value_answers(db, e)
+        .iter()
+        .flatten()
+        .map(|(t, _)| *t as usize)
+}
+
+/// The reliability table, given in how many examinations each tool answered (by tool index).
+pub fn confidence_rows(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    examinations: impl Fn(usize) -> usize,
+) -> Vec<ConfidenceRow> {
+    let tally = confidence_tally(db, handles.contest);
+    let tool_data = handles.contest.tool_data(db);
     let mut rows: Vec<ConfidenceRow> = plan
         .contest
         .tools
@@ -495,7 +518,7 @@ pub fn confidence_table(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<C
                 rate: tool_confidence(db, tool_data[i]).clone(),
                 correct: t.correct,
                 selected: t.selected,
-                examinations: entered[i].len(),
+                examinations: examinations(i),
             }
         })
         .collect();

@@ -21,7 +21,8 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 "#;
 
 /// One page of the site to render.
-enum Page {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Page {
     Style,
     Index,
     Reliability,
@@ -38,6 +39,14 @@ enum Page {
 /// independent; the charts pages take most of the time).
 pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
     use rayon::prelude::*;
+    list(data)
+        .into_par_iter()
+        .map(|page| render(data, page))
+        .collect()
+}
+
+/// The pages of the site, in the order they are written.
+pub(crate) fn list(data: &ReportData<'_>) -> Vec<Page> {
     let plan = data.plan;
     let mut list = vec![
         Page::Style,
@@ -53,32 +62,36 @@ pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
         list.push(Page::Charts(x));
     }
     list.extend((0..plan.models.len()).map(Page::Model));
+    list
+}
+
+/// One page: (file name, text, charts drawn on it).
+pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usize) {
+    let plan = data.plan;
     let exam_name = |x: usize| &plan.contest.edition.examinations[x].name;
-    list.into_par_iter()
-        .map(|page| match page {
-            Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
-            Page::Index => ("index.html".into(), index(data), 0),
-            Page::Reliability => ("reliability.html".into(), reliability(data), 0),
-            Page::Tools => ("tools.html".into(), tools(data), 0),
-            Page::Examinations => ("examinations.html".into(), examinations(data), 0),
-            Page::Models => ("models.html".into(), models(data), 0),
-            Page::Tool(t) => (
-                slug("tool", t, &plan.contest.tools[t].name),
-                tool(data, t),
-                0,
-            ),
-            Page::Examination(x) => (
-                slug("examination", x, exam_name(x)),
-                examination(data, x),
-                0,
-            ),
-            Page::Charts(x) => {
-                let (text, charts) = charts(data, x);
-                (slug("charts", x, exam_name(x)), text, charts)
-            }
-            Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
-        })
-        .collect()
+    match page {
+        Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
+        Page::Index => ("index.html".into(), index(data), 0),
+        Page::Reliability => ("reliability.html".into(), reliability(data), 0),
+        Page::Tools => ("tools.html".into(), tools(data), 0),
+        Page::Examinations => ("examinations.html".into(), examinations(data), 0),
+        Page::Models => ("models.html".into(), models(data), 0),
+        Page::Tool(t) => (
+            slug("tool", t, &plan.contest.tools[t].name),
+            tool(data, t),
+            0,
+        ),
+        Page::Examination(x) => (
+            slug("examination", x, exam_name(x)),
+            examination(data, x),
+            0,
+        ),
+        Page::Charts(x) => {
+            let (text, charts) = charts(data, x);
+            (slug("charts", x, exam_name(x)), text, charts)
+        }
+        Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
+    }
 }
 
 fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
@@ -205,6 +218,10 @@ fn reliability(data: &ReportData<'_>) -> String {
 
 fn tools(data: &ReportData<'_>) -> String {
     let plan = data.plan;
+    let mut runs = vec![0usize; plan.contest.tools.len()];
+    for r in &data.runs {
+        runs[r.tool] += 1;
+    }
     let body = html! {
         table {
             tr { th { "tool" } th { "family" } th { "kind" } th { "cores" } th { "Confidence" } th { "runs" } }
@@ -214,7 +231,7 @@ fn tools(data: &ReportData<'_>) -> String {
                     td { (if tool.kind == ToolKind::Reference { "reference" } else { "competing" }) }
                     td.n { (tool.cores) }
                     td.n { @if let Some(c) = data.scores.confidence.get(&tool.name) { (format!("{c:.5}")) } }
-                    td.n { (data.runs.iter().filter(|r| r.tool == t).count()) }
+                    td.n { (runs[t]) }
                 }
             }
         }
@@ -223,7 +240,7 @@ fn tools(data: &ReportData<'_>) -> String {
 }
 
 /// The examinations that have runs, in the edition's order.
-fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
+pub(crate) fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
     let mut used = vec![false; data.plan.contest.edition.examinations.len()];
     for ei in &data.plan.exam_instances {
         used[ei.exam] = true;
@@ -512,10 +529,7 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                     let time = |r: &RunView| {
                         (r.outcome == Some(Outcome::Answered)).then_some(r.measurement.cpu_time_s)
                     };
-                    let disagree = ra
-                        .answers
-                        .iter()
-                        .any(|(p, v)| rb.answer(*p as usize).is_some_and(|w| w != v));
+                    let disagree = disagree(&ra.answers, rb);
                     Some(Pair {
                         x: time(ra),
                         y: time(rb),
@@ -523,12 +537,14 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                     })
                 })
                 .collect();
-            scatters.push(svg::scatter(
+            let (x_name, y_name) = (
                 &plan.contest.tools[tools[a]].name,
                 &plan.contest.tools[tools[b]].name,
-                &pairs,
-                limit,
-            ));
+            );
+            scatters.push(match &data.charts {
+                Some(cache) => cache.scatter(x_name, y_name, &pairs, limit),
+                None => std::sync::Arc::new(svg::scatter(x_name, y_name, &pairs, limit)),
+            });
         }
     }
     let count = scatters.len() + 1;
@@ -538,12 +554,28 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         p { "Solved: every trusted value computed, none wrong." }
         figure { (PreEscaped(svg::cactus(&series, limit))) }
         h2 { "Tool against tool" }
-        div.charts { @for s in &scatters { figure { (PreEscaped(s)) } } }
+        div.charts { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
     };
     (
         layout(data, &format!("{}: execution times", exam.name), body),
         count,
     )
+}
+
+/// Whether `b` gave another value than `a` for a value both gave. `b`'s answers are searched by
+/// halves when they are in order of position (as records keep them), one by one otherwise.
+fn disagree(a: &[(u16, Value)], b: &RunView) -> bool {
+    let sorted = b.answers.windows(2).all(|w| w[0].0 <= w[1].0);
+    a.iter().any(|(p, v)| {
+        let given = if sorted {
+            // The first answer at position p, as `RunView::answer` finds it.
+            let i = b.answers.partition_point(|(q, _)| q < p);
+            b.answers.get(i).filter(|(q, _)| q == p).map(|(_, w)| w)
+        } else {
+            b.answer(*p as usize)
+        };
+        given.is_some_and(|w| w != v)
+    })
 }
 
 /// A value vector as the MCC writes it: booleans as `TFFT`, numbers separated by spaces; `?`
