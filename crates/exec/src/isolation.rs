@@ -1,9 +1,10 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
 //! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
-//! network and IPC namespaces, and forks: its child is process 1 of the new PID namespace; the
+//! network and IPC namespaces, builds the view below (the mount namespace is its own too) and,
+//! once it is in the run's cgroups, forks: its child is process 1 of the new PID namespace; the
 //! parent (the waiter) only waits for it and exits as the tool did (so the monitor's view does
-//! not change). Process 1 builds the view below, then forks the tool and stays as the run's
+//! not change). Process 1 mounts the run's /proc, then forks the tool and stays as the run's
 //! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
 //! the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
@@ -321,13 +322,17 @@ impl Prepared {
         self
     }
 
-    /// Enters the namespaces, forks the tool's process (see the module's documentation), builds
-    /// its view, brings loopback up, changes to the working directory and gives up every
-    /// capability. Runs in the child between fork and exec.
+    /// Enters the namespaces, builds the run's view and brings loopback up, waits at `gate` (the
+    /// moves into the run's cgroups, see `process`; -1: none), then forks the run's init (see
+    /// the module's documentation), which mounts the run's /proc, changes to the working
+    /// directory, gives up every capability and forks the tool's process. Runs in the child
+    /// between fork and exec. The namespaces and mounts are built before the gate, so that they
+    /// overlap with the moves (which may wait for an RCU grace period); nothing is forked and
+    /// nothing executed before it.
     ///
     /// # Safety
     /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
-    pub unsafe fn apply(&self) -> io::Result<()> {
+    pub unsafe fn apply(&self, gate: i32) -> io::Result<()> {
         let fail = |what: i32| -> io::Error {
             // Keep the errno; the step number goes in the high bits for the parent's message.
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -339,6 +344,26 @@ impl Prepared {
         {
             return Err(fail(1));
         }
+        // The mount namespace is the waiter's too: the view is built here, before the gate.
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(fail(2));
+        }
+        loopback_up(&self.lo).map_err(|_| fail(3))?;
+        for step in &self.steps {
+            if let Err(code) = apply_step(step) {
+                return Err(fail(code));
+            }
+        }
+        crate::process::wait_at_gate(gate).map_err(|e| {
+            io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0) | (12 << 16))
+        })?;
         // Where the run's init hands the tool's wait status to the waiter (shared by the fork).
         let slot = libc::mmap(
             std::ptr::null_mut(),
@@ -367,22 +392,6 @@ impl Prepared {
         }
         libc::close(alive[1]);
         // Process 1 of the run's PID namespace from here on.
-        if libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ) != 0
-        {
-            return Err(fail(2));
-        }
-        loopback_up(&self.lo).map_err(|_| fail(3))?;
-        for step in &self.steps {
-            if let Err(code) = apply_step(step) {
-                return Err(fail(code));
-            }
-        }
         // The run's own processes only; read-only, so /proc/sys cannot be written either.
         if libc::mount(
             c"proc".as_ptr(),
@@ -737,6 +746,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         9 => "giving up capabilities and root (becoming the run's user)",
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
+        12 => "waiting to be moved into the run's cgroups",
         _ => return e.to_string(),
     };
     format!("{what}: {}", io::Error::from_raw_os_error(errno))
@@ -814,7 +824,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         .stderr(std::process::Stdio::null());
     // SAFETY: `apply` only makes system calls on prepared data.
     unsafe {
-        command.pre_exec(move || prepared.apply());
+        command.pre_exec(move || prepared.apply(-1));
     }
     match command.status() {
         Ok(s) if s.success() => Ok(()),

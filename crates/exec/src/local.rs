@@ -97,6 +97,16 @@ pub struct LocalExecutor {
     /// Runs enter namespaces and give up their capabilities (see `isolation`).
     isolated: bool,
     counter: AtomicU64,
+    /// The thread reclaiming what dead mccbuild processes left (joined when dropped).
+    reclaimer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for LocalExecutor {
+    fn drop(&mut self) {
+        if let Some(reclaimer) = self.reclaimer.take() {
+            let _ = reclaimer.join();
+        }
+    }
 }
 
 impl LocalExecutor {
@@ -108,6 +118,14 @@ impl LocalExecutor {
         let support = (asked != "fallback")
             .then(CgroupSupport::detect)
             .filter(CgroupSupport::is_complete);
+        if let Some(support) = &support {
+            support.warm_up();
+        }
+        // Beside the probe and the first run (what it removes is never this process's).
+        let reclaimer = {
+            let (root, support) = (settings.work_root.clone(), support.clone());
+            std::thread::spawn(move || reclaim(&root, support.as_ref()))
+        };
         let isolated = support.is_some()
             && asked != "cgroup"
             && (!settings.probe_isolation
@@ -119,12 +137,12 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
-        reclaim(&settings.work_root, support.as_ref());
         LocalExecutor {
             settings,
             cgroups: support,
             isolated,
             counter: AtomicU64::new(0),
+            reclaimer: Some(reclaimer),
         }
     }
 
