@@ -209,8 +209,9 @@ impl RunExecutor for LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError> {
+        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let dir = self.fresh_workdir(spec)?;
-        let result = self.execute_in(spec, cores, cancel, &dir);
+        let result = self.execute_in(spec, cores, cancel, &dir, namespaces);
         if !self.settings.keep_workdirs {
             let _ = fs::remove_dir_all(&dir);
         }
@@ -225,6 +226,7 @@ impl LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
         dir: &Path,
+        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
     ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
@@ -264,7 +266,11 @@ impl LocalExecutor {
             None => None,
         };
         let isolation = if self.isolated {
-            Some(self.isolation(spec, dir, &workdir)?.run_as(user))
+            Some(
+                self.isolation(spec, dir, &workdir)?
+                    .run_as(user)
+                    .with_namespaces(made(namespaces)),
+            )
         } else {
             None
         };
@@ -401,6 +407,7 @@ impl LocalExecutor {
         command: &SandboxCommand,
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
+        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
@@ -410,7 +417,7 @@ impl LocalExecutor {
                 InfraError(format!("cannot create the folder {}: {e}", dir.display()))
             })?;
         }
-        let result = self.run_command_in(command, cancel, &dir, &name);
+        let result = self.run_command_in(command, cancel, &dir, &name, namespaces);
         if !self.settings.keep_workdirs {
             let _ = fs::remove_dir_all(&dir);
         }
@@ -423,6 +430,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
         name: &str,
+        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
             .settings
@@ -444,7 +452,8 @@ impl LocalExecutor {
                 &isolation::host_mounts(&mountinfo),
                 Path::exists,
             );
-            Some(Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?)
+            let prepared = Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?;
+            Some(prepared.with_namespaces(made(namespaces)))
         } else {
             None
         };
@@ -494,6 +503,13 @@ impl LocalExecutor {
             ))
         })
     }
+}
+
+/// The namespaces [`isolation::Namespaces::prepare`] made, or None (the run makes its own).
+fn made(
+    namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+) -> Option<isolation::Namespaces> {
+    namespaces?.join().ok()?.ok()
 }
 
 /// A command for [`LocalExecutor::run_command`].
