@@ -107,6 +107,9 @@ pub struct IsolationPlan {
     pub cover: Vec<(PathBuf, Cover)>,
     /// Folders bound back at their own path over what is covered: (path, writable).
     pub expose: Vec<(PathBuf, bool)>,
+    /// Folders made fresh and empty in the run's private /tmp (the request's `fresh`), parents
+    /// first.
+    pub fresh: Vec<PathBuf>,
 }
 
 /// What a run needs, for [`IsolationPlan::new`].
@@ -117,6 +120,20 @@ pub struct IsolationRequest<'a> {
     pub read_only: Vec<&'a Path>,
     /// Folders whose content the run must not see (project, store, instance sources, other runs).
     pub hidden: Vec<&'a Path>,
+    /// Folders made fresh in the run's private /tmp instead of being bound from the host, for a
+    /// run that needs nothing of its folder from the host and leaves nothing there (`mccbuild
+    /// sandbox`): its folder and what is in it. Each must be inside a private /tmp
+    /// ([`in_private_tmp`]). When the run's folder is one of them it is not bound.
+    pub fresh: Vec<&'a Path>,
+}
+
+/// Whether `path` lies in a folder every isolated run gets fresh and private ([`PRIVATE_TMP`]),
+/// so that a run can have it made there instead of on the host (`exists`: the host's folders).
+pub fn in_private_tmp(path: &Path, exists: impl Fn(&Path) -> bool) -> bool {
+    PRIVATE_TMP
+        .iter()
+        .map(Path::new)
+        .any(|tmp| path != tmp && path.starts_with(tmp) && (tmp.starts_with("/dev") || exists(tmp)))
 }
 
 impl IsolationPlan {
@@ -133,7 +150,11 @@ impl IsolationPlan {
             .cloned()
             .collect();
 
-        let mut expose: Vec<(PathBuf, bool)> = vec![(request.run_dir.to_path_buf(), true)];
+        let fresh: Vec<PathBuf> = request.fresh.iter().map(|p| p.to_path_buf()).collect();
+        let mut expose: Vec<(PathBuf, bool)> = Vec::new();
+        if !fresh.iter().any(|f| f == request.run_dir) {
+            expose.push((request.run_dir.to_path_buf(), true));
+        }
         for p in &request.read_only {
             if !expose.iter().any(|(e, _)| e == p) {
                 expose.push((p.to_path_buf(), false));
@@ -173,6 +194,7 @@ impl IsolationPlan {
             read_only,
             cover,
             expose,
+            fresh,
         }
     }
 }
@@ -339,6 +361,14 @@ impl Prepared {
                     writable: *writable,
                     slot: *slot,
                 }),
+            }
+        }
+        // In a private /tmp, which is covered by then (and never sealed).
+        for path in &plan.fresh {
+            for folder in ancestors_top_down(path).iter().chain([path]) {
+                steps.push(Step::Mkdir {
+                    path: cstring(folder)?,
+                });
             }
         }
         for (path, kind) in &plan.cover {
@@ -871,6 +901,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
             run_dir: dir,
             read_only: Vec::new(),
             hidden: Vec::new(),
+            fresh: Vec::new(),
         },
         &host_mounts(&mounts),
         Path::exists,
@@ -914,6 +945,7 @@ mod tests {
             run_dir: run,
             read_only: ro,
             hidden,
+            fresh: Vec::new(),
         }
     }
 
@@ -1031,6 +1063,33 @@ mod tests {
                 ("/dev/shm", Cover::PrivateTmp)
             ]
         );
+    }
+
+    #[test]
+    fn a_fresh_run_folder_is_made_in_the_private_tmp_not_bound() {
+        let run = Path::new("/tmp/mccbuild-sandbox-x");
+        let home = run.join("home");
+        let tool = Path::new("/opt/t");
+        let mut req = request(run, vec![tool], vec![]);
+        req.fresh = vec![run, &home];
+        let plan = IsolationPlan::new(&req, &[], |_| true);
+        assert_eq!(plan.expose, vec![(tool.to_path_buf(), false)]);
+        assert_eq!(plan.fresh, vec![run.to_path_buf(), home.clone()]);
+        let prepared = Prepared::new(&plan, run).unwrap();
+        let at = |want: &dyn Fn(&Step) -> bool| prepared.steps.iter().position(want).unwrap();
+        let is = |s: &CString, p: &str| s.as_bytes() == p.as_bytes();
+        let cover_tmp = at(&|s| matches!(s, Step::Cover { path, .. } if is(path, "/tmp")));
+        let make_home =
+            at(&|s| matches!(s, Step::Mkdir { path } if is(path, "/tmp/mccbuild-sandbox-x/home")));
+        assert!(cover_tmp < make_home);
+        assert!(!prepared
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Bind { path, .. } if is(path, "/tmp/mccbuild-sandbox-x"))));
+        assert!(in_private_tmp(run, |_| true));
+        assert!(!in_private_tmp(Path::new("/tmp"), |_| true));
+        assert!(!in_private_tmp(Path::new("/scratch/x"), |_| true));
+        assert!(!in_private_tmp(Path::new("/var/tmp/x"), |p| p != Path::new("/var/tmp")));
     }
 
     #[test]

@@ -354,6 +354,7 @@ impl LocalExecutor {
                 run_dir: dir,
                 read_only: vec![&tool_dir, &bin_path],
                 hidden: hidden.iter().map(PathBuf::as_path).collect(),
+                fresh: Vec::new(),
             },
             &isolation::host_mounts(&mountinfo),
             Path::exists,
@@ -411,14 +412,21 @@ impl LocalExecutor {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
-        let _ = fs::remove_dir_all(&dir);
-        for sub in ["home", "tmp"] {
-            fs::create_dir_all(dir.join(sub)).map_err(|e| {
-                InfraError(format!("cannot create the folder {}: {e}", dir.display()))
-            })?;
+        // Isolated, the folder is made in the command's private /tmp (nothing on the host to
+        // make and remove); else, or to keep it, on the host.
+        let fresh = self.isolated
+            && !self.settings.keep_workdirs
+            && isolation::in_private_tmp(&dir, Path::exists);
+        if !fresh {
+            let _ = fs::remove_dir_all(&dir);
+            for sub in ["home", "tmp"] {
+                fs::create_dir_all(dir.join(sub)).map_err(|e| {
+                    InfraError(format!("cannot create the folder {}: {e}", dir.display()))
+                })?;
+            }
         }
-        let result = self.run_command_in(command, cancel, &dir, &name, namespaces);
-        if !self.settings.keep_workdirs {
+        let result = self.run_command_in(command, cancel, &dir, &name, namespaces, fresh);
+        if !fresh && !self.settings.keep_workdirs {
             let _ = fs::remove_dir_all(&dir);
         }
         result
@@ -431,6 +439,7 @@ impl LocalExecutor {
         dir: &Path,
         name: &str,
         namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        fresh: bool,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
             .settings
@@ -440,6 +449,7 @@ impl LocalExecutor {
             .collect();
         let program = program_path(&command.argv[0]);
         let program_dir = self.program_folder(&program, dir, &hidden)?;
+        let (home, tmp) = (dir.join("home"), dir.join("tmp"));
         let isolation = if self.isolated {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo")
                 .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
@@ -448,6 +458,11 @@ impl LocalExecutor {
                     run_dir: dir,
                     read_only: program_dir.iter().map(PathBuf::as_path).collect(),
                     hidden: hidden.iter().map(PathBuf::as_path).collect(),
+                    fresh: if fresh {
+                        vec![dir, &home, &tmp]
+                    } else {
+                        Vec::new()
+                    },
                 },
                 &isolation::host_mounts(&mountinfo),
                 Path::exists,
