@@ -266,17 +266,15 @@ impl LocalExecutor {
             None => None,
         };
         let isolation = if self.isolated {
-            Some(
-                self.isolation(spec, dir, &workdir)?
-                    .run_as(user)
-                    .with_namespaces(made(namespaces)),
-            )
+            Some(self.isolation(spec, dir, &workdir)?.run_as(user))
         } else {
             None
         };
         // After the isolation's plan read the host's mounts: the overlay is not one of the
         // host mounts a run sees read-only; it comes with the run's folder, writable.
         let bin_view = BinView::new(&spec.bin_path, dir, user)?;
+        // Last, so that making them overlapped with all of the above.
+        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
@@ -467,8 +465,7 @@ impl LocalExecutor {
                 &isolation::host_mounts(&mountinfo),
                 Path::exists,
             );
-            let prepared = Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?;
-            Some(prepared.with_namespaces(made(namespaces)))
+            Some(Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?)
         } else {
             None
         };
@@ -480,6 +477,8 @@ impl LocalExecutor {
             ),
             None => None,
         };
+        // Last, so that making them overlapped with all of the above.
+        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         run_process(ProcessSpec {
             program,
