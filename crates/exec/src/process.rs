@@ -3,9 +3,9 @@
 //! The tool's first process joins the run's cgroups and its cores before it executes the tool,
 //! so nothing it starts escapes. It is moved into its cgroups by a thread of mccbuild while it
 //! builds its namespaces and view of the files, and waits for that move before it forks the
-//! run's init and the tool: with cgroup v1 the move waits for an RCU grace period of the kernel
-//! when no other move happened just before (~10 ms here), and that wait then overlaps with the
-//! setup instead of preceding it (see [`Gate`]). The monitor wakes when the main process exits (pidfd) or every
+//! run's init and the tool: the first move into a cgroup after a quiet while waits for an RCU
+//! grace period of the kernel (10-14 ms here), which then overlaps with the setup instead of
+//! preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
 //! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
 //! main process has exited, what it left running (orphans) is killed too, the tree is waited
 //! until empty, and only then are CPU time and peak memory read.
