@@ -1,9 +1,10 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
 //! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
-//! network and IPC namespaces, and forks: its child is process 1 of the new PID namespace; the
+//! network and IPC namespaces, builds the view below (the mount namespace is its own too) and,
+//! once it is in the run's cgroups, forks: its child is process 1 of the new PID namespace; the
 //! parent (the waiter) only waits for it and exits as the tool did (so the monitor's view does
-//! not change). Process 1 builds the view below, then forks the tool and stays as the run's
+//! not change). Process 1 mounts the run's /proc, then forks the tool and stays as the run's
 //! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
 //! the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
@@ -106,6 +107,9 @@ pub struct IsolationPlan {
     pub cover: Vec<(PathBuf, Cover)>,
     /// Folders bound back at their own path over what is covered: (path, writable).
     pub expose: Vec<(PathBuf, bool)>,
+    /// Folders made fresh and empty in the run's private /tmp (the request's `fresh`), parents
+    /// first.
+    pub fresh: Vec<PathBuf>,
 }
 
 /// What a run needs, for [`IsolationPlan::new`].
@@ -116,6 +120,20 @@ pub struct IsolationRequest<'a> {
     pub read_only: Vec<&'a Path>,
     /// Folders whose content the run must not see (project, store, instance sources, other runs).
     pub hidden: Vec<&'a Path>,
+    /// Folders made fresh in the run's private /tmp instead of being bound from the host, for a
+    /// run that needs nothing of its folder from the host and leaves nothing there (`mccbuild
+    /// sandbox`): its folder and what is in it. Each must be inside a private /tmp
+    /// ([`in_private_tmp`]). When the run's folder is one of them it is not bound.
+    pub fresh: Vec<&'a Path>,
+}
+
+/// Whether `path` lies in a folder every isolated run gets fresh and private ([`PRIVATE_TMP`]),
+/// so that a run can have it made there instead of on the host (`exists`: the host's folders).
+pub fn in_private_tmp(path: &Path, exists: impl Fn(&Path) -> bool) -> bool {
+    PRIVATE_TMP
+        .iter()
+        .map(Path::new)
+        .any(|tmp| path != tmp && path.starts_with(tmp) && (tmp.starts_with("/dev") || exists(tmp)))
 }
 
 impl IsolationPlan {
@@ -132,7 +150,11 @@ impl IsolationPlan {
             .cloned()
             .collect();
 
-        let mut expose: Vec<(PathBuf, bool)> = vec![(request.run_dir.to_path_buf(), true)];
+        let fresh: Vec<PathBuf> = request.fresh.iter().map(|p| p.to_path_buf()).collect();
+        let mut expose: Vec<(PathBuf, bool)> = Vec::new();
+        if !fresh.iter().any(|f| f == request.run_dir) {
+            expose.push((request.run_dir.to_path_buf(), true));
+        }
         for p in &request.read_only {
             if !expose.iter().any(|(e, _)| e == p) {
                 expose.push((p.to_path_buf(), false));
@@ -172,6 +194,7 @@ impl IsolationPlan {
             read_only,
             cover,
             expose,
+            fresh,
         }
     }
 }
@@ -231,6 +254,46 @@ pub struct Prepared {
     lo: CString,
     /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
     user: Option<(u32, u32)>,
+    /// Network and IPC namespaces made beforehand ([`Namespaces::prepare`]); None: the run's
+    /// first process makes its own.
+    namespaces: Option<Namespaces>,
+}
+
+/// A fresh network namespace (its loopback up) and a fresh IPC namespace, made by a thread of
+/// mccbuild while a run is being prepared, for the run's first process to enter (`setns`)
+/// instead of making them itself: a network namespace costs ~0.5 ms of the kernel's time (every
+/// protocol's state for it), which then overlaps with the run's preparation.
+pub struct Namespaces {
+    net: std::os::fd::OwnedFd,
+    ipc: std::os::fd::OwnedFd,
+}
+
+impl Namespaces {
+    /// Starts making them on a thread of its own (which leaves them when it ends).
+    pub fn prepare() -> std::thread::JoinHandle<io::Result<Namespaces>> {
+        std::thread::spawn(|| {
+            use std::os::fd::FromRawFd;
+            // SAFETY: system calls on this thread only (namespaces are per thread); each fd
+            // opened is owned once.
+            unsafe {
+                if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                loopback_up(&CString::new("lo").expect("no NUL"))?;
+                let open = |path: &CStr| -> io::Result<std::os::fd::OwnedFd> {
+                    let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
+                };
+                Ok(Namespaces {
+                    net: open(c"/proc/thread-self/ns/net")?,
+                    ipc: open(c"/proc/thread-self/ns/ipc")?,
+                })
+            }
+        })
+    }
 }
 
 /// File descriptors used for the folders to bind back (high, so they clash with nothing).
@@ -300,6 +363,14 @@ impl Prepared {
                 }),
             }
         }
+        // In a private /tmp, which is covered by then (and never sealed).
+        for path in &plan.fresh {
+            for folder in ancestors_top_down(path).iter().chain([path]) {
+                steps.push(Step::Mkdir {
+                    path: cstring(folder)?,
+                });
+            }
+        }
         for (path, kind) in &plan.cover {
             if *kind != Cover::PrivateTmp {
                 steps.push(Step::Seal {
@@ -312,7 +383,14 @@ impl Prepared {
             cwd: cstring(cwd)?,
             lo: CString::new("lo").expect("no NUL"),
             user: None,
+            namespaces: None,
         })
+    }
+
+    /// The run enters these network and IPC namespaces instead of making its own.
+    pub fn with_namespaces(mut self, namespaces: Option<Namespaces>) -> Prepared {
+        self.namespaces = namespaces;
+        self
     }
 
     /// The tool runs as this user (uid, gid; its only group) instead of user 0.
@@ -321,24 +399,60 @@ impl Prepared {
         self
     }
 
-    /// Enters the namespaces, forks the tool's process (see the module's documentation), builds
-    /// its view, brings loopback up, changes to the working directory and gives up every
-    /// capability. Runs in the child between fork and exec.
+    /// Enters the namespaces, builds the run's view and brings loopback up, waits at `gate` (the
+    /// moves into the run's cgroups, see `process`; -1: none), then forks the run's init (see
+    /// the module's documentation), which mounts the run's /proc, changes to the working
+    /// directory, gives up every capability and forks the tool's process. Runs in the child
+    /// between fork and exec. The namespaces and mounts are built before the gate, so that they
+    /// overlap with the moves (which may wait for an RCU grace period); nothing is forked and
+    /// nothing executed before it.
     ///
     /// # Safety
     /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
-    pub unsafe fn apply(&self) -> io::Result<()> {
+    pub unsafe fn apply(&self, gate: i32) -> io::Result<()> {
         let fail = |what: i32| -> io::Error {
             // Keep the errno; the step number goes in the high bits for the parent's message.
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
             io::Error::from_raw_os_error(errno | (what << 16))
         };
-        if libc::unshare(
-            libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWPID,
-        ) != 0
-        {
+        let made_here = if self.namespaces.is_some() {
+            0
+        } else {
+            libc::CLONE_NEWNET | libc::CLONE_NEWIPC
+        };
+        if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID | made_here) != 0 {
             return Err(fail(1));
         }
+        if let Some(namespaces) = &self.namespaces {
+            use std::os::fd::AsRawFd;
+            if libc::setns(namespaces.net.as_raw_fd(), libc::CLONE_NEWNET) != 0
+                || libc::setns(namespaces.ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0
+            {
+                return Err(fail(1));
+            }
+        }
+        // The mount namespace is the waiter's too: the view is built here, before the gate.
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(fail(2));
+        }
+        if self.namespaces.is_none() {
+            loopback_up(&self.lo).map_err(|_| fail(3))?;
+        }
+        for step in &self.steps {
+            if let Err(code) = apply_step(step) {
+                return Err(fail(code));
+            }
+        }
+        crate::process::wait_at_gate(gate).map_err(|e| {
+            io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0) | (12 << 16))
+        })?;
         // Where the run's init hands the tool's wait status to the waiter (shared by the fork).
         let slot = libc::mmap(
             std::ptr::null_mut(),
@@ -367,22 +481,6 @@ impl Prepared {
         }
         libc::close(alive[1]);
         // Process 1 of the run's PID namespace from here on.
-        if libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ) != 0
-        {
-            return Err(fail(2));
-        }
-        loopback_up(&self.lo).map_err(|_| fail(3))?;
-        for step in &self.steps {
-            if let Err(code) = apply_step(step) {
-                return Err(fail(code));
-            }
-        }
         // The run's own processes only; read-only, so /proc/sys cannot be written either.
         if libc::mount(
             c"proc".as_ptr(),
@@ -737,6 +835,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         9 => "giving up capabilities and root (becoming the run's user)",
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
+        12 => "waiting to be moved into the run's cgroups",
         _ => return e.to_string(),
     };
     format!("{what}: {}", io::Error::from_raw_os_error(errno))
@@ -802,6 +901,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
             run_dir: dir,
             read_only: Vec::new(),
             hidden: Vec::new(),
+            fresh: Vec::new(),
         },
         &host_mounts(&mounts),
         Path::exists,
@@ -814,7 +914,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         .stderr(std::process::Stdio::null());
     // SAFETY: `apply` only makes system calls on prepared data.
     unsafe {
-        command.pre_exec(move || prepared.apply());
+        command.pre_exec(move || prepared.apply(-1));
     }
     match command.status() {
         Ok(s) if s.success() => Ok(()),
@@ -845,6 +945,7 @@ mod tests {
             run_dir: run,
             read_only: ro,
             hidden,
+            fresh: Vec::new(),
         }
     }
 
@@ -962,6 +1063,33 @@ mod tests {
                 ("/dev/shm", Cover::PrivateTmp)
             ]
         );
+    }
+
+    #[test]
+    fn a_fresh_run_folder_is_made_in_the_private_tmp_not_bound() {
+        let run = Path::new("/tmp/mccbuild-sandbox-x");
+        let home = run.join("home");
+        let tool = Path::new("/opt/t");
+        let mut req = request(run, vec![tool], vec![]);
+        req.fresh = vec![run, &home];
+        let plan = IsolationPlan::new(&req, &[], |_| true);
+        assert_eq!(plan.expose, vec![(tool.to_path_buf(), false)]);
+        assert_eq!(plan.fresh, vec![run.to_path_buf(), home.clone()]);
+        let prepared = Prepared::new(&plan, run).unwrap();
+        let at = |want: &dyn Fn(&Step) -> bool| prepared.steps.iter().position(want).unwrap();
+        let is = |s: &CString, p: &str| s.as_bytes() == p.as_bytes();
+        let cover_tmp = at(&|s| matches!(s, Step::Cover { path, .. } if is(path, "/tmp")));
+        let make_home =
+            at(&|s| matches!(s, Step::Mkdir { path } if is(path, "/tmp/mccbuild-sandbox-x/home")));
+        assert!(cover_tmp < make_home);
+        assert!(!prepared
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Bind { path, .. } if is(path, "/tmp/mccbuild-sandbox-x"))));
+        assert!(in_private_tmp(run, |_| true));
+        assert!(!in_private_tmp(Path::new("/tmp"), |_| true));
+        assert!(!in_private_tmp(Path::new("/scratch/x"), |_| true));
+        assert!(!in_private_tmp(Path::new("/var/tmp/x"), |p| p != Path::new("/var/tmp")));
     }
 
     #[test]

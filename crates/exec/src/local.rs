@@ -97,6 +97,16 @@ pub struct LocalExecutor {
     /// Runs enter namespaces and give up their capabilities (see `isolation`).
     isolated: bool,
     counter: AtomicU64,
+    /// The thread reclaiming what dead mccbuild processes left (joined when dropped).
+    reclaimer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for LocalExecutor {
+    fn drop(&mut self) {
+        if let Some(reclaimer) = self.reclaimer.take() {
+            let _ = reclaimer.join();
+        }
+    }
 }
 
 impl LocalExecutor {
@@ -108,6 +118,14 @@ impl LocalExecutor {
         let support = (asked != "fallback")
             .then(CgroupSupport::detect)
             .filter(CgroupSupport::is_complete);
+        if let Some(support) = &support {
+            support.warm_up();
+        }
+        // Beside the probe and the first run (what it removes is never this process's).
+        let reclaimer = {
+            let (root, support) = (settings.work_root.clone(), support.clone());
+            std::thread::spawn(move || reclaim(&root, support.as_ref()))
+        };
         let isolated = support.is_some()
             && asked != "cgroup"
             && (!settings.probe_isolation
@@ -119,12 +137,12 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
-        reclaim(&settings.work_root, support.as_ref());
         LocalExecutor {
             settings,
             cgroups: support,
             isolated,
             counter: AtomicU64::new(0),
+            reclaimer: Some(reclaimer),
         }
     }
 
@@ -191,8 +209,9 @@ impl RunExecutor for LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError> {
+        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let dir = self.fresh_workdir(spec)?;
-        let result = self.execute_in(spec, cores, cancel, &dir);
+        let result = self.execute_in(spec, cores, cancel, &dir, namespaces);
         if !self.settings.keep_workdirs {
             let _ = fs::remove_dir_all(&dir);
         }
@@ -207,6 +226,7 @@ impl LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
         dir: &Path,
+        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
     ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
@@ -253,6 +273,8 @@ impl LocalExecutor {
         // After the isolation's plan read the host's mounts: the overlay is not one of the
         // host mounts a run sees read-only; it comes with the run's folder, writable.
         let bin_view = BinView::new(&spec.bin_path, dir, user)?;
+        // Last, so that making them overlapped with all of the above.
+        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
@@ -330,6 +352,7 @@ impl LocalExecutor {
                 run_dir: dir,
                 read_only: vec![&tool_dir, &bin_path],
                 hidden: hidden.iter().map(PathBuf::as_path).collect(),
+                fresh: Vec::new(),
             },
             &isolation::host_mounts(&mountinfo),
             Path::exists,
@@ -383,17 +406,25 @@ impl LocalExecutor {
         command: &SandboxCommand,
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
+        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
-        let _ = fs::remove_dir_all(&dir);
-        for sub in ["home", "tmp"] {
-            fs::create_dir_all(dir.join(sub)).map_err(|e| {
-                InfraError(format!("cannot create the folder {}: {e}", dir.display()))
-            })?;
+        // Isolated, the folder is made in the command's private /tmp (nothing on the host to
+        // make and remove); else, or to keep it, on the host.
+        let fresh = self.isolated
+            && !self.settings.keep_workdirs
+            && isolation::in_private_tmp(&dir, Path::exists);
+        if !fresh {
+            let _ = fs::remove_dir_all(&dir);
+            for sub in ["home", "tmp"] {
+                fs::create_dir_all(dir.join(sub)).map_err(|e| {
+                    InfraError(format!("cannot create the folder {}: {e}", dir.display()))
+                })?;
+            }
         }
-        let result = self.run_command_in(command, cancel, &dir, &name);
-        if !self.settings.keep_workdirs {
+        let result = self.run_command_in(command, cancel, &dir, &name, namespaces, fresh);
+        if !fresh && !self.settings.keep_workdirs {
             let _ = fs::remove_dir_all(&dir);
         }
         result
@@ -405,6 +436,8 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
         name: &str,
+        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        fresh: bool,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
             .settings
@@ -414,6 +447,7 @@ impl LocalExecutor {
             .collect();
         let program = program_path(&command.argv[0]);
         let program_dir = self.program_folder(&program, dir, &hidden)?;
+        let (home, tmp) = (dir.join("home"), dir.join("tmp"));
         let isolation = if self.isolated {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo")
                 .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
@@ -422,6 +456,11 @@ impl LocalExecutor {
                     run_dir: dir,
                     read_only: program_dir.iter().map(PathBuf::as_path).collect(),
                     hidden: hidden.iter().map(PathBuf::as_path).collect(),
+                    fresh: if fresh {
+                        vec![dir, &home, &tmp]
+                    } else {
+                        Vec::new()
+                    },
                 },
                 &isolation::host_mounts(&mountinfo),
                 Path::exists,
@@ -438,6 +477,8 @@ impl LocalExecutor {
             ),
             None => None,
         };
+        // Last, so that making them overlapped with all of the above.
+        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         run_process(ProcessSpec {
             program,
@@ -476,6 +517,13 @@ impl LocalExecutor {
             ))
         })
     }
+}
+
+/// The namespaces [`isolation::Namespaces::prepare`] made, or None (the run makes its own).
+fn made(
+    namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+) -> Option<isolation::Namespaces> {
+    namespaces?.join().ok()?.ok()
 }
 
 /// A command for [`LocalExecutor::run_command`].

@@ -1,7 +1,11 @@
 //! Running one process tree under limits, and measuring it.
 //!
 //! The tool's first process joins the run's cgroups and its cores before it executes the tool,
-//! so nothing it starts escapes. The monitor wakes when the main process exits (pidfd) or every
+//! so nothing it starts escapes. It is moved into its cgroups by a thread of mccbuild while it
+//! builds its namespaces and view of the files, and waits for that move before it forks the
+//! run's init and the tool: the first move into a cgroup after a quiet while waits for an RCU
+//! grace period of the kernel (10-14 ms here), which then overlaps with the setup instead of
+//! preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
 //! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
 //! main process has exited, what it left running (orphans) is killed too, the tree is waited
 //! until empty, and only then are CPU time and peak memory read.
@@ -11,9 +15,7 @@
 //! It is less exact (orphans that leave the session are not seen); records say which was used.
 
 use std::collections::{HashMap, VecDeque};
-use std::ffi::CString;
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -69,10 +71,30 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         cg.set_memory_limit(spec.memory_limit_bytes)?;
         cg.set_pids_limit(spec.pids_limit)?;
     }
-    let mut command = command(&mut spec)?;
+    let gate = match &spec.cgroup {
+        Some(cg) => Some(Gate::new(cg.procs_files())?),
+        None => None,
+    };
+    let mut command = command(&mut spec, gate.as_ref().map(Gate::child_fds))?;
     let start = Instant::now();
     let t = mccbuild_core::timing::phase("process: spawn (to exec)");
-    let mut child = command.spawn()?;
+    let mover = gate.map(Gate::start);
+    let spawned = command.spawn();
+    // The moves' outcome: the child executes nothing before they succeeded.
+    let moved = mover.map(Mover::finish).unwrap_or(Ok(()));
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            // The child gave up at the gate: the thread's error says why.
+            let at_gate = e
+                .raw_os_error()
+                .is_some_and(|raw| raw & 0xffff == libc::ECANCELED);
+            return Err(match moved {
+                Err(why) if at_gate => why,
+                _ => e,
+            });
+        }
+    };
     drop(t);
     let pid = child.id() as i32;
     let stdout = child
@@ -132,17 +154,171 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
     })
 }
 
+/// The moves of a run's first process into its cgroups, made by a thread of mccbuild while the
+/// process builds what does not depend on them (its namespaces, its view of the files): the
+/// child sends its pid, the thread writes it into every `cgroup.procs` of the run, then opens
+/// the gate (one byte); the child waits at the gate before it forks anything or executes the
+/// tool. If a move fails the gate is closed without the byte and the child gives up.
+struct Gate {
+    procs: Vec<PathBuf>,
+    /// mccbuild's ends: the child's pid comes in, the go byte goes out.
+    pid_in: std::os::fd::OwnedFd,
+    go_out: std::os::fd::OwnedFd,
+    /// The child's ends.
+    pid_out: std::os::fd::OwnedFd,
+    go_in: std::os::fd::OwnedFd,
+}
+
+/// The file descriptors of the gate, as the child uses them (raw: between fork and exec).
+#[derive(Clone, Copy)]
+struct ChildFds {
+    /// mccbuild's ends, closed in the child first (so that a thread's end of the gate is never
+    /// held by the child itself).
+    pid_in: i32,
+    go_out: i32,
+    pid_out: i32,
+    go_in: i32,
+}
+
+/// The thread moving the child.
+struct Mover {
+    thread: std::thread::JoinHandle<io::Result<()>>,
+    /// Kept open until `spawn` returned: then dropped, so that the thread sees the end of the
+    /// pipe if the child died before sending its pid.
+    pid_out: std::os::fd::OwnedFd,
+    go_in: std::os::fd::OwnedFd,
+}
+
+impl Gate {
+    fn new(procs: Vec<PathBuf>) -> io::Result<Gate> {
+        let (pid_in, pid_out) = pipe()?;
+        let (go_in, go_out) = pipe()?;
+        Ok(Gate {
+            procs,
+            pid_in,
+            go_out,
+            pid_out,
+            go_in,
+        })
+    }
+
+    fn child_fds(&self) -> ChildFds {
+        use std::os::fd::AsRawFd;
+        ChildFds {
+            pid_in: self.pid_in.as_raw_fd(),
+            go_out: self.go_out.as_raw_fd(),
+            pid_out: self.pid_out.as_raw_fd(),
+            go_in: self.go_in.as_raw_fd(),
+        }
+    }
+
+    /// Starts the thread; call right before `spawn`.
+    fn start(self) -> Mover {
+        let Gate {
+            procs,
+            pid_in,
+            go_out,
+            pid_out,
+            go_in,
+        } = self;
+        let thread = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut pid = [0u8; 4];
+            std::fs::File::from(pid_in)
+                .read_exact(&mut pid)
+                .map_err(|e| io::Error::other(format!("the run's process did not start: {e}")))?;
+            let pid = i32::from_ne_bytes(pid).to_string();
+            for path in &procs {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(pid.as_bytes()))
+                    .map_err(|e| {
+                        io::Error::other(format!(
+                            "cannot move the run's process into {}: {e}",
+                            path.display()
+                        ))
+                    })?;
+            }
+            std::fs::File::from(go_out).write_all(&[1])
+        });
+        Mover {
+            thread,
+            pid_out,
+            go_in,
+        }
+    }
+}
+
+impl Mover {
+    /// After `spawn` returned: whether the moves succeeded.
+    fn finish(self) -> io::Result<()> {
+        drop(self.pid_out);
+        drop(self.go_in);
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("the thread moving the run into its cgroups panicked"))?
+    }
+}
+
+fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1i32; 2];
+    // SAFETY: pipe2 fills two fds on success; each is then owned once.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        ))
+    }
+}
+
+/// In the child: sends its pid through the gate (and closes mccbuild's ends).
+///
+/// # Safety
+/// Between fork and exec: system calls only.
+unsafe fn send_pid(fds: ChildFds) -> io::Result<()> {
+    libc::close(fds.pid_in);
+    libc::close(fds.go_out);
+    let pid = libc::getpid().to_ne_bytes();
+    let written = libc::write(fds.pid_out, pid.as_ptr().cast(), pid.len());
+    libc::close(fds.pid_out);
+    if written != pid.len() as isize {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// In the child: waits until mccbuild moved it into its cgroups (`fd`: the gate; -1: no gate).
+/// An error if the moves failed (mccbuild's thread closed the gate without the go byte).
+///
+/// # Safety
+/// Between fork and exec: system calls only.
+pub(crate) unsafe fn wait_at_gate(fd: i32) -> io::Result<()> {
+    if fd < 0 {
+        return Ok(());
+    }
+    let mut byte = 0u8;
+    let n = loop {
+        let n = libc::read(fd, (&mut byte as *mut u8).cast(), 1);
+        if n >= 0 || *libc::__errno_location() != libc::EINTR {
+            break n;
+        }
+    };
+    libc::close(fd);
+    if n == 1 && byte == 1 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::ECANCELED))
+    }
+}
+
 /// The tool's command: its own session, in its cgroups, pinned to its cores, without core
 /// dumps, isolated (when it is) last.
-fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
-    let procs: Vec<CString> = match &spec.cgroup {
-        Some(cg) => cg
-            .procs_files()
-            .iter()
-            .map(|p| CString::new(p.as_os_str().as_bytes()))
-            .collect::<Result<_, _>>()?,
-        None => Vec::new(),
-    };
+fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command> {
     let fallback = spec.cgroup.is_none();
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
@@ -174,17 +350,11 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
-            for path in &procs {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-                libc::close(fd);
-                if written != 1 {
-                    return Err(io::Error::last_os_error());
-                }
+            // mccbuild moves this process into the run's cgroups from now on.
+            if let Some(fds) = gate {
+                send_pid(fds)?;
             }
+            let gate = gate.map_or(-1, |fds| fds.go_in);
             pin_to_cores(&cores)?;
             let no_core = libc::rlimit {
                 rlim_cur: 0,
@@ -201,10 +371,12 @@ fn command(spec: &mut ProcessSpec) -> io::Result<Command> {
             }
             // Last: it drops root, which the steps above need.
             match &isolation {
-                // In the tool's process, child of the run's init, which dies with the waiter.
-                Some(isolation) => isolation.apply(),
+                // In the tool's process, child of the run's init, which dies with the waiter;
+                // the namespaces and the view are built before the gate, the rest after it.
+                Some(isolation) => isolation.apply(gate),
                 // Again: a change of credentials (capabilities, user) clears it.
                 None => {
+                    wait_at_gate(gate)?;
                     if let Some((uid, gid)) = user {
                         crate::isolation::become_user(uid, gid)?;
                     }
