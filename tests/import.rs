@@ -79,10 +79,8 @@ fn import_reads_a_results_file_into_the_store_once() {
     );
 }
 
-#[test]
-fn changing_a_row_reimports_only_that_run() {
-    let c = contest();
-    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+/// Row 2 of the results file now says FALSE where b said TRUE.
+fn change_b_on_m1(c: &TestContest) {
     let text = fs::read_to_string(c.path().join("results.csv"))
         .unwrap()
         .replace(
@@ -90,6 +88,13 @@ fn changing_a_row_reimports_only_that_run() {
             "b,M-PT-1,ReachabilityDeadlock,1,0,0,F",
         );
     fs::write(c.path().join("results.csv"), text).unwrap();
+}
+
+#[test]
+fn changing_a_row_reimports_only_that_run() {
+    let c = contest();
+    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+    change_b_on_m1(&c);
     assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 1);
     assert_eq!(
         json(&c.mccbuild(&["import", "results.csv", "--json"]))["imported"],
@@ -287,22 +292,6 @@ fn the_streamed_scores_json_is_the_report_serialized_whole() {
     assert_eq!(serde_json::Value::Object(exported.clone()), json(&streamed));
 }
 
-/// `args` run with the phase timings on (MCCBUILD_TIMINGS=1): the output, and whether the plan
-/// was made from the files (its `plan` phase) rather than taken from its snapshot.
-fn timed(c: &TestContest, args: &[&str]) -> (std::process::Output, bool) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(args)
-        .current_dir(c.path())
-        .env("MCCBUILD_TIMINGS", "1")
-        .output()
-        .expect("mccbuild runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let made = stderr(&out)
-        .lines()
-        .any(|l| l.starts_with("timing: plan  "));
-    (out, made)
-}
-
 /// The plan snapshot (docs/cache.md, "The plan snapshot"): kept once its inputs are two seconds
 /// old, used by the next commands with the same outputs, and not used once the results file
 /// changes (a stale plan would say that the changed row's run is stored).
@@ -311,7 +300,7 @@ fn the_plan_snapshot_is_used_until_the_results_file_changes() {
     let c = contest();
     assert!(c.mccbuild(&["import", "results.csv"]).status.success());
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    let (first, made) = timed(&c, &["export", "--json", "-"]);
+    let (first, made) = mccbuild_timed(c.path(), &["export", "--json", "-"]);
     assert!(made, "no snapshot yet: {}", stderr(&first));
     let snapshots: Vec<_> = fs::read_dir(c.path().join("cache/meta"))
         .unwrap()
@@ -319,7 +308,7 @@ fn the_plan_snapshot_is_used_until_the_results_file_changes() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("plan-"))
         .collect();
     assert_eq!(snapshots.len(), 1, "one snapshot for the manifest");
-    let (second, made) = timed(&c, &["export", "--json", "-"]);
+    let (second, made) = mccbuild_timed(c.path(), &["export", "--json", "-"]);
     assert!(!made, "the snapshot is used: {}", stderr(&second));
     assert_eq!(
         stdout(&second),
@@ -327,17 +316,11 @@ fn the_plan_snapshot_is_used_until_the_results_file_changes() {
         "the same export, with each run's line"
     );
     assert!(stdout(&first).contains("\"line\""), "{}", stdout(&first));
-    let (plan, made) = timed(&c, &["plan", "--json"]);
+    let (plan, made) = mccbuild_timed(c.path(), &["plan", "--json"]);
     assert!(!made);
     assert_eq!(json(&plan)["to_run"], 0);
-    let text = fs::read_to_string(c.path().join("results.csv"))
-        .unwrap()
-        .replace(
-            "b,M-PT-1,ReachabilityDeadlock,1,0,0,T",
-            "b,M-PT-1,ReachabilityDeadlock,1,0,0,F",
-        );
-    fs::write(c.path().join("results.csv"), text).unwrap();
-    let (plan, made) = timed(&c, &["plan", "--json"]);
+    change_b_on_m1(&c);
+    let (plan, made) = mccbuild_timed(c.path(), &["plan", "--json"]);
     assert!(made, "a changed results file makes the plan again");
     assert_eq!(json(&plan)["to_run"], 1);
     assert_eq!(

@@ -642,19 +642,9 @@ fn a_packing_on_a_full_disk_loses_nothing() {
     assert_eq!(plan["to_run"], 0, "{plan}");
 }
 
-/// `plan --json` with the phase timings on: its counts, and whether the plan was made from the
-/// files (its `plan` phase) rather than taken from its snapshot.
+/// `plan --json`: its counts, and whether the plan was made from the files.
 fn plan_timed(c: &TestContest) -> (serde_json::Value, bool) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(["plan", "--json"])
-        .current_dir(c.path())
-        .env("MCCBUILD_TIMINGS", "1")
-        .output()
-        .expect("mccbuild runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let made = stderr(&out)
-        .lines()
-        .any(|l| l.starts_with("timing: plan  "));
+    let (out, made) = mccbuild_timed(c.path(), &["plan", "--json"]);
     (json(&out), made)
 }
 

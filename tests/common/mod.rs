@@ -134,6 +134,24 @@ pub fn mccbuild_in(dir: &Path, args: &[&str]) -> Output {
         .expect("mccbuild runs")
 }
 
+/// `args` run in `dir` with the phase timings on (MCCBUILD_TIMINGS=1), asserting success: the
+/// output, and whether the plan was made from the files (its `plan` phase) rather than taken
+/// from its snapshot (docs/cache.md, "The plan snapshot").
+pub fn mccbuild_timed(dir: &Path, args: &[&str]) -> (Output, bool) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MCCBUILD_SANDBOX")
+        .env("MCCBUILD_TIMINGS", "1")
+        .output()
+        .expect("mccbuild runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = stderr(&out)
+        .lines()
+        .any(|l| l.starts_with("timing: plan  "));
+    (out, made)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
