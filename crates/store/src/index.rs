@@ -798,6 +798,7 @@ impl Index {
 
     fn summaries(&self) -> &Vec<Option<Summary>> {
         self.file_summaries.get_or_init(|| {
+            let _t = phase("index: summaries decoded");
             match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
                 Ok(entries) if entries.len() == self.file_keys.len() => {
                     entries.into_iter().map(Entry::summary).collect()
