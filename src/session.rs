@@ -367,15 +367,16 @@ impl Session {
         report
     }
 
-    /// The answer parser's diagnostics of the given planned runs that are in the store and were
-    /// executed (imported runs have none), by run index; runs without diagnostics are left out.
-    /// Reads each record: for the runs a command is about, not a whole edition's store.
+    /// The answer parser's diagnostics of the given planned runs that are in the store's index
+    /// (as it is now: `watch` updates it as records arrive) and were executed (imported runs
+    /// have none), by run index; runs without diagnostics are left out. Reads each record: for
+    /// the runs a command is about, not a whole edition's store.
     pub fn diagnostics_of(
         &self,
         runs: impl IntoIterator<Item = usize>,
     ) -> BTreeMap<usize, Vec<String>> {
         runs.into_iter()
-            .filter(|&i| self.stored[i] && self.plan.runs[i].origin == RunOrigin::Executed)
+            .filter(|&i| self.plan.runs[i].origin == RunOrigin::Executed)
             .filter_map(|i| {
                 let (record, _) = self
                     .index

@@ -531,7 +531,7 @@ impl Publisher {
         let session = &state.session;
         let (change, all) = match (&mut self.site, records) {
             (Some(site), true) => {
-                let diagnostics = diagnostics_of(session, changed_runs.iter().copied());
+                let diagnostics = session.diagnostics_of(changed_runs.iter().copied());
                 let change = site.update(
                     &session.plan,
                     &state.db,
@@ -548,7 +548,7 @@ impl Publisher {
                 let mut data = ReportData::gather(&session.plan, &state.db, &state.handles, |k| {
                     session.index.get(k)
                 });
-                data.diagnostics = diagnostics_of(session, 0..session.plan.runs.len());
+                data.diagnostics = session.diagnostics_of(0..session.plan.runs.len());
                 let (site, change) = LiveSite::new(data, &state.db, &state.handles);
                 self.site = Some(site);
                 (change, true)
@@ -590,24 +590,6 @@ impl Publisher {
             ms: t.elapsed().as_secs_f64() * 1e3,
         })
     }
-}
-
-/// The answer parser's diagnostics of the stored runs among `runs` (indices into the plan), as
-/// `mccbuild report` lists them: those of executed runs whose record has some.
-fn diagnostics_of(
-    session: &Session,
-    runs: impl IntoIterator<Item = usize>,
-) -> BTreeMap<usize, Vec<String>> {
-    runs.into_iter()
-        .filter(|&i| session.plan.runs[i].origin == RunOrigin::Executed)
-        .filter_map(|i| {
-            let (record, _) = session
-                .index
-                .read(&session.store, &session.plan.runs[i].key)
-                .ok()??;
-            (!record.diagnostics.is_empty()).then_some((i, record.diagnostics))
-        })
-        .collect()
 }
 
 /// The files watched (inotify), re-aimed when a re-plan changes them.
