@@ -525,7 +525,12 @@ fn kill_9_during_packing_loses_no_record() {
         .as_nanos() as u64;
     eprintln!("seed {seed}");
     let (mut packing_took, mut before_pack, mut after_pack) = (None, 0, 0);
-    for round in 0..8u64 {
+    // Eight rounds, and up to six more while too few kills landed inside a packing (a load
+    // spike during the measured one makes it look longer than the others).
+    for round in 0..14u64 {
+        if round >= 8 && before_pack + after_pack >= 4 && after_pack >= 1 {
+            break;
+        }
         add_loose_records(&c, &template_copy, 200, seed.wrapping_add(round));
         let expected = stored_keys(&c);
         let packs_before = count_packs(&packs_dir);
@@ -576,6 +581,9 @@ fn kill_9_during_packing_loses_no_record() {
             before_pack += 1; // the marker (and maybe a temporary file): no new pack yet
         } else if marker.exists() {
             after_pack += 1; // the new pack there, the loose copies not all removed
+        } else if let Some(took) = &mut packing_took {
+            // Killed after the packing ended: aim earlier from now on.
+            *took = took.mul_f64(0.7);
         }
         eprintln!("round {round}: killed with {loose} loose files, {packs} entries in packs/");
         // Every record is there, whole (each file and each pack line parses).

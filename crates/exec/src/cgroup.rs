@@ -97,8 +97,9 @@ impl CgroupSupport {
     /// already in, which changes nothing but this: the kernel's first move into a cgroup after a
     /// quiet while waits for an RCU grace period (~10 ms here; the `rcu_sync` of its
     /// thread-group semaphore), and moves made during or shortly after that wait do not wait
-    /// again. Made when the executor is created, the wait overlaps with the preparation of the
-    /// first run instead of delaying its start (see `process`). Without cgroup v1, nothing.
+    /// again. The local executor starts it with its first run, so that the wait overlaps with
+    /// that run's preparation instead of delaying its start (see `process`); commands that
+    /// execute nothing never start it. Without cgroup v1, nothing.
     pub fn warm_up(&self) {
         let Some(own) = self.v1_memory.as_ref().or(self.v1_pids.as_ref()) else {
             return;

@@ -99,6 +99,9 @@ pub struct LocalExecutor {
     counter: AtomicU64,
     /// The thread reclaiming what dead mccbuild processes left (joined when dropped).
     reclaimer: Option<std::thread::JoinHandle<()>>,
+    /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
+    /// executed: commands that only read the store never move a process.
+    warmed: std::sync::Once,
 }
 
 impl Drop for LocalExecutor {
@@ -118,9 +121,6 @@ impl LocalExecutor {
         let support = (asked != "fallback")
             .then(CgroupSupport::detect)
             .filter(CgroupSupport::is_complete);
-        if let Some(support) = &support {
-            support.warm_up();
-        }
         // Beside the probe and the first run (what it removes is never this process's).
         let reclaimer = {
             let (root, support) = (settings.work_root.clone(), support.clone());
@@ -143,10 +143,21 @@ impl LocalExecutor {
             isolated,
             counter: AtomicU64::new(0),
             reclaimer: Some(reclaimer),
+            warmed: std::sync::Once::new(),
         }
     }
 
     /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
+    /// Starts the cgroup warm-up once, with the first run or command: its wait then overlaps
+    /// with that run's preparation.
+    fn warm_up(&self) {
+        self.warmed.call_once(|| {
+            if let Some(support) = &self.cgroups {
+                support.warm_up();
+            }
+        });
+    }
+
     pub fn sandbox(&self) -> &'static str {
         match (&self.cgroups, self.isolated) {
             (Some(_), true) => "cgroup+namespaces",
@@ -209,6 +220,7 @@ impl RunExecutor for LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError> {
+        self.warm_up();
         let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let dir = self.fresh_workdir(spec)?;
         let result = self.execute_in(spec, cores, cancel, &dir, namespaces);
@@ -406,6 +418,7 @@ impl LocalExecutor {
         command: &SandboxCommand,
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
+        self.warm_up();
         let namespaces = self.isolated.then(isolation::Namespaces::prepare);
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());

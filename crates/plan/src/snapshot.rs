@@ -47,6 +47,8 @@ use crate::plan::{Plan, Run, RunOrigin};
 const MAGIC: &[u8; 8] = b"MCCBPLAN";
 /// The snapshot's layout; a snapshot of another layout is made again.
 const FORMAT: u32 = 1;
+/// The header: the magic, the format, the fingerprint, the digest of the rest.
+const HEADER: usize = 8 + 4 + 32 + 32;
 /// Where dpkg keeps what is installed (rewritten by every install, upgrade and removal).
 const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 /// Where dpkg keeps what an interrupted run of it changed, not yet in its status file.
@@ -251,7 +253,7 @@ pub fn load(
     contest: Contest,
 ) -> Result<(Plan, Digest), Box<Contest>> {
     let t = phase("plan snapshot: read");
-    let bytes = fs::read(path).unwrap_or_default();
+    let bytes = read_if_made_under(path, fingerprint).unwrap_or_default();
     drop(t);
     let t = phase("plan snapshot: verify");
     let sections = sections_of(&bytes, fingerprint);
@@ -318,6 +320,23 @@ pub fn load(
     Ok((plan, p.binary))
 }
 
+/// The bytes of the snapshot at `path` if its header names this format and `fingerprint`: a
+/// snapshot of another plan is not read past its header.
+fn read_if_made_under(path: &Path, fingerprint: &Fingerprint) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut bytes = vec![0u8; HEADER];
+    file.read_exact(&mut bytes)?;
+    if bytes[..MAGIC.len()] != MAGIC[..]
+        || bytes[8..12] != FORMAT.to_le_bytes()
+        || bytes[12..44] != fingerprint.digest
+    {
+        return Ok(Vec::new());
+    }
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// A run as its record in the runs section says (indices not yet checked).
 struct RawRun {
     key: RunKey,
@@ -361,7 +380,7 @@ fn read_runs(section: &[u8]) -> Option<Vec<RawRun>> {
 /// The two sections of a snapshot file (its postcard part and its runs), if it is one of this
 /// format, made under `fingerprint`, and whole (its digest matches).
 fn sections_of<'a>(bytes: &'a [u8], fingerprint: &Fingerprint) -> Option<(&'a [u8], &'a [u8])> {
-    let header = MAGIC.len() + 4 + 32 + 32;
+    let header = HEADER;
     if bytes.len() < header + 8 || &bytes[..MAGIC.len()] != MAGIC {
         return None;
     }
@@ -441,7 +460,7 @@ pub fn save(
     body.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     body.extend_from_slice(&payload);
     body.extend_from_slice(&runs);
-    let mut bytes = Vec::with_capacity(76 + body.len());
+    let mut bytes = Vec::with_capacity(HEADER + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
     bytes.extend_from_slice(&fingerprint.digest);
