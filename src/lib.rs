@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod execute;
+pub mod noop;
 pub mod progress;
 pub mod results_cache;
 pub mod serve;

@@ -72,6 +72,13 @@ pub struct Filter {
     pub examinations: Vec<String>,
 }
 
+impl Filter {
+    /// Whether it lets every run through.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.models.is_empty() && self.examinations.is_empty()
+    }
+}
+
 impl Session {
     /// Loads the contest, plans it, opens the store. Problems with the manifest or rules stop
     /// here ([`Error::Input`]), as does a store that cannot be used ([`Error::Store`]); problems
@@ -102,19 +109,47 @@ impl Session {
         lock: Option<(LockWait, &str)>,
         use_snapshot: bool,
     ) -> Result<Session, Error> {
-        let t = phase("manifest and rules");
-        let contest = Contest::load(manifest)?;
-        drop(t);
-        let store = Store::open(&contest.store)?;
-        let lock = match lock {
-            None => None,
-            Some((wait, command)) => Some(store.lock_for_execution(wait, command, |holder| {
-                eprintln!(
-                    "waiting for the store {}: another mccbuild executes runs there ({holder}); this one starts when it ends (`--no-wait` refuses instead)",
-                    store.root().display()
-                )
-            })?),
-        };
+        let (contest, store, lock) = begin(manifest, lock)?;
+        Session::open_begun(contest, store, lock, use_snapshot)
+    }
+
+    /// For `run` and `plan` without a filter: the no-op remembered for the contest at
+    /// `manifest` when nothing it rests on changed (docs/cache.md, "The remembered no-op"; with
+    /// `podium`, only when the podium report it names is in the results cache), otherwise the
+    /// session opened (and its warnings said) as [`Session::open_and_warn`] or, with `lock`,
+    /// [`Session::open_executing_and_warn`] would.
+    pub fn open_or_recall(
+        manifest: &Path,
+        lock: Option<(LockWait, &str)>,
+        podium: bool,
+    ) -> Result<Opening, Error> {
+        let (contest, store, lock) = begin(manifest, lock)?;
+        if let Some(remembered) = recall(&contest, &store) {
+            let report = match podium {
+                true => crate::results_cache::load(&store, &remembered.results),
+                false => None,
+            };
+            if report.is_some() || !podium {
+                return Ok(Opening::Noop(Noop {
+                    contest,
+                    store,
+                    lock,
+                    remembered,
+                    report,
+                }));
+            }
+        }
+        Session::open_begun(contest, store, lock, true)
+            .map(Session::warn)
+            .map(|s| Opening::Session(Box::new(s)))
+    }
+
+    fn open_begun(
+        contest: Contest,
+        store: Store,
+        lock: Option<StoreLock>,
+        use_snapshot: bool,
+    ) -> Result<Session, Error> {
         let had_index = store.index_path().exists();
         let mut warnings: Vec<String> = Vec::new();
         // The index (every record stat'ed, changed ones verified) loads beside the plan.
@@ -122,7 +157,8 @@ impl Session {
             let store = store.clone();
             std::thread::spawn(move || Index::load(&store))
         };
-        let (plan, executor, binary) = plan_of(contest, &store, use_snapshot, &mut warnings)?;
+        let (plan, executor, binary, fingerprints) =
+            plan_of(contest, &store, use_snapshot, &mut warnings)?;
         let t = phase("index load");
         let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
             let mut index = Index::load(&store);
@@ -166,11 +202,14 @@ impl Session {
         }
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
-        let stored = stored_runs(&plan, &index)
-            .into_iter()
-            .map(|d| d.is_some())
-            .collect();
+        let found = stored_runs(&plan, &index);
         drop(t);
+        if let Some(fingerprints) =
+            fingerprints.filter(|_| warnings.is_empty() && corrupt.is_empty())
+        {
+            remember_noop(&plan, &store, &index, &found, &binary, &fingerprints);
+        }
+        let stored = found.into_iter().map(|d| d.is_some()).collect();
         Ok(Session {
             plan,
             store,
@@ -218,28 +257,7 @@ impl Session {
     /// more cores than this machine gives mccbuild (each of its runs would be an infrastructure
     /// failure). Errors for `check`, warnings for `run`. Not for Slurm (the nodes count).
     pub fn machine_problems(&self) -> Problems {
-        let mut problems = Problems::default();
-        let contest = &self.plan.contest;
-        if contest.executor.kind == ExecutorKind::Slurm {
-            return problems;
-        }
-        let cores = mccbuild_exec::pool::available_cores().len();
-        for tool in &contest.tools {
-            if tool.dir.is_some() && tool.cores as usize > cores {
-                problems.push(
-                    Problem::new(
-                        &contest.manifest_path,
-                        format!(
-                            "tool `{}`: cores = {} but this machine gives mccbuild {cores} (rules E-5.3/E-5.4): each of its runs would fail",
-                            tool.name, tool.cores
-                        ),
-                    )
-                    .at(line_of_tool_key(&contest.manifest_path, &tool.name, "cores"))
-                    .help("run on a machine with enough cores, or with the Slurm executor (docs/execution.md)"),
-                );
-            }
-        }
-        problems
+        machine_problems_of(&self.plan.contest)
     }
 
     /// Whether planned run `i` is in the store.
@@ -431,6 +449,154 @@ impl Session {
     }
 }
 
+/// What every opening starts with: the contest loaded, its store opened and, for a command that
+/// executes runs, the store's execution lock taken (waiting for, or refusing, another such
+/// command) before anything says which runs are stored.
+fn begin(
+    manifest: &Path,
+    lock: Option<(LockWait, &str)>,
+) -> Result<(Contest, Store, Option<StoreLock>), Error> {
+    let t = phase("manifest and rules");
+    let contest = Contest::load(manifest)?;
+    drop(t);
+    let store = Store::open(&contest.store)?;
+    let lock = match lock {
+        None => None,
+        Some((wait, command)) => Some(store.lock_for_execution(wait, command, |holder| {
+            eprintln!(
+                "waiting for the store {}: another mccbuild executes runs there ({holder}); this one starts when it ends (`--no-wait` refuses instead)",
+                store.root().display()
+            )
+        })?),
+    };
+    Ok((contest, store, lock))
+}
+
+/// A session, or the no-op remembered in its place ([`Session::open_or_recall`]).
+pub enum Opening {
+    Noop(Noop),
+    Session(Box<Session>),
+}
+
+/// A no-op remembered (docs/cache.md, "The remembered no-op"): every planned run of the contest
+/// is stored, and what that comes to.
+pub struct Noop {
+    pub contest: Contest,
+    pub store: Store,
+    /// The store's execution lock, for `run` (held until the command ends).
+    pub lock: Option<StoreLock>,
+    pub remembered: crate::noop::Remembered,
+    /// The cached podium report it names, when asked for.
+    pub report: Option<ScoresReport>,
+}
+
+impl Noop {
+    /// The session in full, for a command that needs more than the no-op (the store's lock
+    /// kept), its warnings said.
+    pub fn into_session(self) -> Result<Session, Error> {
+        Session::open_begun(self.contest, self.store, self.lock, true).map(Session::warn)
+    }
+
+    /// `mccbuild plan`'s counts: every run stored.
+    pub fn summary(&self) -> PlanSummary {
+        let mut summary = PlanSummary {
+            runs: self.remembered.runs,
+            cached: self.remembered.runs,
+            to_run: 0,
+            by_tool: BTreeMap::new(),
+        };
+        for (tool, runs) in &self.remembered.by_tool {
+            summary.by_tool.insert(
+                tool.clone(),
+                Counts {
+                    runs: *runs,
+                    cached: *runs,
+                    to_run: 0,
+                },
+            );
+        }
+        summary
+    }
+
+    /// The contest's podiums for a terminal (the remembered report; the tables need the
+    /// contest's edition only).
+    pub fn podium_text(&self, style: mccbuild_output::terminal::TermStyle) -> Option<String> {
+        let report = self.report.as_ref()?;
+        // A plan of no runs: what the podium tables read of a plan is its contest.
+        let plan = Plan {
+            contest: self.contest.clone(),
+            imported: None,
+            tools: Vec::new(),
+            models: Vec::new(),
+            instances: Vec::new(),
+            exam_instances: Vec::new(),
+            runs: Vec::new(),
+            problems: Problems::default(),
+            reference: None,
+            corrections: None,
+            left_out: Vec::new(),
+        };
+        Some(mccbuild_output::terminal::podium_text_styled(
+            &plan, report, style,
+        ))
+    }
+}
+
+/// The no-op remembered for `contest` if it is keyed by the files as they are now: the plan's
+/// fingerprint, the answers' stamps and the store files' stamps give its key (docs/cache.md,
+/// "The remembered no-op"); none of them too fresh to be trusted.
+fn recall(contest: &Contest, store: &Store) -> Option<crate::noop::Remembered> {
+    if contest.executor.kind == ExecutorKind::Qemu || !store.notes.is_empty() {
+        return None;
+    }
+    let _t = phase("no-op: recall");
+    let path = crate::noop::path(&store.meta_dir(), &contest.manifest_path);
+    let (key, store_files, remembered) = crate::noop::read(&path)?;
+    let executor = executor_for(contest, &mut DigestCache::in_memory()).ok()?;
+    let exe = std::env::current_exe().ok()?;
+    let plan = Fingerprint::of(
+        contest,
+        &executor.key_ingredients(),
+        ArchiveLimits::default(),
+        &exe,
+    );
+    let answers = snapshot::answers_fingerprint(contest);
+    let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &store_files);
+    if plan.racy || answers.racy || racy {
+        return None;
+    }
+    let hit = crate::noop::key(&plan.digest, &answers.digest, &files) == key;
+    hit.then(|| {
+        let _t = phase("no-op: remembered");
+        remembered
+    })
+}
+
+/// [`Session::machine_problems`] of a contest.
+pub fn machine_problems_of(contest: &Contest) -> Problems {
+    let mut problems = Problems::default();
+    if contest.executor.kind == ExecutorKind::Slurm {
+        return problems;
+    }
+    let cores = mccbuild_exec::pool::available_cores().len();
+    for tool in &contest.tools {
+        if tool.dir.is_some() && tool.cores as usize > cores {
+            problems.push(
+                    Problem::new(
+                        &contest.manifest_path,
+                        format!(
+                            "tool `{}`: cores = {} but this machine gives mccbuild {cores} (rules E-5.3/E-5.4): each of its runs would fail",
+                            tool.name, tool.cores
+                        ),
+                    )
+                    .at(line_of_tool_key(&contest.manifest_path, &tool.name, "cores"))
+                    .help("run on a machine with enough cores, or with the Slurm executor (docs/execution.md)"),
+                );
+        }
+    }
+    problems
+}
+
 /// Per planned run: `Some` when it is stored, with its record's digest (one index lookup per
 /// run, on every core: 300,000 lookups in a table of tens of megabytes).
 fn stored_runs(plan: &Plan, index: &Index) -> Vec<Option<Option<Digest>>> {
@@ -457,7 +623,7 @@ fn plan_of(
     store: &Store,
     use_snapshot: bool,
     warnings: &mut Vec<String>,
-) -> Result<(Plan, Box<dyn RunExecutor>, Digest), Error> {
+) -> Result<(Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>), Error> {
     let digests = store.meta_dir().join("digests.bin");
     // The guest's files are key ingredients of a QEMU contest, digested through the cache; the
     // other executors need it only when the plan is made.
@@ -472,7 +638,17 @@ fn plan_of(
     let snapshot_path = snapshot::snapshot_path(&store.meta_dir(), &contest.manifest_path);
     let t = phase("plan snapshot: fingerprint");
     let fingerprint = Fingerprint::of(&contest, &ingredients, limits, &exe);
+    // Taken before the answers are read (as the fingerprint before the plan's files).
+    let answers = snapshot::answers_fingerprint(&contest);
     drop(t);
+    // What a remembered no-op of this plan would be keyed by (docs/cache.md, "The remembered
+    // no-op"): nothing is remembered for a QEMU contest (its guest's digests are not in the
+    // fingerprint's stamps) or while a stamp is too fresh.
+    let fingerprints =
+        (use_snapshot && !qemu && !fingerprint.racy && !answers.racy).then(|| Fingerprints {
+            plan: fingerprint.digest,
+            answers: answers.digest,
+        });
     let t = phase("plan snapshot");
     let loaded = match use_snapshot {
         true => snapshot::load(&snapshot_path, &fingerprint, contest),
@@ -505,7 +681,57 @@ fn plan_of(
             (plan, binary)
         }
     };
-    Ok((plan.with_answers_given()?, executor, binary))
+    Ok((plan.with_answers_given()?, executor, binary, fingerprints))
+}
+
+/// The digests a remembered no-op is keyed by besides the store's stamps.
+struct Fingerprints {
+    plan: Digest,
+    answers: Digest,
+}
+
+/// Remembers that every planned run is stored (docs/cache.md, "The remembered no-op"), when
+/// it is, the plan has no problems and nothing left out, and the index rests on stamps old
+/// enough to be trusted ([`Index::footing`]); a no-op already remembered under the same key
+/// is left as it is. A store that cannot be written only costs the full no-op next time.
+fn remember_noop(
+    plan: &Plan,
+    store: &Store,
+    index: &Index,
+    found: &[Option<Option<Digest>>],
+    binary: &Digest,
+    fingerprints: &Fingerprints,
+) {
+    if !plan.problems.0.is_empty() || !plan.left_out.is_empty() || found.iter().any(Option::is_none)
+    {
+        return;
+    }
+    let _t = phase("no-op: remember");
+    let Some(footing) = index.footing(store) else {
+        return;
+    };
+    let key = crate::noop::key(&fingerprints.plan, &fingerprints.answers, &footing.digest);
+    let path = crate::noop::path(&store.meta_dir(), &plan.contest.manifest_path);
+    if crate::noop::key_at(&path) == Some(key) {
+        return;
+    }
+    let mut by_tool: Vec<(String, usize)> = plan
+        .contest
+        .tools
+        .iter()
+        .map(|t| (t.name.clone(), 0))
+        .collect();
+    for run in &plan.runs {
+        by_tool[run.tool].1 += 1;
+    }
+    let remembered = crate::noop::Remembered {
+        runs: plan.runs.len(),
+        by_tool,
+        results: crate::results_cache::results_key(plan, |i| found[i].flatten(), binary),
+        loose: index.loose_records(),
+    };
+    let _ = std::fs::create_dir_all(store.meta_dir());
+    let _ = crate::noop::write(&path, &key, footing.paths, remembered);
 }
 
 fn save_digests(cache: &mut DigestCache, warnings: &mut Vec<String>) {

@@ -3,13 +3,23 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::session::{Filter, Session};
+use crate::session::{Filter, Opening, Session};
 
 pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
-    let session = Session::open_and_warn(manifest)?;
-    session.warn_instance_problems();
-    let selection = session.select(filter)?;
-    let summary = session.summary(&selection);
+    let summary = match filter.is_empty() {
+        true => match Session::open_or_recall(manifest, None, false)? {
+            Opening::Noop(noop) => noop.summary(),
+            Opening::Session(session) => {
+                session.warn_instance_problems();
+                session.summary(&session.select(filter)?)
+            }
+        },
+        false => {
+            let session = Session::open_and_warn(manifest)?;
+            session.warn_instance_problems();
+            session.summary(&session.select(filter)?)
+        }
+    };
     if json {
         return super::print_json(&summary);
     }

@@ -13,8 +13,9 @@ use mccbuild_plan::plan::LeftOut;
 use mccbuild_store::LockWait;
 
 use crate::error::Error;
+use crate::execute::ExecSummary;
 use crate::progress::{count, CliProgress, ProgressFormat, Tee};
-use crate::session::{Filter, Session};
+use crate::session::{machine_problems_of, Filter, Noop, Opening, Session};
 
 pub fn run(
     manifest: &Path,
@@ -30,7 +31,21 @@ pub fn run(
     } else {
         LockWait::Wait
     };
-    let mut session = Session::open_executing_and_warn(manifest, wait, "mccbuild run")?;
+    let mut session = if filter.is_empty() && rerun.is_none() {
+        match Session::open_or_recall(manifest, Some((wait, "mccbuild run")), !json)? {
+            // Packing is due: the full command packs.
+            Opening::Noop(noop)
+                if mccbuild_store::pack::pack_after()
+                    .is_some_and(|min| noop.remembered.loose >= min.max(1)) =>
+            {
+                noop.into_session()?
+            }
+            Opening::Noop(noop) => return remembered_noop(&noop, json),
+            Opening::Session(session) => *session,
+        }
+    } else {
+        Session::open_executing_and_warn(manifest, wait, "mccbuild run")?
+    };
     session.warn_instance_problems();
     for p in &session.machine_problems().0 {
         eprintln!("warning: {p}");
@@ -109,6 +124,26 @@ pub fn run(
         (0, n) => Err(Error::LeftOut(n)),
         (n, _) => Err(Error::RunsFailed(n)),
     }
+}
+
+/// A no-op `run` remembered (docs/cache.md, "The remembered no-op"): every planned run is
+/// stored, so what the full command would say is said without the plan or the index.
+fn remembered_noop(noop: &Noop, json: bool) -> Result<(), Error> {
+    for p in &machine_problems_of(&noop.contest).0 {
+        eprintln!("warning: {p}");
+    }
+    noop.store.check_writable()?;
+    let cached = noop.remembered.runs;
+    if json {
+        // As the full command writes it (through a JSON value: its keys in order).
+        let summary = ExecSummary {
+            cached,
+            ..ExecSummary::default()
+        };
+        return super::print_json(&serde_json::to_value(&summary).unwrap_or_default());
+    }
+    crate::signals::say(&format!("0 executed, {cached} cached, 0 failed"));
+    super::print_out(&noop.podium_text(TermStyle::detect()).unwrap_or_default())
 }
 
 /// What the plan left out (problems with instances' files) among what `filter` asks for.

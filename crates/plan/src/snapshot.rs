@@ -90,6 +90,28 @@ impl Fingerprint {
     }
 }
 
+/// The stamps of what [`Plan::with_answers_given`] reads besides the snapshot's plan: the
+/// reference answers (a file, or a folder read whole) and the organisers' corrections. Not part
+/// of the snapshot's fingerprint (every command reads them again); the remembered no-op, which
+/// does not, is keyed by it (docs/cache.md, "The remembered no-op").
+pub fn answers_fingerprint(contest: &Contest) -> Fingerprint {
+    let mut walk = Walk {
+        hasher: blake3::Hasher::new(),
+        racy: false,
+    };
+    walk.text("schema", "mccbuild answers given 1");
+    if let Some(reference) = &contest.reference {
+        walk.entry(&reference.answers, true);
+    }
+    if let Some(corrections) = &contest.corrections {
+        walk.entry(corrections, false);
+    }
+    Fingerprint {
+        digest: *walk.hasher.finalize().as_bytes(),
+        racy: walk.racy,
+    }
+}
+
 /// What the plan reads beyond the contest itself, each with whether it is a folder read whole:
 /// the results files, the tools' folders, dpkg's database when a tool names `host_packages`,
 /// the instances' folders and archives.

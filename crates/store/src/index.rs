@@ -43,6 +43,9 @@ use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::timing::phase;
 use mccbuild_core::{KeyMap, Measurement, Outcome, Response, RunKey, Termination, Value};
 
+mod footing;
+pub use footing::{stamps_digest, FileStamp, Footing};
+
 use crate::pack;
 use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
 
@@ -394,6 +397,8 @@ pub struct Index {
     dirty: bool,
     /// The store's index loaded again, when a loose record was found packed meanwhile.
     reloaded: OnceLock<Box<Index>>,
+    /// The index file's stamp when it was read (`None`: not read from a file).
+    loaded_from: Option<FileStamp>,
 }
 
 /// What loading found.
@@ -445,8 +450,11 @@ impl Index {
         let mut report = LoadReport::default();
         let t = phase("index: read and decode");
         let mut index = match read_index(&store.index_path()) {
-            Ok((head, body)) => match decode(head, body) {
-                Ok(index) => index,
+            Ok((head, body, stamp)) => match decode(head, body) {
+                Ok(index) => Index {
+                    loaded_from: Some(stamp),
+                    ..index
+                },
                 Err(problem) => {
                     report.index_problem = Some(format!(
                         "{}: {problem}; rebuilding it from the records",
@@ -489,6 +497,7 @@ impl Index {
             damage: Vec::new(),
             dirty: false,
             reloaded: OnceLock::new(),
+            loaded_from: None,
         }
     }
 
@@ -1400,10 +1409,11 @@ fn keys_end(header: &[u8]) -> Option<usize> {
 
 /// The index file in two buffers: the header with the keys section, and the summaries section
 /// (kept as read until scoring decodes it, while the keys section is dropped once decoded).
-fn read_index(path: &std::path::Path) -> io::Result<(Vec<u8>, Vec<u8>)> {
+fn read_index(path: &std::path::Path) -> io::Result<(Vec<u8>, Vec<u8>, FileStamp)> {
     use std::io::Read;
     let mut file = fs::File::open(path)?;
-    let size = file.metadata()?.len() as usize;
+    let meta = file.metadata()?;
+    let size = meta.len() as usize;
     let mut head = vec![0u8; HEADER.min(size)];
     file.read_exact(&mut head)?;
     let end = keys_end(&head).unwrap_or(HEADER).min(size);
@@ -1411,7 +1421,7 @@ fn read_index(path: &std::path::Path) -> io::Result<(Vec<u8>, Vec<u8>)> {
     file.read_exact(&mut head[HEADER.min(end)..])?;
     let mut body = Vec::with_capacity(size - end);
     file.read_to_end(&mut body)?;
-    Ok((head, body))
+    Ok((head, body, FileStamp::of(&meta)))
 }
 
 fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
@@ -1485,6 +1495,7 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
         damage: table.damage,
         dirty: false,
         reloaded: OnceLock::new(),
+        loaded_from: None,
     })
 }
 

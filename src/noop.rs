@@ -1,0 +1,152 @@
+//! The remembered no-op (docs/cache.md, "The remembered no-op"): what a contest's commands found
+//! when every planned run was stored, kept in `cache/meta/noop-<digest of the manifest's
+//! path>.bin` under a key of everything that finding rests on, so that a no-op `mccbuild run`,
+//! `run --json` and `plan` answer without reading the plan snapshot's body or the index.
+//!
+//! The key is a digest of the plan snapshot's fingerprint (the contest as loaded, the executor's
+//! key ingredients, the binary's stamp, the stamps of every results, tool and instance file),
+//! the stamps of the reference answers and corrections, and the stamps of the store's files the
+//! index's verdict rests on ([`mccbuild_store::index::Footing`]: the index file, the shard
+//! folders, the packs and their folder, every loose record). Nothing is remembered while one of
+//! those stamps is under two seconds old. The file carries a blake3 digest of its content: a
+//! damaged one is not used.
+
+use std::path::{Path, PathBuf};
+
+use mccbuild_core::digest::{hex, Digest};
+use serde::{Deserialize, Serialize};
+
+/// The file's first bytes; another format is not read.
+const MAGIC: &str = "mccbuild no-op 1";
+
+/// What every planned run being stored comes to, for the commands that answer from it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// The planned runs, all stored.
+    pub runs: usize,
+    /// Per tool of the plan (its declared tools and those of results files), its runs.
+    pub by_tool: Vec<(String, usize)>,
+    /// The key of the cached podium report (src/results_cache.rs).
+    pub results: Digest,
+    /// How many of the store's records are loose (a `run` packs them past a count).
+    pub loose: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Memo {
+    /// The store's files the finding rests on (relative to the store's root).
+    store_files: Vec<String>,
+    remembered: Remembered,
+}
+
+/// Where the remembered no-op of the contest at `manifest` lives in the store's `meta` folder
+/// (one per manifest, as the plan snapshot).
+pub fn path(meta_dir: &Path, manifest: &Path) -> PathBuf {
+    let manifest = std::fs::canonicalize(manifest).unwrap_or_else(|_| manifest.to_path_buf());
+    let digest = blake3::hash(manifest.to_string_lossy().as_bytes());
+    meta_dir.join(format!("noop-{}.bin", &digest.to_hex()[..16]))
+}
+
+/// The key of a remembered no-op: the plan's fingerprint, the answers' stamps and the digest of
+/// the store files' stamps.
+pub fn key(plan: &Digest, answers: &Digest, store_files: &Digest) -> Digest {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(MAGIC.as_bytes());
+    for part in [plan, answers, store_files] {
+        hasher.update(part);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// The file at `path`, if it is whole: its key, the store files it names, what it remembers.
+pub fn read(path: &Path) -> Option<(Digest, Vec<String>, Remembered)> {
+    let bytes = std::fs::read(path).ok()?;
+    let newline = bytes.iter().position(|&b| b == b'\n')?;
+    let head = std::str::from_utf8(&bytes[..newline]).ok()?;
+    let body = &bytes[newline + 1..];
+    let mut words = head.rsplitn(3, ' ');
+    let (digest, key, magic) = (words.next()?, words.next()?, words.next()?);
+    let key = mccbuild_core::RunKey::from_hex(key)?.0;
+    if magic != MAGIC || digest != content_digest(&key, body).to_hex().as_str() {
+        return None;
+    }
+    let memo: Memo = serde_json::from_slice(body).ok()?;
+    Some((key, memo.store_files, memo.remembered))
+}
+
+/// The key of the no-op remembered at `path`, if there is a whole one.
+pub fn key_at(path: &Path) -> Option<Digest> {
+    read(path).map(|(key, _, _)| key)
+}
+
+/// Keeps `remembered` at `path` under `key`. Atomic: a reader sees the old file or the new.
+pub fn write(
+    path: &Path,
+    key: &Digest,
+    store_files: Vec<String>,
+    remembered: Remembered,
+) -> std::io::Result<()> {
+    let body = serde_json::to_vec(&Memo {
+        store_files,
+        remembered,
+    })
+    .map_err(std::io::Error::other)?;
+    let digest = content_digest(key, &body);
+    let mut bytes = format!("{MAGIC} {} {}\n", hex(key), digest.to_hex()).into_bytes();
+    bytes.extend_from_slice(&body);
+    // As the plan snapshot: renamed into place without a sync (a torn file fails its digest).
+    mccbuild_core::fsio::write_atomically_in_batch(path, &bytes)
+}
+
+/// The digest a memo file carries: of its key and its body.
+fn content_digest(key: &Digest, body: &[u8]) -> blake3::Hash {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(key);
+    hasher.update(body);
+    hasher.finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Remembered {
+        Remembered {
+            runs: 3,
+            by_tool: vec![("a".into(), 2), ("b".into(), 1)],
+            results: [9; 32],
+            loose: 1,
+        }
+    }
+
+    #[test]
+    fn a_remembered_no_op_reads_back_and_a_damaged_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("noop.bin");
+        write(&path, &[7; 32], vec!["index.bin".into()], sample()).unwrap();
+        let (key, files, remembered) = read(&path).expect("whole");
+        assert_eq!(key, [7; 32]);
+        assert_eq!(files, vec!["index.bin".to_string()]);
+        assert_eq!(remembered, sample());
+        assert_eq!(key_at(&path), Some([7; 32]));
+        let whole = std::fs::read(&path).unwrap();
+        for at in [0, 20, whole.len() / 2, whole.len() - 2] {
+            let mut bytes = whole.clone();
+            bytes[at] ^= 0x04;
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(read(&path).is_none(), "byte {at} flipped");
+        }
+        for len in [0, 10, whole.len() - 1] {
+            std::fs::write(&path, &whole[..len]).unwrap();
+            assert!(read(&path).is_none(), "cut at {len}");
+        }
+    }
+
+    #[test]
+    fn every_part_changes_the_key() {
+        let base = key(&[1; 32], &[2; 32], &[3; 32]);
+        assert_ne!(base, key(&[0; 32], &[2; 32], &[3; 32]));
+        assert_ne!(base, key(&[1; 32], &[0; 32], &[3; 32]));
+        assert_ne!(base, key(&[1; 32], &[2; 32], &[0; 32]));
+    }
+}
