@@ -105,13 +105,19 @@ fn put_entry(hasher: &mut blake3::Hasher, path: &str, meta: Option<&fs::Metadata
 
 impl Index {
     /// What this index, as loaded, rests on (module documentation): `None` unless it is exactly
-    /// its file (nothing learnt, nothing damaged since the file was written, no packing left
-    /// unfinished) and every shard folder, the `packs/` folder, each pack, each loose record
+    /// its file (nothing learnt since the file was written, no damage it reports, no packing
+    /// left unfinished) and every shard folder, the `packs/` folder, each pack, each loose record
     /// and the index file itself have, now, the stamps the index holds for them (the index
     /// file: the one it had when it was read), none of them too fresh to be trusted.
     pub fn footing(&self, store: &Store) -> Option<Footing> {
         let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
-        if self.dirty || !quiet || !self.damage.is_empty() || self.reloaded.get().is_some() {
+        // Damage still reported (a damaged line whose run has no other record) is said by every
+        // load: not a no-op to remember.
+        let damage = self
+            .damage
+            .iter()
+            .any(|d| d.key.is_none_or(|k| !self.contains(&k)));
+        if self.dirty || !quiet || damage || self.reloaded.get().is_some() {
             return None;
         }
         let loaded_from = self.loaded_from?;
