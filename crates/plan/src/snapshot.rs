@@ -649,6 +649,49 @@ mod tests {
         }
     }
 
+    /// The remembered no-op's key has the stamps of what every command reads besides the plan
+    /// (src/noop.rs): the reference answers (a folder, every file of it) and the corrections.
+    #[test]
+    fn the_answers_fingerprint_sees_the_reference_and_the_corrections() {
+        let dir = contest_dir();
+        let d = dir.path();
+        let manifest = d.join("contest.toml");
+        let text = fs::read_to_string(&manifest).unwrap().replace(
+            "[contest]\n",
+            "[contest]\ncorrections = \"corrections.csv\"\n",
+        );
+        fs::write(
+            &manifest,
+            format!("{text}\n[reference]\nanswers = \"oracle\"\n"),
+        )
+        .unwrap();
+        fs::create_dir_all(d.join("oracle")).unwrap();
+        fs::write(d.join("oracle/StateSpace.out"), "a").unwrap();
+        fs::write(d.join("corrections.csv"), "instance,examination,id,value\n").unwrap();
+        let answers = || answers_fingerprint(&load(d)).digest;
+        let mut seen = vec![answers()];
+        assert_eq!(answers(), seen[0]);
+        for (what, path, text) in [
+            ("a reference file", "oracle/StateSpace.out", "b"),
+            ("a file added to the reference", "oracle/Other.out", "c"),
+            (
+                "the corrections",
+                "corrections.csv",
+                "instance,examination,id,value\nx,y,z,1\n",
+            ),
+        ] {
+            tick();
+            fs::write(d.join(path), text).unwrap();
+            let now = answers();
+            assert!(!seen.contains(&now), "{what} left it as it was");
+            seen.push(now);
+        }
+        assert!(
+            answers_fingerprint(&load(d)).racy,
+            "files written a moment ago"
+        );
+    }
+
     #[test]
     fn dpkg_is_read_only_for_tools_naming_host_packages() {
         let dir = contest_dir();

@@ -1916,4 +1916,59 @@ mod tests {
         );
         assert!(reader.read(&store, &RunKey([200; 32])).unwrap().is_none());
     }
+
+    /// docs/cache.md, "The remembered no-op": an index that is exactly its file, over stamps
+    /// old enough to be trusted, lists what it rests on (the index file, `packs/` and each pack,
+    /// the 256 shard folders, each loose record) with one digest of their stamps; any change to
+    /// one of them changes the digest; an index that learnt something, or stamps too fresh,
+    /// give none.
+    #[test]
+    fn the_footing_lists_what_the_index_rests_on_and_any_change_moves_it() {
+        let (_dir, store, keys) = store_of(6);
+        let (mut index, _) = Index::load(&store);
+        assert_eq!(index.pack(&store, 3).unwrap().records, 6);
+        store.put(&sample_record(RunKey([100; 32]))).unwrap();
+        let (index, _) = settled_load(&store);
+        assert!(
+            index.footing(&store).is_none(),
+            "stamps written a moment ago"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let (index, _) = Index::load(&store);
+        assert!(!index.is_dirty());
+        let footing = index.footing(&store).expect("a settled store");
+        let listed = |p: &str| footing.paths.iter().any(|x| x == p);
+        assert!(listed("index.bin") && listed("packs") && listed("packs/00000001.jsonl"));
+        assert!(listed("runs/00") && listed("runs/ff"));
+        assert!(listed(&format!("runs/64/{}.json", RunKey([100; 32]).hex())));
+        assert_eq!(footing.paths.len(), 1 + 1 + 1 + 256 + 1);
+        assert_eq!(
+            stamps_digest(store.root(), &footing.paths),
+            (footing.digest, false)
+        );
+        assert_eq!(index.loose_records(), 1);
+        // A loose record's attributes changed (its change time moves): another digest, and
+        // the index, which sees it moved, is not its file any more until saved.
+        let loose = store.record_path(&RunKey([100; 32]));
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&loose, fs::Permissions::from_mode(0o600)).unwrap();
+        let (digest, racy) = stamps_digest(store.root(), &footing.paths);
+        assert!(racy && digest != footing.digest);
+        let (index, _) = Index::load(&store);
+        assert!(index.footing(&store).is_none(), "a stamp moved just now");
+        // A pack rewritten with the same bytes: another file, another digest.
+        let pack = pack::pack_path(&store, 1);
+        let bytes = fs::read(&pack).unwrap();
+        fs::write(pack.with_extension("tmp"), &bytes).unwrap();
+        fs::rename(pack.with_extension("tmp"), &pack).unwrap();
+        assert_ne!(
+            stamps_digest(store.root(), &footing.paths).0,
+            footing.digest
+        );
+        // A record added to a shard folder.
+        store.put(&sample_record(RunKey([101; 32]))).unwrap();
+        let (index, _) = Index::load(&store);
+        assert!(index.is_dirty() && index.footing(&store).is_none());
+        assert_eq!(keys.len(), 6);
+    }
 }
