@@ -294,7 +294,8 @@ fn the_streamed_scores_json_is_the_report_serialized_whole() {
 
 /// The plan snapshot (docs/cache.md, "The plan snapshot"): kept once its inputs are two seconds
 /// old, used by the next commands with the same outputs, and not used once the results file
-/// changes (a stale plan would say that the changed row's run is stored).
+/// changes (a stale plan would say that the changed row's run is stored); nor is the remembered
+/// no-op.
 #[test]
 fn the_plan_snapshot_is_used_until_the_results_file_changes() {
     let c = contest();
@@ -318,6 +319,17 @@ fn the_plan_snapshot_is_used_until_the_results_file_changes() {
     assert!(stdout(&first).contains("\"line\""), "{}", stdout(&first));
     let (plan, made) = mccbuild_timed(c.path(), &["plan", "--json"]);
     assert!(!made);
+    assert_eq!(json(&plan)["to_run"], 0);
+    // Once the index written again by these commands is two seconds old, the no-op is
+    // remembered (docs/cache.md, "The remembered no-op"), under the same results file's stamp.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    mccbuild_timed(c.path(), &["plan", "--json"]);
+    let (plan, _) = mccbuild_timed(c.path(), &["plan", "--json"]);
+    assert!(
+        stderr(&plan).contains("timing: no-op: remembered"),
+        "{}",
+        stderr(&plan)
+    );
     assert_eq!(json(&plan)["to_run"], 0);
     change_b_on_m1(&c);
     let (plan, made) = mccbuild_timed(c.path(), &["plan", "--json"]);
