@@ -130,13 +130,13 @@ impl Session {
                 false => None,
             };
             if report.is_some() || !podium {
-                return Ok(Opening::Noop(Noop {
+                return Ok(Opening::Noop(Box::new(Noop {
                     contest,
                     store,
                     lock,
                     remembered,
                     report,
-                }));
+                })));
             }
         }
         Session::open_begun(contest, store, lock, true)
@@ -474,7 +474,7 @@ fn begin(
 
 /// A session, or the no-op remembered in its place ([`Session::open_or_recall`]).
 pub enum Opening {
-    Noop(Noop),
+    Noop(Box<Noop>),
     Session(Box<Session>),
 }
 
@@ -623,7 +623,7 @@ fn plan_of(
     store: &Store,
     use_snapshot: bool,
     warnings: &mut Vec<String>,
-) -> Result<(Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>), Error> {
+) -> Result<Planned, Error> {
     let digests = store.meta_dir().join("digests.bin");
     // The guest's files are key ingredients of a QEMU contest, digested through the cache; the
     // other executors need it only when the plan is made.
@@ -645,7 +645,7 @@ fn plan_of(
     // no-op"): nothing is remembered for a QEMU contest (its guest's digests are not in the
     // fingerprint's stamps) or while a stamp is too fresh.
     let fingerprints =
-        (use_snapshot && !qemu && !fingerprint.racy && !answers.racy).then(|| Fingerprints {
+        (use_snapshot && !qemu && !fingerprint.racy && !answers.racy).then_some(Fingerprints {
             plan: fingerprint.digest,
             answers: answers.digest,
         });
@@ -683,6 +683,10 @@ fn plan_of(
     };
     Ok((plan.with_answers_given()?, executor, binary, fingerprints))
 }
+
+/// What [`plan_of`] gives: the plan, its executor, the binary's digest, and what a remembered
+/// no-op of it would be keyed by (`None`: not to be remembered).
+type Planned = (Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>);
 
 /// The digests a remembered no-op is keyed by besides the store's stamps.
 struct Fingerprints {

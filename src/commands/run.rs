@@ -38,7 +38,7 @@ pub fn run(
                 if mccbuild_store::pack::pack_after()
                     .is_some_and(|min| noop.remembered.loose >= min.max(1)) =>
             {
-                noop.into_session()?
+                (*noop).into_session()?
             }
             Opening::Noop(noop) => return remembered_noop(&noop, json),
             Opening::Session(session) => *session,
