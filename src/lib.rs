@@ -2,7 +2,7 @@
 //! the errors and their exit codes ([`error`]), and what the commands share: a session over a
 //! contest's plan and store ([`session`]), executing the missing runs ([`execute`]), progress
 //! on the terminal ([`progress`]), signals ([`signals`]), the scores cache ([`results_cache`]),
-//! and the live site of `watch --serve` ([`serve`]).
+//! the remembered no-op ([`noop`]), and the live site of `watch --serve` ([`serve`]).
 //!
 //! Data flows one way (docs/architecture.md): contest.toml + rules -> plan (mccbuild-plan) ->
 //! store lookup (mccbuild-store) -> executors for the missing runs (mccbuild-exec) -> run
