@@ -1,7 +1,7 @@
 //! The remembered no-op (docs/cache.md, "The remembered no-op") through the `mccbuild` binary:
 //! it says what the full command says, and every change that must be seen is seen by the very
 //! next command: records removed, damaged, added or replaced (loose and packed), a pack
-//! rewritten, the index rebuilt, a tool, an instance, the manifest or the rules edited, the
+//! rewritten or added, the index rebuilt, a tool, an instance, the manifest or the rules edited, the
 //! binary changed, a `run` that waited for another's records.
 
 mod common;
@@ -305,6 +305,14 @@ fn packed_records_a_rewritten_pack_and_a_rebuilt_index_are_seen_by_the_next_comm
     let (plan_json, remembered, _) = plan(&c);
     assert!(!remembered, "the packs removed");
     assert_ne!(plan_json["to_run"], 0, "{plan_json}");
+    // A pack added (a copy of the one the runs done again went to, as a store merged from
+    // another would bring): read.
+    remembered_after(&c, &packing);
+    let pack = the_pack(&c);
+    fs::copy(&pack, pack.with_file_name("00000099.jsonl")).unwrap();
+    let (plan_json, remembered, _) = plan(&c);
+    assert!(!remembered, "a pack added");
+    assert_eq!(plan_json["to_run"], 0, "{plan_json}");
 }
 
 #[test]
