@@ -96,6 +96,14 @@ pub struct ContestData {
     /// What the trusted values are: the vote (E-3.1, the default) or the reference answers.
     #[returns(copy)]
     pub basis: Basis,
+    /// Nothing, at LOW durability, never set: E-2.2's tally reads it so that the tally, and every
+    /// query reading a Confidence, is LOW from the start. The runs of a complete model
+    /// examination are MEDIUM (`ScoringDb::build`); were the tally MEDIUM while every model
+    /// examination is complete, the first new record would lower it, and salsa does not backdate
+    /// a result whose durability dropped: every value reading a Confidence would be re-decided
+    /// once, equal or not.
+    #[returns(copy)]
+    pub low: (),
 }
 
 #[salsa::input(debug)]
@@ -255,6 +263,7 @@ pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTal
 /// Rule E-2.2 over the whole contest.
 #[salsa::tracked(returns(ref))]
 pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
+    contest.low(db);
     let mut tally = ConfidenceTally::default();
     for m in contest.examinations(db).iter() {
         tally.merge(agreement(db, *m));
