@@ -130,6 +130,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         // group, recomputed because instance 0's answers changed.
         ("value_answers", 1),
         ("agreement", 1),
+        ("tally_chunk", 1),      // its chunk of 32 model examinations' tallies
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
         // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
@@ -138,7 +139,7 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("contested_decision", 2),
         ("trusted_values", 1),
         ("exam_scores", 1),
-        ("completed_runs", 1), // E-4.5's wins read the changed group's completions only
+        ("group_wins", 1), // E-4.5's wins: the changed weight group's counted again only
         ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
@@ -198,7 +199,7 @@ fn time_and_memory_do_not_touch_values() {
     let executed = counts(db.take_executed());
     let expected = expect(&[
         ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -256,7 +257,7 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("contested_decision", 2), // the two shapes of contested value read the threshold
         ("trusted_values", 1),     // the group where A's lone value is: re-decided
         ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -413,13 +414,14 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("value_answers", 4),
         ("agreement", 4),
+        ("tally_chunk", 1), // the contest's 12 model examinations are one chunk
         ("confidence_tally", 1),
         ("tool_confidence", 4),
         ("contested_decision", 2),
         ("trusted_values", 4),
         ("exam_scores", 4),
-        ("completed_runs", 4),
-        ("group_totals", 1), // the four are models of one weight group
+        ("group_wins", 1),   // the four are models of one weight group
+        ("group_totals", 1), // the same
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -484,7 +486,7 @@ fn a_new_reference_rescores_without_touching_the_answers() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -519,7 +521,7 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("trusted_values", 1),
         ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -541,13 +543,12 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     assert_eq!(podiums(&db, handles.contest), &voted);
 }
 
-/// E-4.5's wins read each model examination's completed runs through a query of its own: a new
-/// record (here a faster measurement of one run) rebuilds the completed runs of its model
-/// examination only, not those of the other five, and re-sums its weight group only (the
+/// E-4.5's wins are counted per weight group by a query of its own: a new record (here a faster
+/// measurement of one run) counts the wins of its group again only, not those of the other, and re-sums its weight group only (the
 /// contest's two: Reachability's four models, CTL's two); the awards are those of a database
 /// built with that record from the start.
 #[test]
-fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
+fn one_record_counts_only_its_weight_groups_wins_again() {
     let mut db = ScoringDb::with_log();
     let (handles, rc_eis, _) = medium(&mut db);
     let edition = handles.contest.edition(&db).clone();
@@ -568,7 +569,7 @@ fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
         executed,
         expect(&[
             ("exam_scores", 1),
-            ("completed_runs", 1),
+            ("group_wins", 1),
             ("group_totals", 1),
             ("category_scores", 1),
             ("podiums", 1),
