@@ -73,7 +73,7 @@ impl ScoringDb {
         *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
     }
 
-    /// The queries executed since the last call, by name (`value_answers`, `trusted_values`...).
+    /// The queries executed since the last call, by name (`value_answers`, `exam_scores`...).
     pub fn take_executed(&self) -> Vec<String> {
         self.take_executed_with_ids()
             .into_iter()

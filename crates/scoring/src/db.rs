@@ -2,11 +2,11 @@
 //! its runs; tracked queries only wire the pure rule functions of `mccbuild-rules` together.
 //!
 //! ```text
-//! answers ─> value_answers(m) ─> agreement(m) ─> confidence_tally ─> tool_confidence(t)
-//!                  │                                                         │
-//!                  └──────────> trusted_values(m) <──────────────────────────┘ (only where tools disagree)
+//! answers ─> value_answers(m) ─> agreement(m) ─> tally_chunk ─> confidence_tally ─> tool_confidence(t)
+//!                  │                                                                      │
+//!                  └──────────> exam_scores(m): trusted values, then scores <─────────────┘ (only where tools disagree)
 //!                                      │
-//! competes, measurements ─────> exam_scores(m) ─> category_scores ─> podiums
+//! competes, measurements ──────────────┘──> group_totals, group_wins ─> category_scores ─> podiums
 //!                          weights (E-4.4, from the plan's shape) ──┘
 //! ```
 //!
@@ -320,8 +320,15 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
 /// The trusted value of each value of each examination instance of a model examination: rule
 /// E-3.1's vote (or the given truth, in a ground-truth contest), or, when the contest's basis
 /// is its reference answers, those; then the organisers' decisions (E-6.3) where there are.
-#[salsa::tracked(returns(ref))]
-pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+/// Decided by [`exam_scores`], which keeps them: one memo per model examination instead of two
+/// (salsa verifies each model examination's memos after every record, as they read the
+/// Confidences: docs/BENCHMARKS.md, seventh session).
+pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> &Vec<Vec<Decision>> {
+    &exam_scores(db, m).decisions
+}
+
+/// [`trusted_values`], decided.
+fn decide(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
     let mut decisions = undecided_values(db, m);
     for (decisions, decided) in decisions.iter_mut().zip(m.corrections(db).iter()) {
         let Some(decided) = decided else {
@@ -464,6 +471,8 @@ pub struct ToolExamScore {
 /// re-score adds the model examinations that changed, not all their examination instances again.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExamScores {
+    /// The trusted values they are scored against ([`trusted_values`]).
+    decisions: Vec<Vec<Decision>>,
     scores: Vec<Vec<ToolExamScore>>,
     /// Per tool taking part, in tool order.
     pub totals: Vec<ExamTotal>,
@@ -494,7 +503,7 @@ pub struct ExamTotal {
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
     let rules = m.contest(db).scoring_rules(db);
-    let decisions = trusted_values(db, m);
+    let decisions = decide(db, m);
     let (exam_instances, runs, competes, measurements) = (
         m.exam_instances(db),
         m.answers(db),
@@ -549,6 +558,7 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
         }
     }
     ExamScores {
+        decisions,
         scores: all,
         totals: totals.into_iter().flatten().collect(),
     }

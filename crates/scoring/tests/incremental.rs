@@ -137,9 +137,8 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
         // decision is unchanged: no other group would be re-decided for it.
         ("contested_decision", 2),
-        ("trusted_values", 1),
-        ("exam_scores", 1),
-        ("group_wins", 1), // E-4.5's wins: the changed weight group's counted again only
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
+        ("group_wins", 1),  // E-4.5's wins: the changed weight group's counted again only
         ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
@@ -255,8 +254,7 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("edition_shape", 1),      // reads the edition: re-executed, equal, stops there
         ("tool_trusted_alone", 1), // A's verdict on its lone values: now trusted
         ("contested_decision", 2), // the two shapes of contested value read the threshold
-        ("trusted_values", 1),     // the group where A's lone value is: re-decided
-        ("exam_scores", 1),
+        ("exam_scores", 1),        // the group where A's lone value is: re-decided
         ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
@@ -418,8 +416,7 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("confidence_tally", 1),
         ("tool_confidence", 4),
         ("contested_decision", 2),
-        ("trusted_values", 4),
-        ("exam_scores", 4),
+        ("exam_scores", 4),  // their trusted values and scores
         ("group_wins", 1),   // the four are models of one weight group
         ("group_totals", 1), // the same
         ("category_scores", 1),
@@ -484,8 +481,7 @@ fn a_new_reference_rescores_without_touching_the_answers() {
     let against_reference = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = expect(&[
-        ("trusted_values", 1),
-        ("exam_scores", 1),
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
         ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
@@ -519,8 +515,7 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     let corrected = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = expect(&[
-        ("trusted_values", 1),
-        ("exam_scores", 1),
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
         ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
