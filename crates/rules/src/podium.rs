@@ -618,7 +618,7 @@ mod tests {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
         let standings = podium(&entrants(), &scores, None, true);
         let ranked = ranked_tools(&standings);
-        let exams = vec![
+        let exams = [
             vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
             vec![run(1, 0.1, 0.1)],
             vec![run(4, 9.0, 9.0)],
