@@ -858,8 +858,7 @@ pub struct Ranked<'db> {
 /// model examinations (all of one category; from E-4.3's measurements of the runs that completed
 /// each). A query of its own: a new record counts its group's wins again, and the podiums add the
 /// other groups' as they were (the wins were counted over every examination instance of the
-/// category on every re-score: a third of `mccbuild watch`'s time per record, docs/BENCHMARKS.md,
-/// seventh session). Per group rather than per model examination: ~1,300 more memos to verify
+/// category on every re-score: 15-17 % of it, docs/BENCHMARKS.md, seventh session). Per group rather than per model examination: ~1,300 more memos to verify
 /// after each record cost more than counting one group's.
 #[salsa::tracked(returns(ref))]
 pub fn group_wins<'db>(
