@@ -8,6 +8,11 @@
 //! of 20: the time to re-score after one run of a tool changes (its booleans negated, its
 //! integers plus 1; a different run each round, put back after it), then after all of that tool's runs in
 //! that examination change.
+//!
+//! `BENCH_ARRIVALS=N`: instead, as `mccbuild watch` sees runs arrive: the database is built with N
+//! stored runs (spread over the plan, seed-free: every k-th stored run) not stored yet, then each
+//! one's record is applied, one at a time, and the podiums re-scored; prints the median wall and
+//! CPU time per record (`BENCH_LOG=1`: with salsa's event log, as `watch` has it).
 
 use std::time::Instant;
 
@@ -82,6 +87,13 @@ fn main() {
              scripts/bench-scoring does it)",
             manifest.display()
         ));
+    }
+    if let Some(n) = std::env::var("BENCH_ARRIVALS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        arrivals(&session, n);
+        return;
     }
     let (mut db, handles) = full_scoring(&session);
 
@@ -304,4 +316,64 @@ fn all_runs_change(
         let _ = podiums(db, handles.contest);
     }
     times
+}
+
+/// Runs arriving one at a time (see the module's doc): `n` stored runs hidden when the database
+/// is built, then applied one by one. Prints the medians per record.
+fn arrivals(session: &Session, n: usize) {
+    use mccbuild_scoring::inputs::{build_scoring, run_inputs, run_refs};
+    let stored: Vec<usize> = (0..session.plan.runs.len())
+        .filter(|&i| session.is_stored(i))
+        .collect();
+    let step = (stored.len() / n.max(1)).max(1);
+    let hidden: Vec<usize> = stored.iter().step_by(step).take(n).copied().collect();
+    let hidden_keys: std::collections::HashSet<_> =
+        hidden.iter().map(|&i| session.plan.runs[i].key).collect();
+    let db = if std::env::var_os("BENCH_LOG").is_some() {
+        ScoringDb::with_log()
+    } else {
+        ScoringDb::default()
+    };
+    let (mut db, handles) = build_scoring(db, &session.plan, |key| {
+        if hidden_keys.contains(key) {
+            None
+        } else {
+            session.index.get(key)
+        }
+    });
+    db.refresh(&handles);
+    let _ = podiums(&db, handles.contest);
+    let refs = run_refs(&session.plan, &handles);
+    // `perf record -D -1 --control fifo:FIFO` profiles only the arrivals.
+    if let Some(fifo) = std::env::var_os("BENCH_PERF_FIFO") {
+        let _ = std::fs::write(fifo, "enable\n");
+    }
+    let (mut times, mut cpu) = (Vec::new(), Vec::new());
+    let mut executed = std::collections::BTreeMap::new();
+    for &i in &hidden {
+        let (answers, competes, measurement) =
+            run_inputs(session.index.get(&session.plan.runs[i].key));
+        db.start_logging();
+        let (t, c) = (Instant::now(), thread_cpu_ms());
+        db.set_answers(refs[i], answers);
+        db.set_competes(refs[i], competes);
+        db.set_measurement(refs[i], measurement);
+        let _ = podiums(&db, handles.contest);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        cpu.push(thread_cpu_ms() - c);
+        for q in db.take_executed() {
+            *executed.entry(q).or_insert(0usize) += 1;
+        }
+    }
+    println!(
+        "{} runs arriving one at a time: re-score median {:.2} ms (min {:.2}, max {:.2}), CPU {:.2} ms",
+        hidden.len(),
+        median(times.clone()),
+        times.iter().cloned().fold(f64::MAX, f64::min),
+        times.iter().cloned().fold(0.0, f64::max),
+        median(cpu)
+    );
+    if !executed.is_empty() {
+        println!("queries executed in all: {executed:?}");
+    }
 }

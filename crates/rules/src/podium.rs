@@ -220,11 +220,37 @@ pub fn awards_by_wins(
     standings: &[Standing],
     completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,
 ) -> Awards {
-    let ranked: Vec<ToolIdx> = standings
+    let ranked = ranked_tools(standings);
+    awards_of_wins(&ranked, [&count_wins(&ranked, completed)])
+}
+
+/// The tools ranked on a podium, in podium order: those E-4.5's wins are counted among.
+pub fn ranked_tools(standings: &[Standing]) -> Vec<ToolIdx> {
+    standings
         .iter()
         .filter(|s| s.rank.is_some())
         .map(|s| s.tool)
-        .collect();
+        .collect()
+}
+
+/// E-4.5's wins (see [`awards_by_wins`]) counted over some examination instances, among the tools
+/// `ranked`: per ranked tool (its position there), how many of them it won shared by k tools.
+/// Counted per part of a category (a model examination) and added by [`awards_of_wins`]: the
+/// same awards as counting over the whole category at once (counts add up).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Wins {
+    /// `(position in ranked, k, count)`, sorted, each count > 0: CPU time.
+    pub time: Vec<(u32, u32, u64)>,
+    /// The same for peak memory.
+    pub memory: Vec<(u32, u32, u64)>,
+}
+
+/// The wins of each tool of `ranked` over the examination instances `completed` (one list per
+/// examination instance: the runs that completed it).
+pub fn count_wins(
+    ranked: &[ToolIdx],
+    completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,
+) -> Wins {
     // Per ranked tool, how many examination instances it won shared by k tools (index k): the
     // wins are summed as fractions once at the end, exactly (sum of count / k), instead of
     // adding 1/k fractions per examination instance.
@@ -255,6 +281,38 @@ pub fn awards_by_wins(
         share_win(&times, &mut time_wins);
         share_win(&memories, &mut memory_wins);
     }
+    let sparse = |wins: Vec<Vec<u64>>| -> Vec<(u32, u32, u64)> {
+        wins.into_iter()
+            .enumerate()
+            .flat_map(|(at, by_k)| {
+                by_k.into_iter()
+                    .enumerate()
+                    .filter(|(_, n)| *n > 0)
+                    .map(move |(k, n)| (at as u32, k as u32, n))
+            })
+            .collect()
+    };
+    Wins {
+        time: sparse(time_wins),
+        memory: sparse(memory_wins),
+    }
+}
+
+/// Rule E-4.5 read as per-examination wins: the awards of the wins counted by [`count_wins`] (with
+/// the same `ranked`) over the parts of a category.
+pub fn awards_of_wins<'a>(ranked: &[ToolIdx], parts: impl IntoIterator<Item = &'a Wins>) -> Awards {
+    let mut time_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    let mut memory_wins: Vec<Vec<u64>> = vec![vec![0; ranked.len() + 1]; ranked.len()];
+    for part in parts {
+        for (all, wins) in [
+            (&mut time_wins, &part.time),
+            (&mut memory_wins, &part.memory),
+        ] {
+            for &(at, k, n) in wins {
+                all[at as usize][k as usize] += n;
+            }
+        }
+    }
     let exact = |wins: Vec<Vec<u64>>| -> Vec<Exact> {
         wins.into_iter()
             .map(|by_k| {
@@ -268,8 +326,8 @@ pub fn awards_by_wins(
             .collect()
     };
     Awards {
-        fastest: most_wins(&ranked, &exact(time_wins)),
-        least_memory: most_wins(&ranked, &exact(memory_wins)),
+        fastest: most_wins(ranked, &exact(time_wins)),
+        least_memory: most_wins(ranked, &exact(memory_wins)),
     }
 }
 
@@ -551,6 +609,51 @@ mod tests {
         let a = awards_by_wins(&standings, &exams[..2]);
         assert_eq!(a.fastest, Some(0));
         assert_eq!(awards_by_wins(&standings, &exams[1..2]), Awards::default());
+    }
+
+    /// Wins counted per part (a model examination each) and added give the counts, hence the
+    /// awards, of the whole: every split of these examinations, every prefix of them.
+    #[test]
+    fn wins_counted_in_parts_add_up_to_the_wins_of_the_whole() {
+        let scores = ints(&[300, 350, 400, 500, 300, 0]);
+        let standings = podium(&entrants(), &scores, None, true);
+        let ranked = ranked_tools(&standings);
+        let exams = [
+            vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
+            vec![run(1, 0.1, 0.1)],
+            vec![run(4, 9.0, 9.0)],
+            vec![run(0, 2.0, 1.0), run(2, 3.0, 1.0), run(4, 2.0, 7.0)],
+            vec![run(2, 0.5, 2.0), run(0, 0.5, 2.0), run(4, 0.5, 2.0)],
+            vec![],
+        ];
+        for len in 0..=exams.len() {
+            let whole = count_wins(&ranked, &exams[..len]);
+            for split in 0..=len {
+                let parts = [
+                    count_wins(&ranked, &exams[..split]),
+                    count_wins(&ranked, &exams[split..len]),
+                ];
+                assert_eq!(
+                    awards_of_wins(&ranked, &parts),
+                    awards_of_wins(&ranked, [&whole])
+                );
+                assert_eq!(
+                    awards_of_wins(&ranked, &parts),
+                    awards_by_wins(&standings, &exams[..len])
+                );
+                // The counts themselves add up.
+                let mut added: std::collections::BTreeMap<(u32, u32), u64> = Default::default();
+                for (at, k, n) in parts.iter().flat_map(|p| &p.time) {
+                    *added.entry((*at, *k)).or_default() += n;
+                }
+                let whole_time: std::collections::BTreeMap<(u32, u32), u64> = whole
+                    .time
+                    .iter()
+                    .map(|(at, k, n)| ((*at, *k), *n))
+                    .collect();
+                assert_eq!(added, whole_time);
+            }
+        }
     }
 
     #[test]

@@ -73,7 +73,7 @@ impl ScoringDb {
         *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
     }
 
-    /// The queries executed since the last call, by name (`value_answers`, `trusted_values`...).
+    /// The queries executed since the last call, by name (`value_answers`, `exam_scores`...).
     pub fn take_executed(&self) -> Vec<String> {
         self.take_executed_with_ids()
             .into_iter()
@@ -242,8 +242,10 @@ impl ScoringDb {
             Arc::from(Vec::new()),
             Arc::from(Vec::new()),
             inputs.basis,
+            (),
         )
         .durability(Durability::HIGH)
+        .low_durability(Durability::LOW)
         .new(self);
         let tool_count = contest.tools(self).len();
         let tool_data: Vec<ToolData> = (0..tool_count as u32)
@@ -313,6 +315,7 @@ impl ScoringDb {
                     .collect::<Arc<[Answers]>>(),
             );
         }
+        let runs = runs_durability(&competes);
         ModelExamination::builder(
             contest,
             model,
@@ -326,6 +329,11 @@ impl ScoringDb {
         .contest_durability(Durability::HIGH)
         .model_durability(Durability::HIGH)
         .exam_instances_durability(Durability::HIGH)
+        .answers_durability(runs)
+        .competes_durability(runs)
+        .measurements_durability(runs)
+        .reference_durability(Durability::MEDIUM)
+        .corrections_durability(Durability::MEDIUM)
         .new(self)
     }
 
@@ -385,21 +393,30 @@ impl ScoringDb {
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
     pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
         if let Some(new) = replaced(run.examination.answers(self), run, answers) {
-            run.examination.set_answers(self).to(new);
+            run.examination
+                .set_answers(self)
+                .with_durability(Durability::LOW)
+                .to(new);
         }
     }
 
     /// Sets whether a run takes part, only if it changed.
     pub fn set_competes(&mut self, run: RunRef, competes: bool) {
         if let Some(new) = replaced(run.examination.competes(self), run, competes) {
-            run.examination.set_competes(self).to(new);
+            run.examination
+                .set_competes(self)
+                .with_durability(Durability::LOW)
+                .to(new);
         }
     }
 
     /// Sets a run's measurement, only if it changed.
     pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
         if let Some(new) = replaced(run.examination.measurements(self), run, measurement) {
-            run.examination.set_measurements(self).to(new);
+            run.examination
+                .set_measurements(self)
+                .with_durability(Durability::LOW)
+                .to(new);
         }
     }
 
@@ -454,6 +471,26 @@ impl ScoringDb {
             run.examination.exam_instances(self)[run.exam_instance].tools[run.position],
             run.examination.answers(self)[run.exam_instance][run.position].clone(),
         )
+    }
+}
+
+/// The durability of a model examination's runs (answers, taking part, measurements) as the
+/// database is built: LOW where a run does not take part yet (not stored, or DO_NOT_COMPETE:
+/// its record may still come), MEDIUM where every run does.
+///
+/// Why (docs/BENCHMARKS.md, issue 17, seventh session): salsa verifies a memo whose inputs all
+/// have a durability above the changed input's in O(1), without walking its dependencies. With
+/// every model examination's runs LOW, one new record had the ~1,300 model examinations' memos
+/// verified one dependency at a time; with the complete ones MEDIUM, a record of a model
+/// examination still running (LOW) leaves them verified at a glance. A new record of a complete
+/// model examination (a rerun) is a MEDIUM write once (salsa reports a write at the field's
+/// durability before it: a full verification, as before), and its fields are LOW from then on
+/// (the setters below).
+fn runs_durability(competes: &[Arc<[bool]>]) -> Durability {
+    if competes.iter().all(|runs| runs.iter().all(|&c| c)) {
+        Durability::MEDIUM
+    } else {
+        Durability::LOW
     }
 }
 

@@ -2,11 +2,11 @@
 //! its runs; tracked queries only wire the pure rule functions of `mccbuild-rules` together.
 //!
 //! ```text
-//! answers ─> value_answers(m) ─> agreement(m) ─> confidence_tally ─> tool_confidence(t)
-//!                  │                                                         │
-//!                  └──────────> trusted_values(m) <──────────────────────────┘ (only where tools disagree)
+//! answers ─> value_answers(m) ─> agreement(m) ─> tally_chunk ─> confidence_tally ─> tool_confidence(t)
+//!                  │                                                                      │
+//!                  └──────────> exam_scores(m): trusted values, then scores <─────────────┘ (only where tools disagree)
 //!                                      │
-//! competes, measurements ─────> exam_scores(m) ─> category_scores ─> podiums
+//! competes, measurements ──────────────┘──> group_totals, group_wins ─> category_scores ─> podiums
 //!                          weights (E-4.4, from the plan's shape) ──┘
 //! ```
 //!
@@ -28,7 +28,7 @@ use mccbuild_rules::edition::{
 use mccbuild_rules::exact::{zero, Exact, Sum};
 use mccbuild_rules::podium::{
     self, category_total, weighted_points, weighted_sum, Awards, Completed, Entrant, Performance,
-    Standing,
+    Standing, Wins,
 };
 use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
 use mccbuild_rules::reference::{trusted_by_reference, Basis};
@@ -96,6 +96,14 @@ pub struct ContestData {
     /// What the trusted values are: the vote (E-3.1, the default) or the reference answers.
     #[returns(copy)]
     pub basis: Basis,
+    /// Nothing, at LOW durability, never set: E-2.2's tally reads it so that the tally, and every
+    /// query reading a Confidence, is LOW from the start. The runs of a complete model
+    /// examination are MEDIUM (`ScoringDb::build`); were the tally MEDIUM while every model
+    /// examination is complete, the first new record would lower it, and salsa does not backdate
+    /// a result whose durability dropped: every value reading a Confidence would be re-decided
+    /// once, equal or not.
+    #[returns(copy)]
+    pub low: (),
 }
 
 #[salsa::input(debug)]
@@ -252,12 +260,36 @@ pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTal
     tally
 }
 
-/// Rule E-2.2 over the whole contest.
+/// How many model examinations a [`tally_chunk`] sums.
+pub const TALLY_CHUNK: usize = 32;
+
+/// Rule E-2.2 over the model examinations `chunk * TALLY_CHUNK ..` of the contest (the next
+/// [`TALLY_CHUNK`]). A query of its own: the contest's tally adds ~40 of these instead of ~1,300
+/// model examinations' tallies, and salsa verifies a chunk of complete model examinations
+/// (MEDIUM inputs) in O(1) after a record elsewhere, instead of each of its members (the tally's
+/// verification was a sixth of `mccbuild watch`'s time per record, docs/BENCHMARKS.md, seventh
+/// session). The counts are integers: chunked or not, the same sum.
+#[salsa::tracked(returns(ref))]
+pub fn tally_chunk(db: &dyn salsa::Database, contest: ContestData, chunk: u32) -> ConfidenceTally {
+    let mut tally = ConfidenceTally::default();
+    for m in contest
+        .examinations(db)
+        .iter()
+        .skip(chunk as usize * TALLY_CHUNK)
+        .take(TALLY_CHUNK)
+    {
+        tally.merge(agreement(db, *m));
+    }
+    tally
+}
+
+/// Rule E-2.2 over the whole contest (the sum of its [`tally_chunk`]s).
 #[salsa::tracked(returns(ref))]
 pub fn confidence_tally(db: &dyn salsa::Database, contest: ContestData) -> ConfidenceTally {
+    contest.low(db);
     let mut tally = ConfidenceTally::default();
-    for m in contest.examinations(db).iter() {
-        tally.merge(agreement(db, *m));
+    for chunk in 0..contest.examinations(db).len().div_ceil(TALLY_CHUNK) {
+        tally.merge(tally_chunk(db, contest, chunk as u32));
     }
     tally
 }
@@ -288,8 +320,15 @@ pub fn tool_trusted_alone(db: &dyn salsa::Database, tool: ToolData) -> bool {
 /// The trusted value of each value of each examination instance of a model examination: rule
 /// E-3.1's vote (or the given truth, in a ground-truth contest), or, when the contest's basis
 /// is its reference answers, those; then the organisers' decisions (E-6.3) where there are.
-#[salsa::tracked(returns(ref))]
-pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+/// Decided by [`exam_scores`], which keeps them: one memo per model examination instead of two
+/// (salsa verifies each model examination's memos after every record, as they read the
+/// Confidences: docs/BENCHMARKS.md, seventh session).
+pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> &Vec<Vec<Decision>> {
+    &exam_scores(db, m).decisions
+}
+
+/// [`trusted_values`], decided.
+fn decide(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
     let mut decisions = undecided_values(db, m);
     for (decisions, decided) in decisions.iter_mut().zip(m.corrections(db).iter()) {
         let Some(decided) = decided else {
@@ -432,6 +471,8 @@ pub struct ToolExamScore {
 /// re-score adds the model examinations that changed, not all their examination instances again.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExamScores {
+    /// The trusted values they are scored against ([`trusted_values`]).
+    decisions: Vec<Vec<Decision>>,
     scores: Vec<Vec<ToolExamScore>>,
     /// Per tool taking part, in tool order.
     pub totals: Vec<ExamTotal>,
@@ -462,7 +503,7 @@ pub struct ExamTotal {
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
     let rules = m.contest(db).scoring_rules(db);
-    let decisions = trusted_values(db, m);
+    let decisions = decide(db, m);
     let (exam_instances, runs, competes, measurements) = (
         m.exam_instances(db),
         m.answers(db),
@@ -517,6 +558,7 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
         }
     }
     ExamScores {
+        decisions,
         scores: all,
         totals: totals.into_iter().flatten().collect(),
     }
@@ -804,15 +846,31 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     }
 }
 
-/// E-4.3's measurements of the runs that completed each examination instance of a model
-/// examination (`[examination instance][tool]`), for E-4.5's per-examination wins. A query of its
-/// own: a new record rebuilds the lists of its model examination only, and the podiums read the
-/// others' as they were (they were rebuilt for the whole category on every re-score: a third of
-/// `mccbuild watch`'s time per record, docs/BENCHMARKS.md).
+/// The tools ranked on one category's podium (E-4.5's wins are counted among them).
+#[salsa::interned(debug)]
+pub struct Ranked<'db> {
+    contest: ContestData,
+    #[returns(ref)]
+    tools: Vec<ToolIdx>,
+}
+
+/// E-4.5's wins among the `ranked` tools over the examination instances of one weight group's
+/// model examinations (all of one category; from E-4.3's measurements of the runs that completed
+/// each). A query of its own: a new record counts its group's wins again, and the podiums add the
+/// other groups' as they were (the wins were counted over every examination instance of the
+/// category on every re-score: 15-17 % of it, docs/BENCHMARKS.md, seventh session). Per group rather than per model examination: ~1,300 more memos to verify
+/// after each record cost more than counting one group's.
 #[salsa::tracked(returns(ref))]
-pub fn completed_runs(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Completed>> {
-    exam_scores(db, m)
+pub fn group_wins<'db>(
+    db: &'db dyn salsa::Database,
+    contest: ContestData,
+    group: u32,
+    ranked: Ranked<'db>,
+) -> Wins {
+    let examinations = contest.examinations(db);
+    let completed = weight_groups(db, contest).members[group as usize]
         .iter()
+        .flat_map(|&i| exam_scores(db, examinations[i]).iter())
         .map(|instance| {
             instance
                 .iter()
@@ -823,24 +881,9 @@ pub fn completed_runs(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<
                         peak_memory_mb: r.peak_memory_mb(),
                     })
                 })
-                .collect()
-        })
-        .collect()
-}
-
-/// The completed runs of every examination instance of `category` (of [`completed_runs`]).
-fn category_completed_runs(
-    db: &dyn salsa::Database,
-    contest: ContestData,
-    category: CategoryId,
-) -> impl Iterator<Item = &[Completed]> + '_ {
-    let groups = weight_groups(db, contest);
-    contest
-        .examinations(db)
-        .iter()
-        .zip(&groups.of)
-        .filter(move |(_, g)| g.is_some_and(|g| groups.weights[g].category == category))
-        .flat_map(move |(m, _)| completed_runs(db, *m).iter().map(Vec::as_slice))
+                .collect::<Vec<_>>()
+        });
+    podium::count_wins(ranked.tools(db), completed)
 }
 
 /// One category's podium and awards.
@@ -885,7 +928,14 @@ pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
             let awards = if !edition.awards.enabled {
                 Awards::default()
             } else if edition.awards.aggregate == AwardAggregate::Wins {
-                podium::awards_by_wins(&standings, category_completed_runs(db, contest, category))
+                let ranked = podium::ranked_tools(&standings);
+                let key = Ranked::new(db, contest, ranked.clone());
+                let groups = weight_groups(db, contest);
+                let wins: Vec<&Wins> = (0..groups.weights.len())
+                    .filter(|&g| groups.weights[g].category == category)
+                    .map(|g| group_wins(db, contest, g as u32, key))
+                    .collect();
+                podium::awards_of_wins(&ranked, wins)
             } else {
                 podium::awards(
                     &standings,

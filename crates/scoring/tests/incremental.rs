@@ -130,15 +130,15 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         // group, recomputed because instance 0's answers changed.
         ("value_answers", 1),
         ("agreement", 1),
+        ("tally_chunk", 1),      // its chunk of 32 model examinations' tallies
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
         // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
         // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
         // decision is unchanged: no other group would be re-decided for it.
         ("contested_decision", 2),
-        ("trusted_values", 1),
-        ("exam_scores", 1),
-        ("completed_runs", 1), // E-4.5's wins read the changed group's completions only
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
+        ("group_wins", 1),  // E-4.5's wins: the changed weight group's counted again only
         ("group_totals", 1),
         ("category_scores", 1), // one sum over the examination scores
         ("podiums", 1),
@@ -198,7 +198,7 @@ fn time_and_memory_do_not_touch_values() {
     let executed = counts(db.take_executed());
     let expected = expect(&[
         ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -254,9 +254,8 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("edition_shape", 1),      // reads the edition: re-executed, equal, stops there
         ("tool_trusted_alone", 1), // A's verdict on its lone values: now trusted
         ("contested_decision", 2), // the two shapes of contested value read the threshold
-        ("trusted_values", 1),     // the group where A's lone value is: re-decided
-        ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("exam_scores", 1),        // the group where A's lone value is: re-decided
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -303,6 +302,14 @@ fn a_rules_edit_that_changes_no_rule_reexecutes_nothing_else() {
 /// that tool 3 disagrees on value 0 of the CTL instances (so those 20 instances read its
 /// Confidence: 3 against 1, decided by weighted majority).
 fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec<usize>) {
+    medium_with(db, None)
+}
+
+/// [`medium`], with the run of (examination instance, tool) `missing` not stored yet.
+fn medium_with(
+    db: &mut ScoringDb,
+    missing: Option<(usize, u32)>,
+) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec<usize>) {
     let edition = edition();
     let rc = edition.examination("ReachabilityCardinality").unwrap() as u32;
     let ctl = edition.examination("CTLCardinality").unwrap() as u32;
@@ -333,6 +340,14 @@ fn medium(db: &mut ScoringDb) -> (mccbuild_scoring::db::Handles, Vec<usize>, Vec
                         )
                     })
                     .collect();
+                if missing == Some((instance as usize, tool)) {
+                    return RunInputs {
+                        tool,
+                        competes: false,
+                        answers: Arc::from(Vec::new()),
+                        measurement: Measurement::default(),
+                    };
+                }
                 RunInputs {
                     tool,
                     competes: true,
@@ -413,13 +428,13 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     let expected: BTreeMap<String, usize> = expect(&[
         ("value_answers", 4),
         ("agreement", 4),
+        ("tally_chunk", 1), // the contest's 12 model examinations are one chunk
         ("confidence_tally", 1),
         ("tool_confidence", 4),
         ("contested_decision", 2),
-        ("trusted_values", 4),
-        ("exam_scores", 4),
-        ("completed_runs", 4),
-        ("group_totals", 1), // the four are models of one weight group
+        ("exam_scores", 4),  // their trusted values and scores
+        ("group_wins", 1),   // the four are models of one weight group
+        ("group_totals", 1), // the same
         ("category_scores", 1),
         ("podiums", 1),
     ]);
@@ -482,9 +497,8 @@ fn a_new_reference_rescores_without_touching_the_answers() {
     let against_reference = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = expect(&[
-        ("trusted_values", 1),
-        ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -517,9 +531,8 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     let corrected = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = expect(&[
-        ("trusted_values", 1),
-        ("exam_scores", 1),
-        ("completed_runs", 1),
+        ("exam_scores", 1), // its trusted values (E-3.1) and scores
+        ("group_wins", 1),
         ("group_totals", 1),
         ("category_scores", 1),
         ("podiums", 1),
@@ -541,13 +554,12 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
     assert_eq!(podiums(&db, handles.contest), &voted);
 }
 
-/// E-4.5's wins read each model examination's completed runs through a query of its own: a new
-/// record (here a faster measurement of one run) rebuilds the completed runs of its model
-/// examination only, not those of the other five, and re-sums its weight group only (the
+/// E-4.5's wins are counted per weight group by a query of its own: a new record (here a faster
+/// measurement of one run) counts the wins of its group again only, not those of the other, and re-sums its weight group only (the
 /// contest's two: Reachability's four models, CTL's two); the awards are those of a database
 /// built with that record from the start.
 #[test]
-fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
+fn one_record_counts_only_its_weight_groups_wins_again() {
     let mut db = ScoringDb::with_log();
     let (handles, rc_eis, _) = medium(&mut db);
     let edition = handles.contest.edition(&db).clone();
@@ -568,7 +580,7 @@ fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
         executed,
         expect(&[
             ("exam_scores", 1),
-            ("completed_runs", 1),
+            ("group_wins", 1),
             ("group_totals", 1),
             ("category_scores", 1),
             ("podiums", 1),
@@ -585,4 +597,100 @@ fn one_record_rebuilds_only_its_model_examinations_completed_runs() {
     let (fresh_handles, _, _) = medium(&mut fresh);
     fresh.set_measurement(fresh_handles.run(rc_eis[0], 3), measured(0.5, 1.0));
     assert_eq!(*podiums(&fresh, fresh_handles.contest), after);
+}
+
+/// Durability (`ScoringDb::build`): the runs of a model examination with a run still to come
+/// are LOW inputs, those of complete ones MEDIUM. Records of both kinds, and a complete model
+/// examination's first rerun (a MEDIUM write, after which its runs are LOW), re-execute the
+/// same small set as in an all-LOW database (no wave: E-2.2's tally is LOW from the start, so no
+/// Confidence's durability drops, which salsa would not backdate), and every state scores as a
+/// database built with it from the start.
+#[test]
+fn records_of_running_and_complete_model_examinations_score_as_a_fresh_database() {
+    // With a CTL instance's run (model M4, tool 2) still to come, then with every run stored
+    // (every model examination complete: E-2.2's tally would be MEDIUM but for its LOW field).
+    for (missing, first) in [(Some((45, 2)), 0), (None, 1)] {
+        one_record_at_a_time(missing, first);
+    }
+}
+
+fn one_record_at_a_time(missing: Option<(usize, u32)>, first: usize) {
+    let mut db = ScoringDb::with_log();
+    let (handles, rc_eis, _) = medium_with(&mut db, missing);
+    let _ = podiums(&db, handles.contest);
+    let full: Arc<[(u16, Value)]> = (0..16u16).map(|i| (i, Value::Bool(i % 3 == 0))).collect();
+    // Tool 0 wrong on value 1 of the first Reachability instance (model M0, complete).
+    let wrong: Arc<[(u16, Value)]> = (0..16u16)
+        .map(|i| (i, Value::Bool((i % 3 == 0) != (i == 1))))
+        .collect();
+    type Step = Box<dyn Fn(&mut ScoringDb, &mccbuild_scoring::db::Handles)>;
+    let steps: Vec<(&str, Step)> = vec![
+        ("the missing record arrives", {
+            let full = full.clone();
+            Box::new(move |db, h| {
+                let Some(missing) = missing else { return };
+                let run = h.run(missing.0, missing.1 as usize);
+                db.set_answers(run, full.clone());
+                db.set_competes(run, true);
+                db.set_measurement(run, measured(1.0, 1.0));
+            })
+        }),
+        ("a first rerun in a complete model examination", {
+            let wrong = wrong.clone();
+            let e = rc_eis[0];
+            Box::new(move |db, h| db.set_answers(h.run(e, 0), wrong.clone()))
+        }),
+        ("the same run again", {
+            let full = full.clone();
+            let e = rc_eis[0];
+            Box::new(move |db, h| db.set_answers(h.run(e, 0), full.clone()))
+        }),
+        ("another complete model examination's run", {
+            let wrong = wrong.clone();
+            let e = rc_eis[15]; // model M1
+            Box::new(move |db, h| db.set_answers(h.run(e, 0), wrong.clone()))
+        }),
+    ];
+    for (i, (what, step)) in steps.iter().enumerate().skip(first) {
+        db.start_logging();
+        step(&mut db, &handles);
+        let after = podiums(&db, handles.contest).clone();
+        let executed = counts(db.take_executed());
+        // One model examination's answers changed: its own memos, the tally, and nothing of the
+        // other model examinations (a Confidence moved, no decision did).
+        assert_eq!(
+            executed.get("exam_scores"),
+            Some(&1),
+            "{what}: {executed:?}"
+        );
+        assert_eq!(
+            executed.get("value_answers"),
+            Some(&1),
+            "{what}: {executed:?}"
+        );
+        assert_eq!(
+            executed.get("tally_chunk"),
+            Some(&1),
+            "{what}: {executed:?}"
+        );
+
+        let mut fresh = ScoringDb::default();
+        let (fresh_handles, _, _) = medium_with(&mut fresh, missing);
+        for (_, step) in &steps[..=i] {
+            step(&mut fresh, &fresh_handles);
+        }
+        assert_eq!(*podiums(&fresh, fresh_handles.contest), after, "{what}");
+        for e in 0..60 {
+            assert_eq!(
+                handles.decisions(&db, e),
+                fresh_handles.decisions(&fresh, e),
+                "{what}"
+            );
+            assert_eq!(
+                handles.exam_scores(&db, e),
+                fresh_handles.exam_scores(&fresh, e),
+                "{what}"
+            );
+        }
+    }
 }
