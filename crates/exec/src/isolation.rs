@@ -750,13 +750,19 @@ unsafe fn drop_capabilities(user: Option<(u32, u32)>) -> io::Result<()> {
 
 /// Becomes user `uid` with group `gid` as its only group (real, effective and saved ids).
 ///
+/// Raw system calls, not the C library's wrappers: those change the ids of every thread the C
+/// library believes the process has, by signalling each and waiting for it, and a run's first
+/// process (`spawn`) is a copy of a multi-threaded mccbuild made without the C library's
+/// knowledge, where they would wait forever. The process has one thread: the calls act on all of
+/// it.
+///
 /// # Safety
 /// Between fork and exec: system calls only.
 pub unsafe fn become_user(uid: u32, gid: u32) -> io::Result<()> {
     let groups = [gid];
-    if libc::setgroups(1, groups.as_ptr()) != 0
-        || libc::setresgid(gid, gid, gid) != 0
-        || libc::setresuid(uid, uid, uid) != 0
+    if libc::syscall(libc::SYS_setgroups, 1usize, groups.as_ptr()) != 0
+        || libc::syscall(libc::SYS_setresgid, gid, gid, gid) != 0
+        || libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0
     {
         return Err(io::Error::last_os_error());
     }
