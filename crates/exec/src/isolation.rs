@@ -788,7 +788,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
         12 => "waiting to be moved into the run's cgroups",
-        crate::spawn::STEP_START => "starting the run's process (standard streams, session, cores)",
+        crate::spawn::STEP_START => "starting the run's process (standard streams, session)",
         _ => return e.to_string(),
     };
     format!("{what}: {}", io::Error::from_raw_os_error(errno))

@@ -35,6 +35,10 @@ pub struct LocalSettings {
     /// Check with a real process that namespaces work before using them (a run key depends on
     /// the answer). `mccbuild sandbox`, which keys nothing, tries them directly instead.
     pub probe_isolation: bool,
+    /// The executor is made to execute a run right away (`mccbuild sandbox`): the cgroup
+    /// warm-up and the making of the first run's network and IPC namespaces start when it is
+    /// made, so that they overlap with the rest of the start instead of the run's preparation.
+    pub run_at_once: bool,
 }
 
 impl Default for LocalSettings {
@@ -48,6 +52,7 @@ impl Default for LocalSettings {
             keep_workdirs: false,
             hidden: Vec::new(),
             probe_isolation: true,
+            run_at_once: false,
         }
     }
 }
@@ -102,7 +107,12 @@ pub struct LocalExecutor {
     /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
     /// executed: commands that only read the store never move a process.
     warmed: std::sync::Once,
+    /// The first run's namespaces, made when the executor was made (`run_at_once`).
+    first_namespaces: std::sync::Mutex<Option<PreparedNamespaces>>,
 }
+
+/// Network and IPC namespaces being made on a thread ([`isolation::Namespaces::prepare`]).
+type PreparedNamespaces = std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>;
 
 impl Drop for LocalExecutor {
     fn drop(&mut self) {
@@ -137,14 +147,35 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
-        LocalExecutor {
+        let first_namespaces =
+            (isolated && settings.run_at_once).then(isolation::Namespaces::prepare);
+        let executor = LocalExecutor {
             settings,
             cgroups: support,
             isolated,
             counter: AtomicU64::new(0),
             reclaimer: Some(reclaimer),
             warmed: std::sync::Once::new(),
+            first_namespaces: std::sync::Mutex::new(first_namespaces),
+        };
+        if executor.settings.run_at_once {
+            executor.warm_up();
         }
+        executor
+    }
+
+    /// The namespaces of a run about to be prepared, isolated: those made for the first run
+    /// with the executor, else made now, beside the run's preparation.
+    fn namespaces(&self) -> Option<PreparedNamespaces> {
+        if !self.isolated {
+            return None;
+        }
+        let made = self
+            .first_namespaces
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        Some(made.unwrap_or_else(isolation::Namespaces::prepare))
     }
 
     /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
@@ -221,7 +252,7 @@ impl RunExecutor for LocalExecutor {
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError> {
         self.warm_up();
-        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
+        let namespaces = self.namespaces();
         let dir = self.fresh_workdir(spec)?;
         let result = self.execute_in(spec, cores, cancel, &dir, namespaces);
         if !self.settings.keep_workdirs {
@@ -238,7 +269,7 @@ impl LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
         dir: &Path,
-        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        namespaces: Option<PreparedNamespaces>,
     ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
@@ -419,7 +450,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         self.warm_up();
-        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
+        let namespaces = self.namespaces();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
@@ -449,7 +480,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
         name: &str,
-        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        namespaces: Option<PreparedNamespaces>,
         fresh: bool,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
@@ -533,9 +564,7 @@ impl LocalExecutor {
 }
 
 /// The namespaces [`isolation::Namespaces::prepare`] made, or None (the run makes its own).
-fn made(
-    namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
-) -> Option<isolation::Namespaces> {
+fn made(namespaces: Option<PreparedNamespaces>) -> Option<isolation::Namespaces> {
     namespaces?.join().ok()?.ok()
 }
 

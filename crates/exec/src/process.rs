@@ -116,13 +116,14 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         sampler.sample();
     }
     kill_tree(&spec.cgroup, pid, &sampler);
+    // Read while the readers see the end of their pipes and end (the tree is empty).
+    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
     let (stdout_capture, parsed) = out_thread
         .join()
         .map_err(|_| io::Error::other("stdout reader panicked"))?;
     let (stderr_capture, _) = err_thread
         .join()
         .map_err(|_| io::Error::other("stderr reader panicked"))?;
-    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
     drop(t);
     Ok(ProcessResult {
         measurement: Measurement {
@@ -558,6 +559,11 @@ unsafe fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
 /// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between
 /// fork and exec: one system call on a set built on the stack.
 pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
+    pin_process(0, cores)
+}
+
+/// Pins process `pid` (0: the caller) to `cores` (none: left as it is).
+pub(crate) fn pin_process(pid: libc::pid_t, cores: &[u32]) -> io::Result<()> {
     if cores.is_empty() {
         return Ok(());
     }
@@ -567,7 +573,7 @@ pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
         for &c in cores {
             libc::CPU_SET(c as usize, &mut set);
         }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+        if libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(io::Error::last_os_error());
         }
     }

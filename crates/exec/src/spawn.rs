@@ -117,7 +117,7 @@ struct CloneArgs {
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
 /// The step number of [`crate::isolation::describe_apply_error`] for the first steps of the
-/// cloned process (its standard streams, session, cores).
+/// cloned process (its standard streams, session).
 pub(crate) const STEP_START: i32 = 13;
 
 /// What the cloned process uses: raw, prepared before the clone (it allocates nothing).
@@ -133,7 +133,6 @@ struct ChildData<'a> {
     candidates: &'a [*const c_char],
     argv: &'a [*const c_char],
     envp: &'a [*const c_char],
-    cores: &'a [u32],
     isolation: &'a Prepared,
     slot: *mut i32,
 }
@@ -194,7 +193,6 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         candidates: &candidates,
         argv: &argv,
         envp: &envp,
-        cores: launch.cores,
         isolation: launch.isolation,
         slot: slot.page,
     };
@@ -230,27 +228,37 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
     }
     let pid = pid as libc::pid_t;
     drop((stdin, out_w, err_w, report_w, gate_r, alive_r, v2));
-    let started = place_and_release(launch.cgroup, pid, gate_w).and_then(|()| {
-        // Nothing (end of file): the tool executed; four bytes: why the process gave up.
-        let mut code = [0u8; 4];
-        let mut report = File::from(report_r);
-        let mut got = 0;
-        while got < 4 {
-            match report.read(&mut code[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+    // Pinned from here, not by itself: a process pinning itself waits until the core runs it
+    // (milliseconds when another process holds the core); this thread does not wait for that.
+    let started = crate::process::pin_process(pid, launch.cores)
+        .map_err(|e| {
+            io::Error::other(format!(
+                "cannot pin the run to cores {:?}: {e}",
+                launch.cores
+            ))
+        })
+        .and_then(|()| place_and_release(launch.cgroup, pid, gate_w))
+        .and_then(|()| {
+            // Nothing (end of file): the tool executed; four bytes: why the process gave up.
+            let mut code = [0u8; 4];
+            let mut report = File::from(report_r);
+            let mut got = 0;
+            while got < 4 {
+                match report.read(&mut code[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
             }
-        }
-        match got {
-            0 => Ok(()),
-            4 => Err(io::Error::from_raw_os_error(i32::from_ne_bytes(code))),
-            _ => Err(io::Error::other(
-                "a truncated report from the run's process",
-            )),
-        }
-    });
+            match got {
+                0 => Ok(()),
+                4 => Err(io::Error::from_raw_os_error(i32::from_ne_bytes(code))),
+                _ => Err(io::Error::other(
+                    "a truncated report from the run's process",
+                )),
+            }
+        });
     // Held until the tool executed (see `isolation::become_init`).
     drop(alive_w);
     if let Err(e) = started {
@@ -385,7 +393,6 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
     libc::sigemptyset(&mut none);
     libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    crate::process::pin_to_cores(c.cores).map_err(|_| fail())?;
     let no_core = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
