@@ -1,11 +1,11 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
-//! With root, each run's first process is cloned into fresh mount, PID, network and IPC
-//! namespaces (`spawn`; network and IPC made beforehand, see [`Namespaces`]): it is process 1 of
-//! the new PID namespace. It builds the view below (the mount namespace is its own) and, once it
-//! is in the run's cgroups, mounts the run's /proc, then forks the tool and stays as the run's
-//! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
-//! the tool's signals to itself work as on a plain Linux. In the namespace:
+//! With root, each run's first process is cloned into fresh mount and PID namespaces (`spawn`): it
+//! is process 1 of the new PID namespace. It builds the view below (the mount namespace is its
+//! own) and, once it is in the run's cgroups, enters fresh network and IPC namespaces (made by a
+//! thread meanwhile, see [`Namespaces`]), mounts the run's /proc, then forks the tool and stays as
+//! the run's minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status),
+//! so that the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
 //!   tmpfs; `/dev` is a fresh tmpfs with only null, zero, full, random, urandom and tty; `/proc`
 //!   is a fresh read-only proc of the new PID namespace (other runs' processes, and mccbuild,
@@ -253,15 +253,17 @@ pub struct Prepared {
     lo: CString,
     /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
     user: Option<(u32, u32)>,
-    /// Network and IPC namespaces made beforehand ([`Namespaces::prepare`]); None: the run's
-    /// first process makes its own.
-    namespaces: Option<Namespaces>,
+    /// Network and IPC namespaces being made beforehand ([`Namespaces::prepare`]), handed to
+    /// the run's first process at its gate (see `spawn`); None, or if making them failed: the
+    /// process makes its own.
+    namespaces: Option<PendingNamespaces>,
 }
 
 /// A fresh network namespace (its loopback up) and a fresh IPC namespace, made by a thread of
-/// mccbuild while a run is being prepared, for the run's first process to enter (`setns`)
-/// instead of making them itself: a network namespace costs ~0.5 ms of the kernel's time (every
-/// protocol's state for it), which then overlaps with the run's preparation.
+/// mccbuild while a run is being prepared and its process builds its view, handed to the process
+/// at its gate to enter (`setns`) instead of making them itself: a network namespace costs
+/// ~0.5 ms of the kernel's time (every protocol's state for it), which then overlaps with the
+/// rest.
 pub struct Namespaces {
     net: std::os::fd::OwnedFd,
     ipc: std::os::fd::OwnedFd,
@@ -292,6 +294,17 @@ impl Namespaces {
                 })
             }
         })
+    }
+}
+
+/// Network and IPC namespaces being made on a thread ([`Namespaces::prepare`]).
+pub type PendingNamespaces = std::thread::JoinHandle<io::Result<Namespaces>>;
+
+impl Namespaces {
+    /// The namespaces' file descriptors: network, IPC.
+    pub(crate) fn fds(&self) -> [i32; 2] {
+        use std::os::fd::AsRawFd;
+        [self.net.as_raw_fd(), self.ipc.as_raw_fd()]
     }
 }
 
@@ -386,8 +399,8 @@ impl Prepared {
         })
     }
 
-    /// The run enters these network and IPC namespaces instead of making its own.
-    pub fn with_namespaces(mut self, namespaces: Option<Namespaces>) -> Prepared {
+    /// The run enters these network and IPC namespaces (being made) instead of making its own.
+    pub fn with_namespaces(mut self, namespaces: Option<PendingNamespaces>) -> Prepared {
         self.namespaces = namespaces;
         self
     }
@@ -398,22 +411,22 @@ impl Prepared {
         self
     }
 
-    /// Whether the run enters network and IPC namespaces made beforehand (else its first
-    /// process is cloned into new ones).
-    pub(crate) fn has_namespaces(&self) -> bool {
-        self.namespaces.is_some()
+    /// The namespaces being made for the run, for the spawner (which hands them over at the
+    /// gate).
+    pub(crate) fn take_namespaces(&mut self) -> Option<PendingNamespaces> {
+        self.namespaces.take()
     }
 
-    /// In the run's first process, cloned by [`crate::spawn`] into new PID and mount namespaces
-    /// (and network and IPC ones unless made beforehand), whose process 1 it is: enters the
-    /// network and IPC namespaces made beforehand, builds the run's view and brings loopback
-    /// up, waits at `gate` (the moves into the run's cgroups, see `spawn`), then mounts the
-    /// run's /proc, changes to the working directory, gives up every capability and forks the
-    /// tool's process, in which it returns; the first process stays as the run's init (see the
-    /// module's documentation). The namespaces and mounts are built before the gate, so that
-    /// they overlap with the moves (which may wait for an RCU grace period); nothing is forked
-    /// and nothing executed before it. `spawner_alive` is a pipe whose write end only the
-    /// spawner holds until the tool executed (see [`become_init`]).
+    /// In the run's first process, cloned by [`crate::spawn`] into new PID and mount namespaces,
+    /// whose process 1 it is: builds the run's view, waits at `gate` (the moves into the run's
+    /// cgroups, see `spawn`), enters the network and IPC namespaces mccbuild handed over there
+    /// (or makes its own, loopback up), then mounts the run's /proc, changes to the working
+    /// directory, gives up every capability and forks the tool's process, in which it returns;
+    /// the first process stays as the run's init (see the module's documentation). The mounts
+    /// are built before the gate, so that they overlap with the moves (which may wait for an
+    /// RCU grace period) and with the making of the namespaces; nothing is forked and nothing
+    /// executed before it. `spawner_alive` is a pipe whose write end only the spawner holds
+    /// until the tool executed (see [`become_init`]).
     ///
     /// # Safety
     /// Only async-signal-safe system calls on data prepared before the clone; no allocation.
@@ -428,14 +441,6 @@ impl Prepared {
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
             io::Error::from_raw_os_error(errno | (what << 16))
         };
-        if let Some(namespaces) = &self.namespaces {
-            use std::os::fd::AsRawFd;
-            if libc::setns(namespaces.net.as_raw_fd(), libc::CLONE_NEWNET) != 0
-                || libc::setns(namespaces.ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0
-            {
-                return Err(fail(1));
-            }
-        }
         if libc::mount(
             std::ptr::null(),
             c"/".as_ptr(),
@@ -446,17 +451,31 @@ impl Prepared {
         {
             return Err(fail(2));
         }
-        if self.namespaces.is_none() {
-            loopback_up(&self.lo).map_err(|_| fail(3))?;
-        }
         for step in &self.steps {
             if let Err(code) = apply_step(step) {
                 return Err(fail(code));
             }
         }
-        crate::process::wait_at_gate(gate).map_err(|e| {
+        let handed = crate::spawn::receive_gate(gate).map_err(|e| {
             io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0) | (12 << 16))
         })?;
+        match handed {
+            Some([net, ipc]) => {
+                let entered = libc::setns(net, libc::CLONE_NEWNET) == 0
+                    && libc::setns(ipc, libc::CLONE_NEWIPC) == 0;
+                if !entered {
+                    return Err(fail(1));
+                }
+                libc::close(net);
+                libc::close(ipc);
+            }
+            None => {
+                if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
+                    return Err(fail(1));
+                }
+                loopback_up(&self.lo).map_err(|_| fail(3))?;
+            }
+        }
         // Process 1 of the run's PID namespace: the run's own processes only; read-only, so
         // /proc/sys cannot be written either.
         if libc::mount(
@@ -866,6 +885,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         cores: &[],
         isolation: &prepared,
         cgroup: None,
+        namespaces: None,
     })
     .map_err(|e| describe_apply_error(&e))?;
     let mut status = 0;

@@ -111,8 +111,7 @@ pub struct LocalExecutor {
     first_namespaces: std::sync::Mutex<Option<PreparedNamespaces>>,
 }
 
-/// Network and IPC namespaces being made on a thread ([`isolation::Namespaces::prepare`]).
-type PreparedNamespaces = std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>;
+use isolation::PendingNamespaces as PreparedNamespaces;
 
 impl Drop for LocalExecutor {
     fn drop(&mut self) {
@@ -316,8 +315,9 @@ impl LocalExecutor {
         // After the isolation's plan read the host's mounts: the overlay is not one of the
         // host mounts a run sees read-only; it comes with the run's folder, writable.
         let bin_view = BinView::new(&spec.bin_path, dir, user)?;
-        // Last, so that making them overlapped with all of the above.
-        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
+        // Handed to the run's process at its gate: their making overlaps with all of the above
+        // and with the building of the run's view.
+        let isolation = isolation.map(|i| i.with_namespaces(namespaces));
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
@@ -521,8 +521,9 @@ impl LocalExecutor {
             ),
             None => None,
         };
-        // Last, so that making them overlapped with all of the above.
-        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
+        // Handed to the run's process at its gate: their making overlaps with all of the above
+        // and with the building of the run's view.
+        let isolation = isolation.map(|i| i.with_namespaces(namespaces));
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         run_process(ProcessSpec {
             program,
@@ -561,11 +562,6 @@ impl LocalExecutor {
             ))
         })
     }
-}
-
-/// The namespaces [`isolation::Namespaces::prepare`] made, or None (the run makes its own).
-fn made(namespaces: Option<PreparedNamespaces>) -> Option<isolation::Namespaces> {
-    namespaces?.join().ok()?.ok()
 }
 
 /// A command for [`LocalExecutor::run_command`].

@@ -148,8 +148,10 @@ type Started = (i32, std::fs::File, std::fs::File, Option<StatusSlot>);
 /// Returns once the tool executed.
 fn start_tree(spec: &mut ProcessSpec) -> io::Result<Started> {
     let _t = mccbuild_core::timing::phase("process: spawn (to exec)");
-    if let Some(isolation) = spec.isolation.take() {
+    if let Some(mut isolation) = spec.isolation.take() {
+        let namespaces = isolation.take_namespaces();
         let spawned = crate::spawn::spawn(crate::spawn::Launch {
+            namespaces,
             program: &spec.program,
             args: &spec.args,
             env: &spec.env,

@@ -1,19 +1,22 @@
 //! Starting an isolated run with one `clone3`.
 //!
-//! The run's first process is cloned straight into new PID and mount namespaces (network and IPC
-//! ones too, unless they were made beforehand) and, where the host has the cgroup v2 hierarchy,
+//! The run's first process is cloned straight into new PID and mount namespaces and, where the
+//! host has the cgroup v2 hierarchy,
 //! into the run's v2 group (`CLONE_INTO_CGROUP`): from its first instruction it is process 1 of
 //! the run's PID namespace, the run's init, and in that group. No process sits between mccbuild
 //! and the init (before, a waiter did: `unshare(CLONE_NEWPID)` applies only to the children of
 //! the process that calls it), so a run is one fork and one exit shorter, and the init hands the
 //! tool's wait status to mccbuild itself, through a page they share ([`StatusSlot`]).
 //!
-//! The thread that cloned it knows its pid at once: it moves it into the run's cgroup v1 groups
-//! (a write to `cgroup.procs`, the only way into v1; the first after a quiet while waits for an
-//! RCU grace period) while the process builds its view of the files, then opens the gate (one
-//! byte); the process forks nothing and executes nothing before it read that byte, so nothing of
-//! the tool runs outside the run's cgroups. If a move fails the process is killed and reaped, and
-//! the run is an infrastructure failure. A failure of the process before the tool executed comes
+//! The thread that cloned it knows its pid at once: it pins it to the run's cores and moves it
+//! into the run's cgroup v1 groups (a write to `cgroup.procs`, the only way into v1; the first
+//! after a quiet while waits for an RCU grace period) while the process builds its view of the
+//! files, then opens the gate: one byte, which carries the run's network and IPC namespaces
+//! (made by a thread meanwhile) as file descriptors, SCM_RIGHTS on a socket pair. The process
+//! forks nothing and executes nothing before it read that byte, so nothing of the tool runs
+//! outside the run's cgroups; it then enters those namespaces (`setns`), or makes its own if
+//! they could not be made. If the pin or a move fails the process is killed and reaped, and the
+//! run is an infrastructure failure. A failure of the process before the tool executed comes
 //! back as an errno (with the step in its high bits, see
 //! [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the standard
 //! library's `Command` reports one.
@@ -37,6 +40,9 @@ pub(crate) struct Launch<'a> {
     /// Cores the run is pinned to (none: left as they are).
     pub cores: &'a [u32],
     pub isolation: &'a Prepared,
+    /// The run's network and IPC namespaces, being made: handed to the process at its gate
+    /// (None, or if making them failed: the process makes its own).
+    pub namespaces: Option<crate::isolation::PendingNamespaces>,
     /// The run's groups (None: none, as for the probe).
     pub cgroup: Option<&'a RunCgroup>,
 }
@@ -164,7 +170,7 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (report_r, report_w) = pipe()?;
-    let (gate_r, gate_w) = pipe()?;
+    let (gate_r, gate_w) = socketpair()?;
     let (alive_r, alive_w) = pipe()?;
     let v2 = match launch.cgroup.and_then(RunCgroup::v2_dir) {
         Some(dir) => Some(File::open(dir).map_err(|e| {
@@ -197,9 +203,6 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         slot: slot.page,
     };
     let mut flags = (libc::CLONE_NEWPID | libc::CLONE_NEWNS) as u64;
-    if !launch.isolation.has_namespaces() {
-        flags |= (libc::CLONE_NEWNET | libc::CLONE_NEWIPC) as u64;
-    }
     if v2.is_some() {
         flags |= CLONE_INTO_CGROUP;
     }
@@ -237,7 +240,7 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
                 launch.cores
             ))
         })
-        .and_then(|()| place_and_release(launch.cgroup, pid, gate_w))
+        .and_then(|()| place_and_release(launch.cgroup, pid, gate_w, launch.namespaces))
         .and_then(|()| {
             // Nothing (end of file): the tool executed; four bytes: why the process gave up.
             let mut code = [0u8; 4];
@@ -274,11 +277,13 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
 }
 
 /// Moves the run's process into its cgroup v1 groups (it is in its v2 group since the clone),
-/// then opens the gate; closing the gate without the byte makes the process give up.
+/// then opens the gate, handing over the run's network and IPC namespaces with the byte when
+/// they were made; closing the gate without the byte makes the process give up.
 fn place_and_release(
     cgroup: Option<&RunCgroup>,
     pid: libc::pid_t,
     gate: OwnedFd,
+    namespaces: Option<crate::isolation::PendingNamespaces>,
 ) -> io::Result<()> {
     if let Some(cgroup) = cgroup {
         let pid = pid.to_string();
@@ -295,7 +300,86 @@ fn place_and_release(
                 })?;
         }
     }
-    File::from(gate).write_all(&[1])
+    // A failure to make them costs only the overlap: the process makes its own.
+    let namespaces = namespaces.and_then(|thread| thread.join().ok()?.ok());
+    send_gate(&gate, namespaces.as_ref().map(|n| n.fds()))
+}
+
+/// Sends the gate's byte, with `fds` attached (SCM_RIGHTS) if given.
+fn send_gate(gate: &OwnedFd, fds: Option<[i32; 2]>) -> io::Result<()> {
+    let mut byte = 1u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; the control buffer is large and aligned enough for one
+    // SCM_RIGHTS message of two fds (CMSG_SPACE(8) = 24 bytes), filled through the CMSG macros.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if let Some(fds) = fds {
+            let len = std::mem::size_of::<[i32; 2]>() as u32;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(len) as usize;
+            let header = libc::CMSG_FIRSTHDR(&msg);
+            (*header).cmsg_level = libc::SOL_SOCKET;
+            (*header).cmsg_type = libc::SCM_RIGHTS;
+            (*header).cmsg_len = libc::CMSG_LEN(len) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast(), 2);
+        }
+        loop {
+            if libc::sendmsg(gate.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) == 1 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// In the run's process: waits at the gate until mccbuild moved it into its cgroups; returns
+/// the network and IPC namespaces handed over with the byte, if any. An error (ECANCELED) if
+/// the gate was closed without the byte (a move failed, or mccbuild died).
+///
+/// # Safety
+/// Between clone and exec: system calls only, on the stack.
+pub(crate) unsafe fn receive_gate(gate: i32) -> io::Result<Option<[i32; 2]>> {
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: (&mut byte as *mut u8).cast(),
+        iov_len: 1,
+    };
+    let mut control = [0u64; 8];
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    let n = loop {
+        let n = libc::recvmsg(gate, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n >= 0 || *libc::__errno_location() != libc::EINTR {
+            break n;
+        }
+    };
+    libc::close(gate);
+    if n != 1 || byte != 1 {
+        return Err(io::Error::from_raw_os_error(libc::ECANCELED));
+    }
+    let header = libc::CMSG_FIRSTHDR(&msg);
+    if header.is_null()
+        || (*header).cmsg_level != libc::SOL_SOCKET
+        || (*header).cmsg_type != libc::SCM_RIGHTS
+        || (*header).cmsg_len < libc::CMSG_LEN(8) as usize
+    {
+        return Ok(None);
+    }
+    let mut fds = [-1i32; 2];
+    std::ptr::copy_nonoverlapping(libc::CMSG_DATA(header).cast::<i32>(), fds.as_mut_ptr(), 2);
+    Ok(Some(fds))
 }
 
 fn kill_and_reap(pid: libc::pid_t) {
@@ -336,6 +420,23 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
             String::from_utf8_lossy(bytes)
         ))
     })
+}
+
+fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1i32; 2];
+    // SAFETY: socketpair fills two fds on success; each is then owned once.
+    unsafe {
+        if libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
