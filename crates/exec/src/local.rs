@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::bin_view::BinView;
 use crate::cgroup::CgroupSupport;
-use crate::isolation::{self, IsolationPlan, IsolationRequest, Prepared};
+use crate::isolation::{self, IsolationPlan, IsolationRequest, PendingNamespaces, Prepared};
 use crate::process::{run_process, ProcessSpec};
 use crate::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
 use mccbuild_plan::instance::{materialize, ArchiveLimits};
@@ -108,10 +108,8 @@ pub struct LocalExecutor {
     /// executed: commands that only read the store never move a process.
     warmed: std::sync::Once,
     /// The first run's namespaces, made when the executor was made (`run_at_once`).
-    first_namespaces: std::sync::Mutex<Option<PreparedNamespaces>>,
+    first_namespaces: std::sync::Mutex<Option<PendingNamespaces>>,
 }
-
-use isolation::PendingNamespaces as PreparedNamespaces;
 
 impl Drop for LocalExecutor {
     fn drop(&mut self) {
@@ -165,7 +163,7 @@ impl LocalExecutor {
 
     /// The namespaces of a run about to be prepared, isolated: those made for the first run
     /// with the executor, else made now, beside the run's preparation.
-    fn namespaces(&self) -> Option<PreparedNamespaces> {
+    fn namespaces(&self) -> Option<PendingNamespaces> {
         if !self.isolated {
             return None;
         }
@@ -268,7 +266,7 @@ impl LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
         dir: &Path,
-        namespaces: Option<PreparedNamespaces>,
+        namespaces: Option<PendingNamespaces>,
     ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
@@ -480,7 +478,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
         name: &str,
-        namespaces: Option<PreparedNamespaces>,
+        namespaces: Option<PendingNamespaces>,
         fresh: bool,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
