@@ -304,6 +304,75 @@ fn the_sandbox_command_kills_orphans_and_enforces_limits() {
     assert!(stderr(&out).contains("core 999"), "{}", stderr(&out));
 }
 
+/// The run's first process is process 1 of its PID namespace (the run's init, no other process
+/// of mccbuild between) and, like the tool, is in the run's own groups of every cgroup hierarchy
+/// mccbuild uses (the v2 group from its clone, the v1 groups before it forks the tool) and on
+/// the run's core; the tool's own way of ending (a signal) is the run's.
+#[test]
+fn the_runs_init_and_tool_are_in_its_cgroups_and_on_its_core() {
+    if !isolated() {
+        return;
+    }
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "sandbox",
+            "--json",
+            "--cores",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "for p in self 1; do echo \"== $p $(cat /proc/$p/comm)\"; cat /proc/$p/cgroup; \
+             grep Cpus_allowed_list /proc/$p/status; done; kill -USR1 $$",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let text = j["stdout"]["text"].as_str().unwrap().to_string();
+    assert_eq!(
+        j["termination"]["reason"], "signal",
+        "{text}\n{}",
+        j["termination"]
+    );
+    assert_eq!(j["termination"]["signal"], 10, "{text}");
+    let blocks: Vec<&str> = text.split("== ").filter(|b| !b.is_empty()).collect();
+    assert_eq!(blocks.len(), 2, "{text}");
+    assert!(blocks[1].starts_with("1 mccbuild-init"), "{text}");
+    // Which hierarchies mccbuild itself uses: those with a `mccbuild` folder in its own group.
+    let own = fs::read_to_string("/proc/self/cgroup").unwrap();
+    for block in blocks {
+        assert!(
+            block.contains("Cpus_allowed_list:\t0\n"),
+            "not pinned to core 0:\n{block}"
+        );
+        for line in own.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (id, controllers) = (parts.next().unwrap(), parts.next().unwrap());
+            let used = match controllers {
+                "" => {
+                    Path::new("/sys/fs/cgroup/unified/mccbuild").is_dir()
+                        || Path::new("/sys/fs/cgroup/mccbuild").is_dir()
+                }
+                c if c.split(',').any(|c| c == "memory" || c == "pids") => true,
+                _ => false,
+            };
+            if !used {
+                continue;
+            }
+            let prefix = format!("{id}:{controllers}:");
+            let theirs = block
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no {prefix} line:\n{block}"));
+            assert!(
+                theirs.contains("/mccbuild/sandbox-"),
+                "outside the run's group ({prefix}):\n{block}"
+            );
+        }
+    }
+}
+
 /// A command given by its path is run from there, its folder shown read-only, even under /tmp
 /// (which the sandbox replaces by a private one): from a checkout in /tmp, scripts/bench-sandbox
 /// runs its workload from target/. A command in /tmp itself cannot be shown without showing the

@@ -20,6 +20,7 @@ pub fn sandbox(args: SandboxArgs) -> Result<(), Error> {
     let executor = LocalExecutor::new(LocalSettings {
         hidden: args.hide.clone(),
         probe_isolation: false,
+        run_at_once: true,
         ..LocalSettings::default()
     });
     drop(t);

@@ -293,6 +293,22 @@ impl RunCgroup {
         self.dirs().map(|d| d.join("cgroup.procs")).collect()
     }
 
+    /// The group's folder in the cgroup v2 hierarchy, if it has one (a process can be cloned
+    /// into it: `CLONE_INTO_CGROUP`).
+    pub fn v2_dir(&self) -> Option<&Path> {
+        self.v2.as_deref()
+    }
+
+    /// The `cgroup.procs` files of the group's cgroup v1 hierarchies (a process joins those
+    /// by a write there, after it started).
+    pub fn v1_procs_files(&self) -> Vec<PathBuf> {
+        [&self.memory, &self.cpuacct, &self.pids, &self.freezer]
+            .into_iter()
+            .flatten()
+            .map(|d| d.join("cgroup.procs"))
+            .collect()
+    }
+
     /// The group's folder in each hierarchy it has.
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         [

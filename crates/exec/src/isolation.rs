@@ -1,12 +1,11 @@
 //! Isolation of a run from the host, the store, the project and the other runs.
 //!
-//! With root, each run's first process, before it executes the tool, enters fresh mount, PID,
-//! network and IPC namespaces, builds the view below (the mount namespace is its own too) and,
-//! once it is in the run's cgroups, forks: its child is process 1 of the new PID namespace; the
-//! parent (the waiter) only waits for it and exits as the tool did (so the monitor's view does
-//! not change). Process 1 mounts the run's /proc, then forks the tool and stays as the run's
-//! minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status), so that
-//! the tool's signals to itself work as on a plain Linux. In the namespace:
+//! With root, each run's first process is cloned into fresh mount and PID namespaces (`spawn`): it
+//! is process 1 of the new PID namespace. It builds the view below (the mount namespace is its
+//! own) and, once it is in the run's cgroups, enters fresh network and IPC namespaces (made by a
+//! thread meanwhile, see [`Namespaces`]), mounts the run's /proc, then forks the tool and stays as
+//! the run's minimal init ([`run_init`]: forwards signals, reaps, hands over the tool's status),
+//! so that the tool's signals to itself work as on a plain Linux. In the namespace:
 //! - every mount of the host is read-only; `/tmp`, `/var/tmp` and `/dev/shm` are fresh private
 //!   tmpfs; `/dev` is a fresh tmpfs with only null, zero, full, random, urandom and tty; `/proc`
 //!   is a fresh read-only proc of the new PID namespace (other runs' processes, and mccbuild,
@@ -21,8 +20,8 @@
 //!   write nothing of the host's.
 //!
 //! The plan ([`IsolationPlan::new`]) is a pure function of paths and the mount table, made in
-//! the parent. [`Prepared`] turns it into C strings so that [`Prepared::apply`] can run between
-//! fork and exec, where nothing may allocate.
+//! the parent. [`Prepared`] turns it into C strings so that [`Prepared::enter`] can run between
+//! clone and exec, where nothing may allocate.
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -208,7 +207,7 @@ fn cstring(p: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::other(format!("path {} holds a NUL byte", p.display())))
 }
 
-/// One step of [`Prepared::apply`], in order.
+/// One step of [`Prepared::enter`], in order.
 enum Step {
     /// Remount a host mount read-only, keeping its flags.
     ReadOnly { point: CString, flags: u64 },
@@ -254,15 +253,17 @@ pub struct Prepared {
     lo: CString,
     /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
     user: Option<(u32, u32)>,
-    /// Network and IPC namespaces made beforehand ([`Namespaces::prepare`]); None: the run's
-    /// first process makes its own.
-    namespaces: Option<Namespaces>,
+    /// Network and IPC namespaces being made beforehand ([`Namespaces::prepare`]), handed to
+    /// the run's first process at its gate (see `spawn`); None, or if making them failed: the
+    /// process makes its own.
+    namespaces: Option<PendingNamespaces>,
 }
 
 /// A fresh network namespace (its loopback up) and a fresh IPC namespace, made by a thread of
-/// mccbuild while a run is being prepared, for the run's first process to enter (`setns`)
-/// instead of making them itself: a network namespace costs ~0.5 ms of the kernel's time (every
-/// protocol's state for it), which then overlaps with the run's preparation.
+/// mccbuild while a run is being prepared and its process builds its view, handed to the process
+/// at its gate to enter (`setns`) instead of making them itself: a network namespace costs
+/// ~0.5 ms of the kernel's time (every protocol's state for it), which then overlaps with the
+/// rest.
 pub struct Namespaces {
     net: std::os::fd::OwnedFd,
     ipc: std::os::fd::OwnedFd,
@@ -293,6 +294,17 @@ impl Namespaces {
                 })
             }
         })
+    }
+}
+
+/// Network and IPC namespaces being made on a thread ([`Namespaces::prepare`]).
+pub type PendingNamespaces = std::thread::JoinHandle<io::Result<Namespaces>>;
+
+impl Namespaces {
+    /// The namespaces' file descriptors: network, IPC.
+    pub(crate) fn fds(&self) -> [i32; 2] {
+        use std::os::fd::AsRawFd;
+        [self.net.as_raw_fd(), self.ipc.as_raw_fd()]
     }
 }
 
@@ -387,8 +399,8 @@ impl Prepared {
         })
     }
 
-    /// The run enters these network and IPC namespaces instead of making its own.
-    pub fn with_namespaces(mut self, namespaces: Option<Namespaces>) -> Prepared {
+    /// The run enters these network and IPC namespaces (being made) instead of making its own.
+    pub fn with_namespaces(mut self, namespaces: Option<PendingNamespaces>) -> Prepared {
         self.namespaces = namespaces;
         self
     }
@@ -399,39 +411,36 @@ impl Prepared {
         self
     }
 
-    /// Enters the namespaces, builds the run's view and brings loopback up, waits at `gate` (the
-    /// moves into the run's cgroups, see `process`; -1: none), then forks the run's init (see
-    /// the module's documentation), which mounts the run's /proc, changes to the working
-    /// directory, gives up every capability and forks the tool's process. Runs in the child
-    /// between fork and exec. The namespaces and mounts are built before the gate, so that they
-    /// overlap with the moves (which may wait for an RCU grace period); nothing is forked and
-    /// nothing executed before it.
+    /// The namespaces being made for the run, for the spawner (which hands them over at the
+    /// gate).
+    pub(crate) fn take_namespaces(&mut self) -> Option<PendingNamespaces> {
+        self.namespaces.take()
+    }
+
+    /// In the run's first process, cloned by [`crate::spawn`] into new PID and mount namespaces,
+    /// whose process 1 it is: builds the run's view, waits at `gate` (the moves into the run's
+    /// cgroups, see `spawn`), enters the network and IPC namespaces mccbuild handed over there
+    /// (or makes its own, loopback up), then mounts the run's /proc, changes to the working
+    /// directory, gives up every capability and forks the tool's process, in which it returns;
+    /// the first process stays as the run's init (see the module's documentation). The mounts
+    /// are built before the gate, so that they overlap with the moves (which may wait for an
+    /// RCU grace period) and with the making of the namespaces; nothing is forked and nothing
+    /// executed before it. `spawner_alive` is a pipe whose write end only the spawner holds
+    /// until the tool executed (see [`become_init`]).
     ///
     /// # Safety
-    /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
-    pub unsafe fn apply(&self, gate: i32) -> io::Result<()> {
+    /// Only async-signal-safe system calls on data prepared before the clone; no allocation.
+    pub(crate) unsafe fn enter(
+        &self,
+        gate: i32,
+        spawner_alive: i32,
+        slot: *mut i32,
+    ) -> io::Result<()> {
         let fail = |what: i32| -> io::Error {
             // Keep the errno; the step number goes in the high bits for the parent's message.
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
             io::Error::from_raw_os_error(errno | (what << 16))
         };
-        let made_here = if self.namespaces.is_some() {
-            0
-        } else {
-            libc::CLONE_NEWNET | libc::CLONE_NEWIPC
-        };
-        if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID | made_here) != 0 {
-            return Err(fail(1));
-        }
-        if let Some(namespaces) = &self.namespaces {
-            use std::os::fd::AsRawFd;
-            if libc::setns(namespaces.net.as_raw_fd(), libc::CLONE_NEWNET) != 0
-                || libc::setns(namespaces.ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0
-            {
-                return Err(fail(1));
-            }
-        }
-        // The mount namespace is the waiter's too: the view is built here, before the gate.
         if libc::mount(
             std::ptr::null(),
             c"/".as_ptr(),
@@ -442,46 +451,33 @@ impl Prepared {
         {
             return Err(fail(2));
         }
-        if self.namespaces.is_none() {
-            loopback_up(&self.lo).map_err(|_| fail(3))?;
-        }
         for step in &self.steps {
             if let Err(code) = apply_step(step) {
                 return Err(fail(code));
             }
         }
-        crate::process::wait_at_gate(gate).map_err(|e| {
+        let handed = crate::spawn::receive_gate(gate).map_err(|e| {
             io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0) | (12 << 16))
         })?;
-        // Where the run's init hands the tool's wait status to the waiter (shared by the fork).
-        let slot = libc::mmap(
-            std::ptr::null_mut(),
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        if slot == libc::MAP_FAILED {
-            return Err(fail(1));
-        }
-        let slot = slot.cast::<i32>();
-        // Only the waiter holds the write end: the init sees the waiter gone by its hang-up.
-        let mut alive = [-1i32; 2];
-        if libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(fail(1));
-        }
-        match libc::fork() {
-            -1 => return Err(fail(1)),
-            0 => {}
-            child => {
-                libc::close(alive[0]);
-                wait_and_mirror(child, slot, alive[1])
+        match handed {
+            Some([net, ipc]) => {
+                let entered = libc::setns(net, libc::CLONE_NEWNET) == 0
+                    && libc::setns(ipc, libc::CLONE_NEWIPC) == 0;
+                if !entered {
+                    return Err(fail(1));
+                }
+                libc::close(net);
+                libc::close(ipc);
+            }
+            None => {
+                if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
+                    return Err(fail(1));
+                }
+                loopback_up(&self.lo).map_err(|_| fail(3))?;
             }
         }
-        libc::close(alive[1]);
-        // Process 1 of the run's PID namespace from here on.
-        // The run's own processes only; read-only, so /proc/sys cannot be written either.
+        // Process 1 of the run's PID namespace: the run's own processes only; read-only, so
+        // /proc/sys cannot be written either.
         if libc::mount(
             c"proc".as_ptr(),
             c"/proc".as_ptr(),
@@ -496,7 +492,7 @@ impl Prepared {
             return Err(fail(8));
         }
         drop_capabilities(self.user).map_err(|_| fail(9))?;
-        become_init(slot, alive[0]).map_err(|_| fail(11))
+        become_init(slot, spawner_alive).map_err(|_| fail(11))
     }
 }
 
@@ -518,24 +514,27 @@ extern "C" fn ignore_signal(_: libc::c_int) {}
 
 /// Forks the tool off process 1 of the run's PID namespace, which stays as the run's minimal
 /// init ([`run_init`]); returns in the tool's process. Before the fork the init asks to be
-/// killed when its waiter dies (`PR_SET_PDEATHSIG`; after every change of credentials, which
-/// clears it), and checks by `waiter_alive`'s hang-up that the waiter had not died before.
+/// killed when the thread of mccbuild that started it ends (`PR_SET_PDEATHSIG`, again: every
+/// change of credentials clears it), and checks by `spawner_alive`'s hang-up that it had not
+/// ended before. The fork is a raw `clone`, not the C library's `fork`: the init is a copy of a
+/// multi-threaded mccbuild made without the C library's knowledge (`spawn`), whose locks
+/// (those `fork` takes) may be held by threads it does not have.
 ///
 /// # Safety
 /// Between fork and exec: system calls only, on data on the stack.
-unsafe fn become_init(slot: *mut i32, waiter_alive: i32) -> io::Result<()> {
+unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
         return Err(io::Error::last_os_error());
     }
     let mut pfd = libc::pollfd {
-        fd: waiter_alive,
+        fd: spawner_alive,
         events: libc::POLLIN,
         revents: 0,
     };
     if libc::poll(&mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLHUP != 0 {
         libc::_exit(128 + libc::SIGKILL);
     }
-    libc::close(waiter_alive);
+    libc::close(spawner_alive);
     let mut set: libc::sigset_t = std::mem::zeroed();
     let mut old: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut set);
@@ -551,7 +550,14 @@ unsafe fn become_init(slot: *mut i32, waiter_alive: i32) -> io::Result<()> {
     if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
         return Err(io::Error::last_os_error());
     }
-    match libc::fork() {
+    match libc::syscall(
+        libc::SYS_clone,
+        libc::SIGCHLD as libc::c_ulong,
+        0usize,
+        0usize,
+        0usize,
+        0usize,
+    ) {
         -1 => Err(io::Error::last_os_error()),
         0 => {
             // The tool: default dispositions (exec resets handled signals), nothing blocked.
@@ -561,14 +567,15 @@ unsafe fn become_init(slot: *mut i32, waiter_alive: i32) -> io::Result<()> {
             libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             Ok(())
         }
-        tool => run_init(tool, &set, slot),
+        tool => run_init(tool as libc::pid_t, &set, slot),
     }
 }
 
 /// The run's init, process 1 of its PID namespace: forwards the signals of [`FORWARDED`] to the
 /// tool, reaps every process that ends (orphans are re-parented to it), and when the tool ends
-/// hands its wait status to the waiter (`slot`) and exits, which makes the kernel kill what is
-/// left in the namespace. It keeps no file open: neither the output pipes nor the spawner's.
+/// hands its wait status to mccbuild (`slot`, a page shared with it) and exits, which makes the
+/// kernel kill what is left in the namespace. It keeps no file open: neither the output pipes
+/// nor the spawner's.
 unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
     libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
     libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
@@ -595,7 +602,7 @@ unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> !
     }
 }
 
-/// One step of building a run's view of the files (see [`Prepared::apply`]); on failure, the
+/// One step of building a run's view of the files (see [`Prepared::enter`]); on failure, the
 /// step's number (errno is left as the failing call set it).
 ///
 /// # Safety
@@ -703,48 +710,6 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
     Ok(())
 }
 
-/// The parent half of the fork in [`Prepared::apply`] (the waiter): waits for process 1 of the
-/// run's PID namespace (the init) and ends as the tool ended, which the init left in `slot`
-/// (a signal the tool died of is re-raised here; the init itself, process 1 of its namespace,
-/// cannot die of it). If the init left nothing (it was killed: the tree was killed at a limit,
-/// or before the tool started) the waiter ends as the init did. It keeps only the standard
-/// streams and `init_alive` open, so the tool's successful `exec` is seen at once by the
-/// spawner; its death (`PR_SET_PDEATHSIG` when mccbuild dies) kills the init, hence the run.
-unsafe fn wait_and_mirror(child: libc::pid_t, slot: *mut i32, init_alive: i32) -> ! {
-    if init_alive > 3 {
-        libc::syscall(libc::SYS_close_range, 3u32, (init_alive - 1) as u32, 0u32);
-    }
-    libc::syscall(
-        libc::SYS_close_range,
-        (init_alive + 1) as u32,
-        u32::MAX,
-        0u32,
-    );
-    let mut status: libc::c_int = 0;
-    loop {
-        if libc::waitpid(child, &mut status, 0) == child {
-            break;
-        }
-        if *libc::__errno_location() != libc::EINTR {
-            libc::_exit(127);
-        }
-    }
-    if std::ptr::read_volatile(slot) == 1 {
-        status = std::ptr::read_volatile(slot.add(1));
-    }
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        libc::signal(signal, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, signal);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::kill(libc::getpid(), signal);
-        libc::_exit(128 + signal);
-    }
-    libc::_exit(libc::WEXITSTATUS(status));
-}
-
 /// Empties the bounding set and the capabilities, locks `SECBIT_NOROOT`, becomes `user` (uid,
 /// gid) if given, and sets `no_new_privs`: from here on, no program this process executes gets
 /// a capability.
@@ -804,20 +769,26 @@ unsafe fn drop_capabilities(user: Option<(u32, u32)>) -> io::Result<()> {
 
 /// Becomes user `uid` with group `gid` as its only group (real, effective and saved ids).
 ///
+/// Raw system calls, not the C library's wrappers: those change the ids of every thread the C
+/// library believes the process has, by signalling each and waiting for it, and a run's first
+/// process (`spawn`) is a copy of a multi-threaded mccbuild made without the C library's
+/// knowledge, where they would wait forever. The process has one thread: the calls act on all of
+/// it.
+///
 /// # Safety
 /// Between fork and exec: system calls only.
 pub unsafe fn become_user(uid: u32, gid: u32) -> io::Result<()> {
     let groups = [gid];
-    if libc::setgroups(1, groups.as_ptr()) != 0
-        || libc::setresgid(gid, gid, gid) != 0
-        || libc::setresuid(uid, uid, uid) != 0
+    if libc::syscall(libc::SYS_setgroups, 1usize, groups.as_ptr()) != 0
+        || libc::syscall(libc::SYS_setresgid, gid, gid, gid) != 0
+        || libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0
     {
         return Err(io::Error::last_os_error());
     }
     Ok(())
 }
 
-/// Explains an error returned by [`Prepared::apply`] (the step is in the errno's high bits).
+/// Explains an error returned by [`crate::spawn::spawn`] (the step is in the errno's high bits).
 pub fn describe_apply_error(e: &io::Error) -> String {
     let Some(raw) = e.raw_os_error() else {
         return e.to_string();
@@ -836,6 +807,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
         12 => "waiting to be moved into the run's cgroups",
+        crate::spawn::STEP_START => "starting the run's process (standard streams, session)",
         _ => return e.to_string(),
     };
     format!("{what}: {}", io::Error::from_raw_os_error(errno))
@@ -878,7 +850,7 @@ unsafe fn loopback_up(name: &CString) -> io::Result<()> {
 }
 
 /// Whether runs can be isolated here: root, and a real process can be given a view
-/// ([`Prepared::apply`], all of it) and run `/bin/true` in it. Checked once per executor.
+/// ([`Prepared::enter`], all of it) and run `/bin/true` in it. Checked once per executor.
 pub(crate) fn probe() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -893,7 +865,6 @@ pub(crate) fn probe() -> Result<(), String> {
 }
 
 fn probe_in(dir: &Path) -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
     let mounts = std::fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
     let plan = IsolationPlan::new(
@@ -907,19 +878,33 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         Path::exists,
     );
     let prepared = Prepared::new(&plan, dir).map_err(|e| e.to_string())?;
-    let mut command = std::process::Command::new("/bin/true");
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // SAFETY: `apply` only makes system calls on prepared data.
-    unsafe {
-        command.pre_exec(move || prepared.apply(-1));
+    let spawned = crate::spawn::spawn(crate::spawn::Launch {
+        program: Path::new("/bin/true"),
+        args: &[],
+        env: &[],
+        cores: &[],
+        isolation: &prepared,
+        cgroup: None,
+        namespaces: None,
+    })
+    .map_err(|e| describe_apply_error(&e))?;
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    while unsafe { libc::waitpid(spawned.pid, &mut status, 0) } < 0 {
+        if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(format!(
+                "waiting for the probe: {}",
+                io::Error::last_os_error()
+            ));
+        }
     }
-    match command.status() {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!("/bin/true in a sandbox ended with {s}")),
-        Err(e) => Err(describe_apply_error(&e)),
+    let status = spawned.status.tool_status().unwrap_or(status);
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "/bin/true in a sandbox ended with wait status {status}"
+        ))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod qemu;
 pub mod run_user;
 pub mod setup;
 pub mod slurm;
+mod spawn;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::bin_view::BinView;
 use crate::cgroup::CgroupSupport;
-use crate::isolation::{self, IsolationPlan, IsolationRequest, Prepared};
+use crate::isolation::{self, IsolationPlan, IsolationRequest, PendingNamespaces, Prepared};
 use crate::process::{run_process, ProcessSpec};
 use crate::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
 use mccbuild_plan::instance::{materialize, ArchiveLimits};
@@ -35,6 +35,10 @@ pub struct LocalSettings {
     /// Check with a real process that namespaces work before using them (a run key depends on
     /// the answer). `mccbuild sandbox`, which keys nothing, tries them directly instead.
     pub probe_isolation: bool,
+    /// The executor is made to execute a run right away (`mccbuild sandbox`): the cgroup
+    /// warm-up and the making of the first run's network and IPC namespaces start when it is
+    /// made, so that they overlap with the rest of the start instead of the run's preparation.
+    pub run_at_once: bool,
 }
 
 impl Default for LocalSettings {
@@ -48,6 +52,7 @@ impl Default for LocalSettings {
             keep_workdirs: false,
             hidden: Vec::new(),
             probe_isolation: true,
+            run_at_once: false,
         }
     }
 }
@@ -102,6 +107,8 @@ pub struct LocalExecutor {
     /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
     /// executed: commands that only read the store never move a process.
     warmed: std::sync::Once,
+    /// The first run's namespaces, made when the executor was made (`run_at_once`).
+    first_namespaces: std::sync::Mutex<Option<PendingNamespaces>>,
 }
 
 impl Drop for LocalExecutor {
@@ -137,14 +144,35 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
-        LocalExecutor {
+        let first_namespaces =
+            (isolated && settings.run_at_once).then(isolation::Namespaces::prepare);
+        let executor = LocalExecutor {
             settings,
             cgroups: support,
             isolated,
             counter: AtomicU64::new(0),
             reclaimer: Some(reclaimer),
             warmed: std::sync::Once::new(),
+            first_namespaces: std::sync::Mutex::new(first_namespaces),
+        };
+        if executor.settings.run_at_once {
+            executor.warm_up();
         }
+        executor
+    }
+
+    /// The namespaces of a run about to be prepared, isolated: those made for the first run
+    /// with the executor, else made now, beside the run's preparation.
+    fn namespaces(&self) -> Option<PendingNamespaces> {
+        if !self.isolated {
+            return None;
+        }
+        let made = self
+            .first_namespaces
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        Some(made.unwrap_or_else(isolation::Namespaces::prepare))
     }
 
     /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
@@ -221,7 +249,7 @@ impl RunExecutor for LocalExecutor {
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError> {
         self.warm_up();
-        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
+        let namespaces = self.namespaces();
         let dir = self.fresh_workdir(spec)?;
         let result = self.execute_in(spec, cores, cancel, &dir, namespaces);
         if !self.settings.keep_workdirs {
@@ -238,7 +266,7 @@ impl LocalExecutor {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
         dir: &Path,
-        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        namespaces: Option<PendingNamespaces>,
     ) -> Result<Option<Execution>, InfraError> {
         let workdir = dir.join(&spec.instance);
         let hidden: Vec<&str> = spec.hidden.iter().map(String::as_str).collect();
@@ -285,8 +313,9 @@ impl LocalExecutor {
         // After the isolation's plan read the host's mounts: the overlay is not one of the
         // host mounts a run sees read-only; it comes with the run's folder, writable.
         let bin_view = BinView::new(&spec.bin_path, dir, user)?;
-        // Last, so that making them overlapped with all of the above.
-        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
+        // Handed to the run's process at its gate: their making overlaps with all of the above
+        // and with the building of the run's view.
+        let isolation = isolation.map(|i| i.with_namespaces(namespaces));
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
@@ -419,7 +448,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         self.warm_up();
-        let namespaces = self.isolated.then(isolation::Namespaces::prepare);
+        let namespaces = self.namespaces();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = format!("sandbox-{}-{n}", crate::owner::tag());
         let dir = self.settings.work_root.join(format!("mccbuild-{name}"));
@@ -449,7 +478,7 @@ impl LocalExecutor {
         cancel: &Arc<AtomicBool>,
         dir: &Path,
         name: &str,
-        namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
+        namespaces: Option<PendingNamespaces>,
         fresh: bool,
     ) -> Result<crate::process::ProcessResult, InfraError> {
         let hidden: Vec<PathBuf> = self
@@ -490,8 +519,9 @@ impl LocalExecutor {
             ),
             None => None,
         };
-        // Last, so that making them overlapped with all of the above.
-        let isolation = isolation.map(|i| i.with_namespaces(made(namespaces)));
+        // Handed to the run's process at its gate: their making overlaps with all of the above
+        // and with the building of the run's view.
+        let isolation = isolation.map(|i| i.with_namespaces(namespaces));
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         run_process(ProcessSpec {
             program,
@@ -530,13 +560,6 @@ impl LocalExecutor {
             ))
         })
     }
-}
-
-/// The namespaces [`isolation::Namespaces::prepare`] made, or None (the run makes its own).
-fn made(
-    namespaces: Option<std::thread::JoinHandle<std::io::Result<isolation::Namespaces>>>,
-) -> Option<isolation::Namespaces> {
-    namespaces?.join().ok()?.ok()
 }
 
 /// A command for [`LocalExecutor::run_command`].

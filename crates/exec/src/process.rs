@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::cgroup::RunCgroup;
 use crate::isolation::Prepared;
+use crate::spawn::StatusSlot;
 use mccbuild_core::protocol::{OutputParser, ParsedOutput};
 use mccbuild_core::{CapturedOutput, Measurement, Termination};
 
@@ -71,40 +72,19 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         cg.set_memory_limit(spec.memory_limit_bytes)?;
         cg.set_pids_limit(spec.pids_limit)?;
     }
-    let gate = match &spec.cgroup {
-        Some(cg) => Some(Gate::new(cg.procs_files())?),
-        None => None,
-    };
-    let mut command = command(&mut spec, gate.as_ref().map(Gate::child_fds))?;
     let start = Instant::now();
-    let t = mccbuild_core::timing::phase("process: spawn (to exec)");
-    let mover = gate.map(Gate::start);
-    let spawned = command.spawn();
-    // The moves' outcome: the child executes nothing before they succeeded.
-    let moved = mover.map(Mover::finish).unwrap_or(Ok(()));
-    let mut child = match spawned {
-        Ok(child) => child,
+    let started = start_tree(&mut spec);
+    let (pid, stdout, stderr, status) = match started {
+        Ok(started) => started,
         Err(e) => {
-            // The child gave up at the gate: the thread's error says why.
-            let at_gate = e
-                .raw_os_error()
-                .is_some_and(|raw| raw & 0xffff == libc::ECANCELED);
-            return Err(match moved {
-                Err(why) if at_gate => why,
-                _ => e,
-            });
+            // Nothing of the run is left: whatever started is killed, the groups removed.
+            if let Some(cg) = &spec.cgroup {
+                cg.kill_all(Duration::from_secs(10));
+                cg.remove();
+            }
+            return Err(e);
         }
     };
-    drop(t);
-    let pid = child.id() as i32;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
     let total_output = Arc::new(AtomicU64::new(0));
     let over_limit = Arc::new(AtomicBool::new(false));
     let out_thread = spawn_reader(
@@ -124,7 +104,11 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         over_limit.clone(),
     );
     let mut sampler = ProcSampler::new(pid);
-    let ended = supervise(&spec, pid, start, &mut sampler, &over_limit)?;
+    let mut ended = supervise(&spec, pid, start, &mut sampler, &over_limit)?;
+    // Isolated, mccbuild waited for the run's init: the tool's own status is the one it left.
+    if let Some(status) = status.as_ref().and_then(StatusSlot::tool_status) {
+        ended.status = status;
+    }
     let wall_time_s = start.elapsed().as_secs_f64();
     let t = mccbuild_core::timing::phase("process: kill, wait, read");
     // Whatever the main process left behind (orphans) is killed; then the tree is empty.
@@ -132,13 +116,14 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         sampler.sample();
     }
     kill_tree(&spec.cgroup, pid, &sampler);
+    // Read while the readers see the end of their pipes and end (the tree is empty).
+    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
     let (stdout_capture, parsed) = out_thread
         .join()
         .map_err(|_| io::Error::other("stdout reader panicked"))?;
     let (stderr_capture, _) = err_thread
         .join()
         .map_err(|_| io::Error::other("stderr reader panicked"))?;
-    let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
     drop(t);
     Ok(ProcessResult {
         measurement: Measurement {
@@ -152,6 +137,68 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         parsed,
         cancelled: ended.cancelled,
     })
+}
+
+/// The run's started process tree: the pid mccbuild waits for, the tool's output streams and,
+/// isolated, where the run's init leaves the tool's wait status.
+type Started = (i32, std::fs::File, std::fs::File, Option<StatusSlot>);
+
+/// Starts the run's process tree: isolated, with one `clone3` (see `spawn`); else through the
+/// standard library's `Command`, its process moved into the run's cgroups by a thread (`Gate`).
+/// Returns once the tool executed.
+fn start_tree(spec: &mut ProcessSpec) -> io::Result<Started> {
+    let _t = mccbuild_core::timing::phase("process: spawn (to exec)");
+    if let Some(mut isolation) = spec.isolation.take() {
+        let namespaces = isolation.take_namespaces();
+        let spawned = crate::spawn::spawn(crate::spawn::Launch {
+            namespaces,
+            program: &spec.program,
+            args: &spec.args,
+            env: &spec.env,
+            cores: &spec.cores,
+            isolation: &isolation,
+            cgroup: spec.cgroup.as_ref(),
+        })?;
+        return Ok((
+            spawned.pid,
+            spawned.stdout,
+            spawned.stderr,
+            Some(spawned.status),
+        ));
+    }
+    let gate = match &spec.cgroup {
+        Some(cg) => Some(Gate::new(cg.procs_files())?),
+        None => None,
+    };
+    let mut command = command(spec, gate.as_ref().map(Gate::child_fds))?;
+    let mover = gate.map(Gate::start);
+    let spawned = command.spawn();
+    // The moves' outcome: the child executes nothing before they succeeded.
+    let moved = mover.map(Mover::finish).unwrap_or(Ok(()));
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            // The child gave up at the gate: the thread's error says why.
+            let at_gate = e
+                .raw_os_error()
+                .is_some_and(|raw| raw & 0xffff == libc::ECANCELED);
+            return Err(match moved {
+                Err(why) if at_gate => why,
+                _ => e,
+            });
+        }
+    };
+    let pid = child.id() as i32;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| io::Error::other("no stderr pipe"))?;
+    let file = |fd: std::os::fd::OwnedFd| std::fs::File::from(fd);
+    Ok((pid, file(stdout.into()), file(stderr.into()), None))
 }
 
 /// The moves of a run's first process into its cgroups, made by a thread of mccbuild while the
@@ -316,23 +363,19 @@ pub(crate) unsafe fn wait_at_gate(fd: i32) -> io::Result<()> {
     }
 }
 
-/// The tool's command: its own session, in its cgroups, pinned to its cores, without core
-/// dumps, isolated (when it is) last.
+/// The tool's command, not isolated (see `spawn` for isolated runs): its own session, in its
+/// cgroups, pinned to its cores, without core dumps, as its user (when given) last.
 fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command> {
     let fallback = spec.cgroup.is_none();
     let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
     let cores = spec.cores.clone();
-    let isolation = spec.isolation.take();
     let user = spec.user;
     // SAFETY: getpid has no preconditions.
     let supervisor = unsafe { libc::getpid() };
 
     let mut command = Command::new(&spec.program);
-    if isolation.is_none() {
-        // Isolated runs enter their folder once their view of the files is built.
-        command.current_dir(&spec.cwd);
-    }
     command
+        .current_dir(&spec.cwd)
         .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -340,8 +383,8 @@ fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: the closure runs between fork and exec; it only makes async-signal-safe system
-    // calls (setsid, open, write, close, sched_setaffinity, setrlimit, and those of
-    // `Prepared::apply`) on data prepared before the fork, and allocates nothing.
+    // calls (setsid, open, write, close, sched_setaffinity, setrlimit, setgroups, setresgid,
+    // setresuid, prctl) on data prepared before the fork, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
             // Dies with the thread that started it (mccbuild's death included), and so does
@@ -369,20 +412,13 @@ fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command
                 };
                 libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             }
+            wait_at_gate(gate)?;
             // Last: it drops root, which the steps above need.
-            match &isolation {
-                // In the tool's process, child of the run's init, which dies with the waiter;
-                // the namespaces and the view are built before the gate, the rest after it.
-                Some(isolation) => isolation.apply(gate),
-                // Again: a change of credentials (capabilities, user) clears it.
-                None => {
-                    wait_at_gate(gate)?;
-                    if let Some((uid, gid)) = user {
-                        crate::isolation::become_user(uid, gid)?;
-                    }
-                    die_with_parent(supervisor)
-                }
+            if let Some((uid, gid)) = user {
+                crate::isolation::become_user(uid, gid)?;
             }
+            // Again: a change of credentials (capabilities, user) clears it.
+            die_with_parent(supervisor)
         });
     }
     Ok(command)
@@ -525,6 +561,11 @@ unsafe fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
 /// Pins the calling process (and what it starts) to `cores` (none: left as it is). Safe between
 /// fork and exec: one system call on a set built on the stack.
 pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
+    pin_process(0, cores)
+}
+
+/// Pins process `pid` (0: the caller) to `cores` (none: left as it is).
+pub(crate) fn pin_process(pid: libc::pid_t, cores: &[u32]) -> io::Result<()> {
     if cores.is_empty() {
         return Ok(());
     }
@@ -534,7 +575,7 @@ pub(crate) fn pin_to_cores(cores: &[u32]) -> io::Result<()> {
         for &c in cores {
             libc::CPU_SET(c as usize, &mut set);
         }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+        if libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(io::Error::last_os_error());
         }
     }
