@@ -137,6 +137,30 @@ pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error
     })
 }
 
+/// As [`print_json`], the JSON also kept in the store under a results key
+/// ([`crate::results_cache::load_json`] reads it back).
+pub(crate) fn print_json_cached(
+    value: &impl serde::Serialize,
+    store: &mccbuild_store::Store,
+    key: &mccbuild_core::digest::Digest,
+) -> Result<(), Error> {
+    use std::io::Write;
+    let tee = crate::results_cache::JsonTee::new(std::io::stdout().lock(), store, key);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tee);
+    let written = serde_json::to_writer(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+        .and_then(|tee| tee.finish());
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A value as one line of JSON on standard output, written as it is serialized, through a
 /// buffer (`scores --json` of an edition is tens of megabytes, not held whole in memory); a
 /// closed pipe is a normal end, as for [`print_out`].

@@ -126,3 +126,129 @@ pub fn save(store: &Store, key: &Digest, report: &ScoresReport) -> std::io::Resu
     }
     Ok(())
 }
+
+/// The key of a plan's `scores --json` output: its results key ([`results_key`]: everything the
+/// scores depend on) and what the JSON shows beyond the scores, every value's id (the values'
+/// count is in the results key, their names come from the formula files).
+pub fn json_key(results_key: &Digest, plan: &Plan) -> Digest {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"mccbuild scores json");
+    hasher.update(results_key);
+    for ei in &plan.exam_instances {
+        hasher.update(&(ei.ids.len() as u64).to_le_bytes());
+        for id in ei.ids.iter() {
+            hasher.update(&(id.len() as u64).to_le_bytes());
+            hasher.update(id.as_bytes());
+        }
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// The folder of the cached `scores --json` outputs (`store/scores-json/<key>.json`).
+fn json_dir(store: &Store) -> std::path::PathBuf {
+    store.root().join("scores-json")
+}
+
+/// How many `scores --json` outputs are kept (each is the size of the edition's JSON: 57 MB for
+/// the 2024 replay).
+const JSON_KEPT: usize = 2;
+
+/// The cached `scores --json` output of a results key: the JSON as `scores --json` printed it,
+/// if a whole, undamaged one is stored. The file is the JSON followed by the blake3 digest of
+/// the JSON (32 bytes): a torn or damaged file fails its digest and is not used.
+pub fn load_json(store: &Store, key: &Digest) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(json_dir(store).join(format!("{}.json", hex(key)))).ok()?;
+    let json_len = bytes.len().checked_sub(32)?;
+    let (json, digest) = bytes.split_at(json_len);
+    if blake3::hash(json).as_bytes() != digest {
+        return None;
+    }
+    bytes.truncate(json_len);
+    Some(bytes)
+}
+
+/// A `scores --json` output being written to standard output and, beside it, into the cache
+/// under its results key ([`load_json`]). Whatever goes wrong with the cache's file only costs
+/// the cache entry: the output is written all the same.
+pub struct JsonTee<W: std::io::Write> {
+    out: W,
+    entry: Option<(std::io::BufWriter<tempfile::NamedTempFile>, blake3::Hasher)>,
+    path: std::path::PathBuf,
+}
+
+impl<W: std::io::Write> JsonTee<W> {
+    pub fn new(out: W, store: &Store, key: &Digest) -> Self {
+        let dir = json_dir(store);
+        let entry = std::fs::create_dir_all(&dir)
+            .and_then(|()| {
+                tempfile::Builder::new()
+                    .prefix(".scores-json.")
+                    .suffix(".tmp")
+                    .tempfile_in(&dir)
+            })
+            .ok()
+            .map(|f| {
+                (
+                    std::io::BufWriter::with_capacity(1 << 16, f),
+                    blake3::Hasher::new(),
+                )
+            });
+        JsonTee {
+            out,
+            entry,
+            path: dir.join(format!("{}.json", hex(key))),
+        }
+    }
+
+    /// Flushes the output, then puts the cache entry in place (renamed: a reader sees a whole
+    /// file or none; not synced: a file torn by a crash fails its digest) and keeps the
+    /// [`JSON_KEPT`] most recent entries.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        if let Some((file, hasher)) = self.entry.take() {
+            let _ = Self::persist(file, hasher, &self.path);
+        }
+        Ok(())
+    }
+
+    fn persist(
+        mut file: std::io::BufWriter<tempfile::NamedTempFile>,
+        hasher: blake3::Hasher,
+        path: &std::path::Path,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        file.write_all(hasher.finalize().as_bytes())?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.persist(path).map_err(|e| e.error)?;
+        let dir = path.parent().unwrap_or(path);
+        let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        files.sort();
+        let excess = files.len().saturating_sub(JSON_KEPT);
+        for (_, path) in files.into_iter().take(excess) {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonTee<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if let Some((file, hasher)) = &mut self.entry {
+            if file.write_all(&buf[..n]).is_ok() {
+                hasher.update(&buf[..n]);
+            } else {
+                self.entry = None;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
