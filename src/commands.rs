@@ -137,18 +137,17 @@ pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error
     })
 }
 
-/// As [`print_json`], the JSON also kept in the store under a results key
+/// As [`print_json`], the JSON (written by `write`) also kept in the store under a results key
 /// ([`crate::results_cache::load_json`] reads it back).
 pub(crate) fn print_json_cached(
-    value: &impl serde::Serialize,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     store: &mccbuild_store::Store,
     key: &mccbuild_core::digest::Digest,
 ) -> Result<(), Error> {
     use std::io::Write;
     let tee = crate::results_cache::JsonTee::new(std::io::stdout().lock(), store, key);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, tee);
-    let written = serde_json::to_writer(&mut out, value)
-        .map_err(std::io::Error::from)
+    let written = write(&mut out)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
         .and_then(|tee| tee.finish());

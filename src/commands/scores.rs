@@ -33,7 +33,11 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         let report = scores_json(&session.plan, &db, &handles);
         drop(t);
         let _t = phase("scores: json written");
-        return super::print_json_cached(&report, &session.store, &key);
+        return super::print_json_cached(
+            |out| report.write_json(&mut { out }),
+            &session.store,
+            &key,
+        );
     }
     let report = session.podium_report();
     super::print_out(&podium_text_styled(
