@@ -102,14 +102,17 @@ impl<'a> ReportData<'a> {
         let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
             .map(|e| Arc::from(handles.decisions(db, e)))
             .collect();
+        // Each examination instance's scores fetched once (not once per run).
+        let exam_scores: Vec<&[ToolExamScore]> = (0..plan.exam_instances.len())
+            .map(|e| handles.exam_scores(db, e))
+            .collect();
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
         let mut runs = Vec::with_capacity(plan.runs.len());
         for run in &plan.runs {
             let s = summary(&run.key);
             let e = run.exam_instance;
             // The scoring database's runs of an examination instance are in plan order.
-            let score = handles
-                .exam_scores(db, e)
+            let score = exam_scores[e]
                 .iter()
                 .find(|x| x.tool as usize == run.tool)
                 .cloned();
