@@ -117,6 +117,20 @@ pub(crate) fn print_out(text: &str) -> Result<(), Error> {
 }
 
 /// [`print_out`] of bytes.
+/// What `write` writes on standard output (unbuffered: `write` writes in large pieces); a
+/// closed pipe is a normal end, as for [`print_out`].
+pub(crate) fn print_with(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    match write(&mut std::io::stdout().lock()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -131,16 +131,23 @@ pub fn save(store: &Store, key: &Digest, report: &ScoresReport) -> std::io::Resu
 /// scores depend on) and what the JSON shows beyond the scores, every value's id (the values'
 /// count is in the results key, their names come from the formula files).
 pub fn json_key(results_key: &Digest, plan: &Plan) -> Digest {
+    // Through a buffer, as in `results_key`: a `blake3` update per id costs more than hashing.
     let mut hasher = blake3::Hasher::new();
-    hasher.update(b"mccbuild scores json");
-    hasher.update(results_key);
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    buf.extend_from_slice(b"mccbuild scores json");
+    buf.extend_from_slice(results_key);
     for ei in &plan.exam_instances {
-        hasher.update(&(ei.ids.len() as u64).to_le_bytes());
+        buf.extend_from_slice(&(ei.ids.len() as u64).to_le_bytes());
         for id in ei.ids.iter() {
-            hasher.update(&(id.len() as u64).to_le_bytes());
-            hasher.update(id.as_bytes());
+            buf.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            buf.extend_from_slice(id.as_bytes());
+        }
+        if buf.len() >= 1 << 15 {
+            hasher.update(&buf);
+            buf.clear();
         }
     }
+    hasher.update(&buf);
     *hasher.finalize().as_bytes()
 }
 
@@ -153,18 +160,57 @@ fn json_dir(store: &Store) -> std::path::PathBuf {
 /// the 2024 replay).
 const JSON_KEPT: usize = 2;
 
-/// The cached `scores --json` output of a results key: the JSON as `scores --json` printed it,
-/// if a whole, undamaged one is stored. The file is the JSON followed by the blake3 digest of
-/// the JSON (32 bytes): a torn or damaged file fails its digest and is not used.
-pub fn load_json(store: &Store, key: &Digest) -> Option<Vec<u8>> {
-    let mut bytes = std::fs::read(json_dir(store).join(format!("{}.json", hex(key)))).ok()?;
-    let json_len = bytes.len().checked_sub(32)?;
-    let (json, digest) = bytes.split_at(json_len);
-    if blake3::hash(json).as_bytes() != digest {
-        return None;
+/// The cached `scores --json` output of a results key ([`json_key`]), if a whole, undamaged one
+/// is stored: the file is the JSON followed by the blake3 digest of the JSON (32 bytes), and a
+/// torn or damaged file fails its digest and is not used. Read twice through a small buffer
+/// (checked, then copied by [`CachedJson::copy_to`]) rather than held whole: the file is never
+/// changed once in place (written aside, then renamed), and the open file keeps its content
+/// even if another command replaces or removes it in between.
+pub fn load_json(store: &Store, key: &Digest) -> Option<CachedJson> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(json_dir(store).join(format!("{}.json", hex(key)))).ok()?;
+    let len = file.metadata().ok()?.len().checked_sub(32)?;
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = file.read(&mut buf[..left.min(1 << 20) as usize]).ok()?;
+        if n == 0 {
+            return None;
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
     }
-    bytes.truncate(json_len);
-    Some(bytes)
+    let mut digest = [0; 32];
+    file.read_exact(&mut digest).ok()?;
+    (hasher.finalize().as_bytes() == &digest).then_some(CachedJson { file, len, buf })
+}
+
+/// A cached `scores --json` output whose digest holds ([`load_json`]).
+pub struct CachedJson {
+    file: std::fs::File,
+    len: u64,
+    buf: Vec<u8>,
+}
+
+impl CachedJson {
+    /// Writes the JSON (without its digest) to `out`.
+    pub fn copy_to(mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        use std::io::{Read, Seek};
+        self.file.seek(std::io::SeekFrom::Start(0))?;
+        let mut left = self.len;
+        while left > 0 {
+            let n = self
+                .file
+                .read(&mut self.buf[..left.min(1 << 20) as usize])?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            out.write_all(&self.buf[..n])?;
+            left -= n as u64;
+        }
+        out.flush()
+    }
 }
 
 /// A `scores --json` output being written to standard output and, beside it, into the cache

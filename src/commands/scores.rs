@@ -16,14 +16,18 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         // The output of the same results (and value ids), printed before (docs/cache.md, "Cached results").
         let key = {
             let _t = phase("scores: results key");
-            crate::results_cache::json_key(&session.results_key(), &session.plan)
+            session.results_key()
         };
-        if let Some(bytes) = {
-            let _t = phase("scores: cached json read");
+        let key = {
+            let _t = phase("scores: json key");
+            crate::results_cache::json_key(&key, &session.plan)
+        };
+        if let Some(cached) = {
+            let _t = phase("scores: cached json checked");
             crate::results_cache::load_json(&session.store, &key)
         } {
             let _t = phase("scores: json written");
-            return super::print_bytes(&bytes);
+            return super::print_with(|out| cached.copy_to(out));
         }
         // The rows of the results files are planned runs now (their answers are in the
         // index): not held while the whole edition is scored (~50 MB for the 2024 replay).
