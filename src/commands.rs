@@ -116,7 +116,6 @@ pub(crate) fn print_out(text: &str) -> Result<(), Error> {
     print_bytes(text.as_bytes())
 }
 
-/// [`print_out`] of bytes.
 /// What `write` writes on standard output (unbuffered: `write` writes in large pieces); a
 /// closed pipe is a normal end, as for [`print_out`].
 pub(crate) fn print_with(
@@ -131,6 +130,7 @@ pub(crate) fn print_with(
     }
 }
 
+/// [`print_out`] of bytes.
 pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

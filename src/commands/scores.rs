@@ -13,7 +13,8 @@ use crate::session::Session;
 pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
     if json {
-        // The output of the same results (and value ids), printed before (docs/cache.md, "Cached results").
+        // The output of the same results (and value ids), printed before (docs/cache.md,
+        // "Cached results").
         let key = {
             let _t = phase("scores: results key");
             session.results_key()
