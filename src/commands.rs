@@ -116,6 +116,20 @@ pub(crate) fn print_out(text: &str) -> Result<(), Error> {
     print_bytes(text.as_bytes())
 }
 
+/// What `write` writes on standard output (unbuffered: `write` writes in large pieces); a
+/// closed pipe is a normal end, as for [`print_out`].
+pub(crate) fn print_with(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    match write(&mut std::io::stdout().lock()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// [`print_out`] of bytes.
 pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
@@ -135,6 +149,29 @@ pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// As [`print_json`], the JSON (written by `write`) also kept in the store under a results key
+/// ([`crate::results_cache::load_json`] reads it back).
+pub(crate) fn print_json_cached(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    store: &mccbuild_store::Store,
+    key: &mccbuild_core::digest::Digest,
+) -> Result<(), Error> {
+    use std::io::Write;
+    let tee = crate::results_cache::JsonTee::new(std::io::stdout().lock(), store, key);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tee);
+    let written = write(&mut out)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+        .and_then(|tee| tee.finish());
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// A value as one line of JSON on standard output, written as it is serialized, through a

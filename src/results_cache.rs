@@ -126,3 +126,175 @@ pub fn save(store: &Store, key: &Digest, report: &ScoresReport) -> std::io::Resu
     }
     Ok(())
 }
+
+/// The key of a plan's `scores --json` output: its results key ([`results_key`]: everything the
+/// scores depend on) and what the JSON shows beyond the scores, every value's id (the values'
+/// count is in the results key, their names come from the formula files).
+pub fn json_key(results_key: &Digest, plan: &Plan) -> Digest {
+    // Through a buffer, as in `results_key`: a `blake3` update per id costs more than hashing.
+    let mut hasher = blake3::Hasher::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    buf.extend_from_slice(b"mccbuild scores json");
+    buf.extend_from_slice(results_key);
+    for ei in &plan.exam_instances {
+        buf.extend_from_slice(&(ei.ids.len() as u64).to_le_bytes());
+        for id in ei.ids.iter() {
+            buf.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            buf.extend_from_slice(id.as_bytes());
+        }
+        if buf.len() >= 1 << 15 {
+            hasher.update(&buf);
+            buf.clear();
+        }
+    }
+    hasher.update(&buf);
+    *hasher.finalize().as_bytes()
+}
+
+/// The folder of the cached `scores --json` outputs (`store/scores-json/<key>.json`).
+fn json_dir(store: &Store) -> std::path::PathBuf {
+    store.root().join("scores-json")
+}
+
+/// How many `scores --json` outputs are kept (each is the size of the edition's JSON: 57 MB for
+/// the 2024 replay).
+const JSON_KEPT: usize = 2;
+
+/// The cached `scores --json` output of a results key ([`json_key`]), if a whole, undamaged one
+/// is stored: the file is the JSON followed by the blake3 digest of the JSON (32 bytes), and a
+/// torn or damaged file fails its digest and is not used. Read twice through a small buffer
+/// (checked, then copied by [`CachedJson::copy_to`]) rather than held whole: the file is never
+/// changed once in place (written aside, then renamed), and the open file keeps its content
+/// even if another command replaces or removes it in between.
+pub fn load_json(store: &Store, key: &Digest) -> Option<CachedJson> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(json_dir(store).join(format!("{}.json", hex(key)))).ok()?;
+    let len = file.metadata().ok()?.len().checked_sub(32)?;
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = file.read(&mut buf[..left.min(1 << 20) as usize]).ok()?;
+        if n == 0 {
+            return None;
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    let mut digest = [0; 32];
+    file.read_exact(&mut digest).ok()?;
+    (hasher.finalize().as_bytes() == &digest).then_some(CachedJson { file, len, buf })
+}
+
+/// A cached `scores --json` output whose digest holds ([`load_json`]).
+pub struct CachedJson {
+    file: std::fs::File,
+    len: u64,
+    buf: Vec<u8>,
+}
+
+impl CachedJson {
+    /// Writes the JSON (without its digest) to `out`.
+    pub fn copy_to(mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        use std::io::{Read, Seek};
+        self.file.seek(std::io::SeekFrom::Start(0))?;
+        let mut left = self.len;
+        while left > 0 {
+            let n = self
+                .file
+                .read(&mut self.buf[..left.min(1 << 20) as usize])?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            out.write_all(&self.buf[..n])?;
+            left -= n as u64;
+        }
+        out.flush()
+    }
+}
+
+/// A `scores --json` output being written to standard output and, beside it, into the cache
+/// under its results key ([`load_json`]). Whatever goes wrong with the cache's file only costs
+/// the cache entry: the output is written all the same.
+pub struct JsonTee<W: std::io::Write> {
+    out: W,
+    entry: Option<(std::io::BufWriter<tempfile::NamedTempFile>, blake3::Hasher)>,
+    path: std::path::PathBuf,
+}
+
+impl<W: std::io::Write> JsonTee<W> {
+    pub fn new(out: W, store: &Store, key: &Digest) -> Self {
+        let dir = json_dir(store);
+        let entry = std::fs::create_dir_all(&dir)
+            .and_then(|()| {
+                tempfile::Builder::new()
+                    .prefix(".scores-json.")
+                    .suffix(".tmp")
+                    .tempfile_in(&dir)
+            })
+            .ok()
+            .map(|f| {
+                (
+                    std::io::BufWriter::with_capacity(1 << 16, f),
+                    blake3::Hasher::new(),
+                )
+            });
+        JsonTee {
+            out,
+            entry,
+            path: dir.join(format!("{}.json", hex(key))),
+        }
+    }
+
+    /// Flushes the output, then puts the cache entry in place (renamed: a reader sees a whole
+    /// file or none; not synced: a file torn by a crash fails its digest) and keeps the
+    /// [`JSON_KEPT`] most recent entries.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        if let Some((file, hasher)) = self.entry.take() {
+            let _ = Self::persist(file, hasher, &self.path);
+        }
+        Ok(())
+    }
+
+    fn persist(
+        mut file: std::io::BufWriter<tempfile::NamedTempFile>,
+        hasher: blake3::Hasher,
+        path: &std::path::Path,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        file.write_all(hasher.finalize().as_bytes())?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.persist(path).map_err(|e| e.error)?;
+        let dir = path.parent().unwrap_or(path);
+        let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        files.sort();
+        let excess = files.len().saturating_sub(JSON_KEPT);
+        for (_, path) in files.into_iter().take(excess) {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonTee<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if let Some((file, hasher)) = &mut self.entry {
+            if file.write_all(&buf[..n]).is_ok() {
+                hasher.update(&buf[..n]);
+            } else {
+                self.entry = None;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}

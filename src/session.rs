@@ -370,11 +370,7 @@ impl Session {
     /// The podium report (no values), from the results cache when nothing it depends on changed.
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
-        // The index as it is now (runs recorded by this command included).
-        let key = {
-            let digests = stored_runs(&self.plan, &self.index);
-            crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary)
-        };
+        let key = self.results_key();
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }
@@ -383,6 +379,13 @@ impl Session {
         // A cache that cannot be written only costs time next time.
         let _ = crate::results_cache::save(&self.store, &key, &report);
         report
+    }
+
+    /// The key of the results of the plan with the index as it is now (runs recorded by this
+    /// command included): docs/cache.md, "Cached results".
+    pub fn results_key(&self) -> Digest {
+        let digests = stored_runs(&self.plan, &self.index);
+        crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary)
     }
 
     /// The answer parser's diagnostics of the given planned runs that are in the store's index

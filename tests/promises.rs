@@ -327,11 +327,12 @@ fn the_runs_init_forwards_sigterm_to_the_tool() {
     assert!(rec["wall_time_s"].as_f64().unwrap() < 20.0, "{rec}");
 }
 
-/// docs/cache.md, "Cached results": `scores` prints the cached podium report, `scores --json`
-/// always computes. A report planted under the key of the current state (the report of another
-/// state) shows in `scores` and changes nothing in `scores --json`.
+/// docs/cache.md, "Cached results": `scores` prints the cached podium report and `scores --json`
+/// the JSON it printed before for the same results key (and value ids). Whatever is planted
+/// under the key of the current state shows in both; a changed record is another key, so new
+/// JSON, computed; a damaged cached JSON fails its digest and is computed again.
 #[test]
-fn scores_json_always_computes_where_scores_reads_the_cached_report() {
+fn scores_and_scores_json_read_what_is_cached_under_the_results_key() {
     let mut c = one_run_contest("known", "Philosophers");
     c.scripted_tool("u", "examinations = [\"UpperBounds\"]");
     c.answer(
@@ -342,9 +343,9 @@ fn scores_json_always_computes_where_scores_reads_the_cached_report() {
     );
     c.write("time_s = 20\nmemory_mb = 512");
     assert!(c.mccbuild(&["run"]).status.success());
-    let results = c.path().join("cache/results");
-    let reports = || -> Vec<std::path::PathBuf> {
-        let mut v: Vec<_> = std::fs::read_dir(&results)
+    let root = c.path().to_path_buf();
+    let listing = |dir: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .flatten()
             .map(|e| e.path())
@@ -354,19 +355,34 @@ fn scores_json_always_computes_where_scores_reads_the_cached_report() {
     };
     let podium = stdout(&c.mccbuild(&["scores"]));
     let computed = stdout(&c.mccbuild(&["scores", "--json"]));
-    let before = reports();
-    assert_eq!(before.len(), 1);
+    let (before, before_json) = (listing("cache/results"), listing("cache/scores-json"));
+    assert_eq!((before.len(), before_json.len()), (1, 1));
+    assert_eq!(
+        stdout(&c.mccbuild(&["scores", "--json"])),
+        computed,
+        "the cached JSON is what was computed"
+    );
     // Another state: `u` a reference tool (not on the podium).
     let competing = c.tools[1].clone();
     c.tools[1] = format!("{competing}kind = \"reference\"\n");
     c.write("time_s = 20\nmemory_mb = 512");
     let other_podium = stdout(&c.mccbuild(&["scores"]));
+    let other_computed = stdout(&c.mccbuild(&["scores", "--json"]));
     assert_ne!(podium, other_podium, "the two states print other podiums");
-    let other = reports().into_iter().find(|p| !before.contains(p)).unwrap();
-    // Back to the first state, with the other state's report planted under its key.
+    assert_ne!(computed, other_computed, "and other JSON");
+    let other = listing("cache/results")
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .unwrap();
+    let other_json = listing("cache/scores-json")
+        .into_iter()
+        .find(|p| !before_json.contains(p))
+        .unwrap();
+    // Back to the first state, with the other state's outputs planted under its keys.
     c.tools[1] = competing;
     c.write("time_s = 20\nmemory_mb = 512");
     std::fs::copy(&other, &before[0]).unwrap();
+    std::fs::copy(&other_json, &before_json[0]).unwrap();
     assert_eq!(
         stdout(&c.mccbuild(&["scores"])),
         other_podium,
@@ -374,9 +390,43 @@ fn scores_json_always_computes_where_scores_reads_the_cached_report() {
     );
     assert_eq!(
         stdout(&c.mccbuild(&["scores", "--json"])),
-        computed,
-        "`scores --json` computes"
+        other_computed,
+        "`scores --json` prints the cached JSON"
     );
+    // A damaged entry (one byte of the JSON changed) is not printed: computed again.
+    let mut bytes = std::fs::read(&before_json[0]).unwrap();
+    bytes[1] ^= 1;
+    std::fs::write(&before_json[0], &bytes).unwrap();
+    assert_eq!(
+        stdout(&c.mccbuild(&["scores", "--json"])),
+        computed,
+        "a damaged cached JSON is computed again"
+    );
+    // A changed record: another key, new JSON (the tool's answer is another value).
+    let key = c.record("u", PHIL, "UpperBounds")["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = c
+        .path()
+        .join("cache/runs")
+        .join(&key[..2])
+        .join(format!("{key}.json"));
+    // The record rewritten with another answer, its digest made anew (a valid record).
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    record.as_object_mut().unwrap().remove("digest");
+    record["answers"][0]["value"] = "3".into();
+    let mut body = serde_json::to_vec(&record).unwrap();
+    let digest = blake3::hash(&body).to_hex().to_string();
+    body.pop();
+    body.extend_from_slice(format!(",\"digest\":\"{digest}\"}}").as_bytes());
+    std::fs::write(path.with_extension("tmp"), body).unwrap();
+    std::fs::rename(path.with_extension("tmp"), &path).unwrap();
+    let changed = stdout(&c.mccbuild(&["scores", "--json"]));
+    assert_ne!(changed, computed, "a changed record gives new JSON");
+    assert!(changed.contains(r#""u":"3""#), "{changed}");
+    assert_eq!(listing("cache/scores-json").len(), 2, "two outputs kept");
 }
 
 /// docs/cache.md, "The store": `progress.jsonl` holds the events of the store's last execution,

@@ -13,6 +13,23 @@ use crate::session::Session;
 pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
     if json {
+        // The output of the same results (and value ids), printed before (docs/cache.md,
+        // "Cached results").
+        let key = {
+            let _t = phase("scores: results key");
+            session.results_key()
+        };
+        let key = {
+            let _t = phase("scores: json key");
+            crate::results_cache::json_key(&key, &session.plan)
+        };
+        if let Some(cached) = {
+            let _t = phase("scores: cached json checked");
+            crate::results_cache::load_json(&session.store, &key)
+        } {
+            let _t = phase("scores: json written");
+            return super::print_with(|out| cached.copy_to(out));
+        }
         // The rows of the results files are planned runs now (their answers are in the
         // index): not held while the whole edition is scored (~50 MB for the 2024 replay).
         drop(std::mem::take(&mut session.plan.imported));
@@ -21,7 +38,11 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         let report = scores_json(&session.plan, &db, &handles);
         drop(t);
         let _t = phase("scores: json written");
-        return super::print_json(&report);
+        return super::print_json_cached(
+            |out| report.write_json(&mut { out }),
+            &session.store,
+            &key,
+        );
     }
     let report = session.podium_report();
     super::print_out(&podium_text_styled(

@@ -90,12 +90,21 @@ impl<'a> ReportData<'a> {
         handles: &Handles,
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
     ) -> ReportData<'a> {
+        let t = mccbuild_core::timing::phase("report: scores");
         let scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
+        drop(t);
+        let t = mccbuild_core::timing::phase("report: reliability");
         let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
         let agreed_values =
             mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
+        drop(t);
+        let t = mccbuild_core::timing::phase("report: decisions and run views");
         let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
             .map(|e| Arc::from(handles.decisions(db, e)))
+            .collect();
+        // Each examination instance's scores fetched once (not once per run).
+        let exam_scores: Vec<&[ToolExamScore]> = (0..plan.exam_instances.len())
+            .map(|e| handles.exam_scores(db, e))
             .collect();
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
         let mut runs = Vec::with_capacity(plan.runs.len());
@@ -103,8 +112,7 @@ impl<'a> ReportData<'a> {
             let s = summary(&run.key);
             let e = run.exam_instance;
             // The scoring database's runs of an examination instance are in plan order.
-            let score = handles
-                .exam_scores(db, e)
+            let score = exam_scores[e]
                 .iter()
                 .find(|x| x.tool as usize == run.tool)
                 .cloned();
@@ -118,6 +126,7 @@ impl<'a> ReportData<'a> {
                 score,
             });
         }
+        drop(t);
         ReportData {
             plan,
             scores,
@@ -168,13 +177,23 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         dir: dir.to_path_buf(),
         ..Default::default()
     };
-    for (name, text, charts) in html::pages(data) {
-        let path = dir.join(&name);
-        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
-            .map_err(|source| SiteError { path, source })?;
+    // Each page is written as soon as it is rendered, on every core: the writing overlaps the
+    // rendering, and no more than a page per core is held (the replay's site is 53 MB).
+    use rayon::prelude::*;
+    let written: Vec<(usize, u64)> = html::list(data)
+        .into_par_iter()
+        .map(|page| {
+            let (name, text, charts) = html::render(data, page);
+            let path = dir.join(&name);
+            mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+                .map_err(|source| SiteError { path, source })?;
+            Ok((charts, text.len() as u64))
+        })
+        .collect::<Result<_, SiteError>>()?;
+    for (charts, bytes) in written {
         summary.pages += 1;
         summary.charts += charts;
-        summary.bytes += text.len() as u64;
+        summary.bytes += bytes;
     }
     // The pages are durable together.
     mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {

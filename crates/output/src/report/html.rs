@@ -597,10 +597,30 @@ fn vector(values: &[Option<Value>], marked: &[bool]) -> Markup {
     }
 }
 
+/// A run's answer at each position of its examination instance's values (as
+/// [`RunView::answer`] finds them: the first answer given for a position).
+fn answers_by_position(run: &RunView, positions: usize) -> Vec<Option<Value>> {
+    let mut given = vec![None; positions];
+    for (p, v) in run.answers.iter().rev() {
+        if let Some(slot) = given.get_mut(*p as usize) {
+            *slot = Some(v.clone());
+        }
+    }
+    given
+}
+
 fn model(data: &ReportData<'_>, m: usize) -> String {
     let plan = data.plan;
     let edition = &plan.contest.edition;
     let model = &plan.models[m];
+    // This model's examination instances by instance, in plan order (one pass over them all).
+    let mut exams_of: std::collections::HashMap<usize, Vec<usize>> =
+        model.instances.iter().map(|&i| (i, Vec::new())).collect();
+    for (e, ei) in plan.exam_instances.iter().enumerate() {
+        if let Some(list) = exams_of.get_mut(&ei.instance) {
+            list.push(e);
+        }
+    }
     let body = html! {
         p { (edition.model_kinds.get(model.kind).map_or("", |k| k.name.as_str())) " model, " (model.instances.len()) " instances. "
             "Answers as vectors in the order of the value ids (T/F, or numbers); " span.x { "highlighted" } ": differs from the trusted value; ?: unknown or not answered." }
@@ -608,7 +628,8 @@ fn model(data: &ReportData<'_>, m: usize) -> String {
             h2 id=(format!("i{i}")) { (plan.instances[i].name) }
             table {
                 tr { th { "examination" } th { "who" } th { "values" } th { "status" } th { "CPU (s)" } th { "memory (MB)" } }
-                @for (e, ei) in plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.instance == i) {
+                @for &e in &exams_of[&i] {
+                    @let ei = &plan.exam_instances[e];
                     @let decisions = &data.decisions[e];
                     @let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
                     @let runs: Vec<&RunView> = data.runs_of[e].iter().map(|&r| &data.runs[r]).collect();
@@ -617,7 +638,7 @@ fn model(data: &ReportData<'_>, m: usize) -> String {
                         td { b { "trusted" } } td { (vector(&trusted, &[])) } td {} td {} td {}
                     }
                     @for r in &runs {
-                        @let given: Vec<Option<Value>> = (0..ei.ids.len()).map(|p| r.answer(p).cloned()).collect();
+                        @let given = answers_by_position(r, ei.ids.len());
                         @let marked: Vec<bool> = given.iter().zip(&trusted).map(|(g, t)| matches!((g, t), (Some(g), Some(t)) if g != t)).collect();
                         tr {
                             td { (tool_link(data, r.tool)) }
