@@ -310,6 +310,54 @@ fn a_tool_over_its_cpu_limit_is_killed_inside_the_guest() {
     assert_eq!(r["verdict"], "answered", "{r}");
 }
 
+/// The guest's kernel is in the run key by its content (scripts/guest-kernel builds it; another
+/// build or Debian's kernel is another key): the same bytes at another path keep the runs, one
+/// byte more runs them again.
+#[test]
+fn the_guests_kernel_is_in_the_run_key_by_its_content() {
+    if guest().is_none() {
+        return;
+    }
+    let c = script_contest(
+        "#!/bin/sh\necho CANNOT_COMPUTE\n",
+        "time_s = 10\nmemory_mb = 512",
+        "",
+    );
+    let out = mccbuild_checked(c.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["executed"], 1, "{}", stdout(&out));
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let (kernel, _) = guest().unwrap();
+    let copy = c.path().join("vmlinux-copy");
+    std::fs::copy(kernel, &copy).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(&kernel.display().to_string(), &copy.display().to_string()),
+    )
+    .unwrap();
+    let plan = |c: &TestContest| {
+        let out = c.mccbuild(&["plan", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    let same = plan(&c);
+    assert_eq!(
+        (same["cached"].as_u64(), same["to_run"].as_u64()),
+        (Some(1), Some(0)),
+        "{same}"
+    );
+    let mut bytes = std::fs::read(&copy).unwrap();
+    bytes.push(0);
+    std::fs::write(&copy, bytes).unwrap();
+    let other = plan(&c);
+    assert_eq!(
+        (other["cached"].as_u64(), other["to_run"].as_u64()),
+        (Some(0), Some(1)),
+        "{other}"
+    );
+}
+
 #[test]
 fn a_guest_whose_kernel_panics_is_recorded_as_such() {
     if guest().is_none() {
