@@ -88,7 +88,7 @@ impl<'a> ReportData<'a> {
         plan: &'a Plan,
         db: &ScoringDb,
         handles: &Handles,
-        summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
+        summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary> + Sync,
     ) -> ReportData<'a> {
         let t = mccbuild_core::timing::phase("report: scores");
         let scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
@@ -106,25 +106,32 @@ impl<'a> ReportData<'a> {
         let exam_scores: Vec<&[ToolExamScore]> = (0..plan.exam_instances.len())
             .map(|e| handles.exam_scores(db, e))
             .collect();
+        // On every core: 144,034 index lookups and views at the replay's scale.
+        use rayon::prelude::*;
+        let runs: Vec<RunView> = plan
+            .runs
+            .par_iter()
+            .map(|run| {
+                let s = summary(&run.key);
+                let e = run.exam_instance;
+                // The scoring database's runs of an examination instance are in plan order.
+                let score = exam_scores[e]
+                    .iter()
+                    .find(|x| x.tool as usize == run.tool)
+                    .cloned();
+                RunView {
+                    tool: run.tool,
+                    exam_instance: e,
+                    outcome: s.map(Summary::outcome),
+                    measurement: s.map(|s| s.measurement).unwrap_or_default(),
+                    answers: s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone()),
+                    score,
+                }
+            })
+            .collect();
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
-        let mut runs = Vec::with_capacity(plan.runs.len());
-        for run in &plan.runs {
-            let s = summary(&run.key);
-            let e = run.exam_instance;
-            // The scoring database's runs of an examination instance are in plan order.
-            let score = exam_scores[e]
-                .iter()
-                .find(|x| x.tool as usize == run.tool)
-                .cloned();
-            runs_of[e].push(runs.len());
-            runs.push(RunView {
-                tool: run.tool,
-                exam_instance: e,
-                outcome: s.map(Summary::outcome),
-                measurement: s.map(|s| s.measurement).unwrap_or_default(),
-                answers: s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone()),
-                score,
-            });
+        for (i, run) in plan.runs.iter().enumerate() {
+            runs_of[run.exam_instance].push(i);
         }
         drop(t);
         ReportData {

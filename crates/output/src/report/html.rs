@@ -250,6 +250,13 @@ pub(crate) fn exams_with_runs(data: &ReportData<'_>) -> Vec<usize> {
 
 fn examinations(data: &ReportData<'_>) -> String {
     let edition = &data.plan.contest.edition;
+    // Per examination, its instances and their runs, in one pass.
+    let mut instances = vec![0usize; edition.examinations.len()];
+    let mut runs = vec![0usize; edition.examinations.len()];
+    for (e, ei) in data.plan.exam_instances.iter().enumerate() {
+        instances[ei.exam] += 1;
+        runs[ei.exam] += data.runs_of[e].len();
+    }
     let body = html! {
         table {
             tr { th { "examination" } th { "category" } th { "instances" } th { "runs" } th { "charts" } }
@@ -258,8 +265,8 @@ fn examinations(data: &ReportData<'_>) -> String {
                 tr {
                     td { a href=(slug("examination", x, &exam.name)) { (exam.name) } }
                     td { (edition.categories[exam.category].title) }
-                    td.n { (data.plan.exam_instances.iter().filter(|e| e.exam == x).count()) }
-                    td.n { (data.runs.iter().filter(|r| data.plan.exam_instances[r.exam_instance].exam == x).count()) }
+                    td.n { (instances[x]) }
+                    td.n { (runs[x]) }
                     td { a href=(slug("charts", x, &exam.name)) { "execution times" } }
                 }
             }
@@ -287,7 +294,8 @@ struct Tally {
     by_status: [usize; 7],
     right: u64,
     wrong: u64,
-    points: mccbuild_rules::exact::Exact,
+    /// Summed in machine words while it can be (`Sum`: the same fraction as adding `Exact`s).
+    points: mccbuild_rules::exact::Sum,
     solved: usize,
     cpu: f64,
     max_memory: f64,
@@ -327,7 +335,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         if let Some(s) = &run.score {
             tally.right += s.score.right as u64;
             tally.wrong += s.score.wrong as u64;
-            tally.points += &s.score.points;
+            tally.points.add(&s.score.points);
         }
         let decisions = &data.decisions[run.exam_instance];
         for (position, value) in run.answers.iter() {
@@ -374,7 +382,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
                         td.n { (y.runs) }
                         @for n in &y.by_status { td.n { (n) } }
                         td.n { (y.right) } td.n class=[(y.wrong > 0).then_some("warn")] { (y.wrong) }
-                        td.n { (mccbuild_rules::exact::decimal(&y.points, 2)) } td.n { (y.solved) }
+                        td.n { (mccbuild_rules::exact::decimal(&y.points.value(), 2)) } td.n { (y.solved) }
                         td.n { (seconds(y.cpu)) } td.n { (format!("{:.0}", y.max_memory)) }
                     }
                 }
@@ -424,9 +432,12 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
 /// The tools with runs in examination `x`, in manifest order.
 fn tools_in(data: &ReportData<'_>, x: usize) -> Vec<usize> {
     let mut used = vec![false; data.plan.contest.tools.len()];
-    for r in &data.runs {
-        if data.plan.exam_instances[r.exam_instance].exam == x {
-            used[r.tool] = true;
+    // The runs of examination `x`'s instances only (not a pass over every run per page).
+    for (e, ei) in data.plan.exam_instances.iter().enumerate() {
+        if ei.exam == x {
+            for &r in &data.runs_of[e] {
+                used[data.runs[r].tool] = true;
+            }
         }
     }
     (0..used.len()).filter(|&t| used[t]).collect()
