@@ -10,6 +10,7 @@ pub mod measurement;
 pub mod outcome;
 pub mod protocol;
 pub mod run_key;
+pub mod stamp;
 pub mod timing;
 pub mod toml_file;
 pub mod value;

@@ -309,6 +309,12 @@ impl RunCgroup {
             .collect()
     }
 
+    /// Moves process `pid` into each of the group's cgroup v1 hierarchies (a write to each
+    /// `cgroup.procs`); the first failure is the error, naming the file.
+    pub fn move_into_v1(&self, pid: libc::pid_t) -> io::Result<()> {
+        move_into(pid, &self.v1_procs_files())
+    }
+
     /// The group's folder in each hierarchy it has.
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         [
@@ -475,6 +481,26 @@ impl RunCgroup {
             }
         }
     }
+}
+
+/// Moves process `pid` into the groups whose `cgroup.procs` files are `procs` (a write to each);
+/// the first failure is the error, naming the file.
+pub fn move_into(pid: libc::pid_t, procs: &[PathBuf]) -> io::Result<()> {
+    use std::io::Write;
+    let pid = pid.to_string();
+    for path in procs {
+        fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(pid.as_bytes()))
+            .map_err(|e| {
+                io::Error::other(format!(
+                    "cannot move the run's process into {}: {e}",
+                    path.display()
+                ))
+            })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

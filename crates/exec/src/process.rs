@@ -274,19 +274,7 @@ impl Gate {
             std::fs::File::from(pid_in)
                 .read_exact(&mut pid)
                 .map_err(|e| io::Error::other(format!("the run's process did not start: {e}")))?;
-            let pid = i32::from_ne_bytes(pid).to_string();
-            for path in &procs {
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .and_then(|mut f| f.write_all(pid.as_bytes()))
-                    .map_err(|e| {
-                        io::Error::other(format!(
-                            "cannot move the run's process into {}: {e}",
-                            path.display()
-                        ))
-                    })?;
-            }
+            crate::cgroup::move_into(i32::from_ne_bytes(pid), &procs)?;
             std::fs::File::from(go_out).write_all(&[1])
         });
         Mover {

@@ -23,7 +23,7 @@
 
 use std::ffi::{c_char, CString};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -145,27 +145,8 @@ struct ChildData<'a> {
 
 /// Starts the run (see the module's documentation); returns once the tool executed.
 pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
-    let candidates_c = candidates(launch.program, launch.env)?;
-    let mut argv_c = vec![cstring(launch.program.as_os_str().as_bytes())?];
-    for arg in launch.args {
-        argv_c.push(cstring(arg.as_bytes())?);
-    }
-    let envp_c = launch
-        .env
-        .iter()
-        .map(|(k, v)| cstring(format!("{k}={v}").as_bytes()))
-        .collect::<io::Result<Vec<_>>>()?;
-    let pointers = |list: &[CString]| -> Vec<*const c_char> {
-        list.iter()
-            .map(|c| c.as_ptr())
-            .chain([std::ptr::null()])
-            .collect()
-    };
-    let (candidates, argv, envp) = (
-        pointers(&candidates_c),
-        pointers(&argv_c),
-        pointers(&envp_c),
-    );
+    let strings = CStrings::of(&launch)?;
+    let (candidates, argv, envp) = strings.pointers();
     let stdin = File::open("/dev/null")?;
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
@@ -241,27 +222,7 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
             ))
         })
         .and_then(|()| place_and_release(launch.cgroup, pid, gate_w, launch.namespaces))
-        .and_then(|()| {
-            // Nothing (end of file): the tool executed; four bytes: why the process gave up.
-            let mut code = [0u8; 4];
-            let mut report = File::from(report_r);
-            let mut got = 0;
-            while got < 4 {
-                match report.read(&mut code[got..]) {
-                    Ok(0) => break,
-                    Ok(n) => got += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            match got {
-                0 => Ok(()),
-                4 => Err(io::Error::from_raw_os_error(i32::from_ne_bytes(code))),
-                _ => Err(io::Error::other(
-                    "a truncated report from the run's process",
-                )),
-            }
-        });
+        .and_then(|()| read_report(File::from(report_r)));
     // Held until the tool executed (see `isolation::become_init`).
     drop(alive_w);
     if let Err(e) = started {
@@ -276,6 +237,71 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
     })
 }
 
+/// The tool's candidate paths, arguments and environment as C strings, made before the clone
+/// (the cloned process allocates nothing).
+struct CStrings {
+    candidates: Vec<CString>,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+impl CStrings {
+    fn of(launch: &Launch) -> io::Result<CStrings> {
+        let mut argv = vec![cstring(launch.program.as_os_str().as_bytes())?];
+        for arg in launch.args {
+            argv.push(cstring(arg.as_bytes())?);
+        }
+        let envp = launch
+            .env
+            .iter()
+            .map(|(k, v)| cstring(format!("{k}={v}").as_bytes()))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(CStrings {
+            candidates: candidates(launch.program, launch.env)?,
+            argv,
+            envp,
+        })
+    }
+
+    /// The null-terminated pointer lists `execve` takes (valid while `self` lives).
+    #[allow(clippy::type_complexity)]
+    fn pointers(&self) -> (Vec<*const c_char>, Vec<*const c_char>, Vec<*const c_char>) {
+        let pointers = |list: &[CString]| -> Vec<*const c_char> {
+            list.iter()
+                .map(|c| c.as_ptr())
+                .chain([std::ptr::null()])
+                .collect()
+        };
+        (
+            pointers(&self.candidates),
+            pointers(&self.argv),
+            pointers(&self.envp),
+        )
+    }
+}
+
+/// What the run's process reported through its close-on-exec pipe: nothing (end of file) when
+/// the tool executed; four bytes (an errno with its step) when the process gave up.
+fn read_report(mut report: File) -> io::Result<()> {
+    let mut code = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match report.read(&mut code[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match got {
+        0 => Ok(()),
+        4 => Err(io::Error::from_raw_os_error(i32::from_ne_bytes(code))),
+        _ => Err(io::Error::other(
+            "a truncated report from the run's process",
+        )),
+    }
+}
+
 /// Moves the run's process into its cgroup v1 groups (it is in its v2 group since the clone),
 /// then opens the gate, handing over the run's network and IPC namespaces with the byte when
 /// they were made; closing the gate without the byte makes the process give up.
@@ -286,19 +312,7 @@ fn place_and_release(
     namespaces: Option<crate::isolation::PendingNamespaces>,
 ) -> io::Result<()> {
     if let Some(cgroup) = cgroup {
-        let pid = pid.to_string();
-        for path in cgroup.v1_procs_files() {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .and_then(|mut f| f.write_all(pid.as_bytes()))
-                .map_err(|e| {
-                    io::Error::other(format!(
-                        "cannot move the run's process into {}: {e}",
-                        path.display()
-                    ))
-                })?;
-        }
+        cgroup.move_into_v1(pid)?;
     }
     // A failure to make them costs only the overlap: the process makes its own.
     let namespaces = namespaces.and_then(|thread| thread.join().ok()?.ok());

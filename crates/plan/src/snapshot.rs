@@ -25,7 +25,6 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,7 +36,6 @@ use mccbuild_rules::edition::{Limits, TimeLimit};
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchiveLimits;
-use crate::digest_cache::Stamp;
 use crate::key::ToolIdentity;
 use crate::manifest::{Contest, InstanceSource};
 use crate::plan::{imported_tool, ExamInstance, LeftOut, PlannedInstance, PlannedModel};
@@ -200,19 +198,9 @@ impl Walk {
     }
 
     fn stamp(&mut self, meta: &fs::Metadata) {
-        let stamp = Stamp::of(meta);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i128);
-        // The change time moves with every write, chmod, rename or link count change; a stamp
-        // younger than two seconds may not have moved for a write in the same tick.
-        self.racy |= now - stamp.mtime_ns.max(stamp.ctime_ns) < 2_000_000_000;
-        self.hasher.update(&stamp.size.to_le_bytes());
-        self.hasher.update(&stamp.mtime_ns.to_le_bytes());
-        self.hasher.update(&stamp.ctime_ns.to_le_bytes());
-        self.hasher.update(&stamp.ino.to_le_bytes());
-        self.hasher.update(&stamp.dev.to_le_bytes());
-        self.hasher.update(&meta.mode().to_le_bytes());
+        let stamp = mccbuild_core::stamp::FileStamp::of(meta);
+        self.racy |= stamp.is_racy();
+        stamp.hash_into(&mut self.hasher);
     }
 }
 

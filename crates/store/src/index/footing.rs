@@ -13,57 +13,13 @@
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use mccbuild_core::digest::Digest;
+pub use mccbuild_core::stamp::FileStamp;
 
 use super::{Index, Place, Stamp, SHARDS};
 use crate::pack;
 use crate::Store;
-
-/// A file's or folder's whole stamp: size, modification and change times, inode, device,
-/// mode (the plan snapshot's stamp). The change time moves with every write, truncation, rename
-/// over the file or attribute change, and no user call can set it back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileStamp {
-    pub size: u64,
-    pub mtime_ns: i128,
-    pub ctime_ns: i128,
-    pub ino: u64,
-    pub dev: u64,
-    pub mode: u32,
-}
-
-impl FileStamp {
-    pub fn of(meta: &fs::Metadata) -> FileStamp {
-        FileStamp {
-            size: meta.size(),
-            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
-            ctime_ns: meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128,
-            ino: meta.ino(),
-            dev: meta.dev(),
-            mode: meta.mode(),
-        }
-    }
-
-    /// Whether the file changed less than two seconds ago: a second change within the same
-    /// clock tick could leave this stamp as it is (the digest cache's and the index's rule).
-    pub fn is_racy(&self) -> bool {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i128);
-        now - self.mtime_ns.max(self.ctime_ns) < 2_000_000_000
-    }
-
-    fn put(&self, hasher: &mut blake3::Hasher) {
-        hasher.update(&self.size.to_le_bytes());
-        hasher.update(&self.mtime_ns.to_le_bytes());
-        hasher.update(&self.ctime_ns.to_le_bytes());
-        hasher.update(&self.ino.to_le_bytes());
-        hasher.update(&self.dev.to_le_bytes());
-        hasher.update(&self.mode.to_le_bytes());
-    }
-}
 
 /// The files (relative to the store's root) a loaded index rests on, and one digest of their
 /// stamps as they were when it was loaded.
@@ -93,7 +49,7 @@ fn put_entry(hasher: &mut blake3::Hasher, path: &str, meta: Option<&fs::Metadata
         Some(meta) => {
             let stamp = FileStamp::of(meta);
             hasher.update(&[1]);
-            stamp.put(hasher);
+            stamp.hash_into(hasher);
             stamp.is_racy()
         }
         None => {
