@@ -65,6 +65,10 @@ impl Cluster {
             stdout(&out),
             stderr(&out)
         );
+        // A node the script had to start again says so here.
+        if !out.stderr.is_empty() {
+            eprintln!("scripts/slurm-cluster start: {}", stderr(&out));
+        }
         Some(cluster)
     }
 
