@@ -95,6 +95,13 @@ fn main() {
         arrivals(&session, n);
         return;
     }
+    if let Some(n) = std::env::var("BENCH_WATCH")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        changed_records(&session, n);
+        return;
+    }
     let (mut db, handles) = full_scoring(&session);
 
     let (tool, exam) = tool_and_examination(&session, args.get(2), args.get(3));
@@ -303,15 +310,19 @@ fn all_runs_change(
     for _ in 0..rounds {
         let saved: Vec<_> = targets.iter().map(|r| db.run_answers(*r).1).collect();
         let t = Instant::now();
+        let mut changes = db.change();
         for (r, a) in targets.iter().zip(&saved) {
-            db.set_answers(*r, changed(a));
+            changes.set_answers(*r, changed(a));
         }
+        drop(changes);
         db.refresh(handles);
         let _ = podiums(db, handles.contest);
         times.push(t.elapsed().as_secs_f64() * 1e3);
+        let mut changes = db.change();
         for (r, a) in targets.iter().zip(saved) {
-            db.set_answers(*r, a);
+            changes.set_answers(*r, a);
         }
+        drop(changes);
         db.refresh(handles);
         let _ = podiums(db, handles.contest);
     }
@@ -355,9 +366,11 @@ fn arrivals(session: &Session, n: usize) {
             run_inputs(session.index.get(&session.plan.runs[i].key));
         db.start_logging();
         let (t, c) = (Instant::now(), thread_cpu_ms());
-        db.set_answers(refs[i], answers);
-        db.set_competes(refs[i], competes);
-        db.set_measurement(refs[i], measurement);
+        let mut changes = db.change();
+        changes.set_answers(refs[i], answers);
+        changes.set_competes(refs[i], competes);
+        changes.set_measurement(refs[i], measurement);
+        drop(changes);
         let _ = podiums(&db, handles.contest);
         times.push(t.elapsed().as_secs_f64() * 1e3);
         cpu.push(thread_cpu_ms() - c);
@@ -376,4 +389,89 @@ fn arrivals(session: &Session, n: usize) {
     if !executed.is_empty() {
         println!("queries executed in all: {executed:?}");
     }
+}
+
+/// Records changed and restored one at a time, as `scripts/bench-watch` makes them on a packed
+/// store (examples/bench_records: `n` answered runs picked with seed 2024, each first with its
+/// answers dropped and one second more of CPU time, then as stored), with salsa's event log as
+/// `mccbuild watch` has it. Prints the medians per update.
+fn changed_records(session: &Session, n: usize) {
+    use mccbuild_scoring::inputs::{build_scoring, run_inputs, run_refs};
+    let db = if std::env::var_os("BENCH_NOLOG").is_some() {
+        ScoringDb::default()
+    } else {
+        ScoringDb::with_log()
+    };
+    let (mut db, handles) = build_scoring(db, &session.plan, |key| session.index.get(key));
+    db.refresh(&handles);
+    let _ = podiums(&db, handles.contest);
+    let refs = run_refs(&session.plan, &handles);
+    let mut answered: Vec<usize> = (0..session.plan.runs.len())
+        .filter(|&i| {
+            session
+                .index
+                .get(&session.plan.runs[i].key)
+                .is_some_and(|s| !s.answers.is_empty())
+        })
+        .collect();
+    answered.sort_unstable_by_key(|&i| session.plan.runs[i].key);
+    let mut state: u64 = 2024;
+    let mut picked = Vec::new();
+    for _ in 0..n.min(answered.len()) {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        picked.push(answered.swap_remove((state >> 33) as usize % answered.len()));
+    }
+    if let Some(fifo) = std::env::var_os("BENCH_PERF_FIFO") {
+        let _ = std::fs::write(fifo, "enable\n");
+    }
+    let (mut changes, mut restores) = (Vec::new(), Vec::new());
+    let mut executed = std::collections::BTreeMap::new();
+    for &i in &picked {
+        let summary = session.index.get(&session.plan.runs[i].key);
+        let (answers, competes, measurement) = run_inputs(summary);
+        let mut slower = measurement;
+        slower.cpu_time_s += 1.0;
+        for (answers, measurement, times) in [
+            (std::sync::Arc::from(Vec::new()), slower, &mut changes),
+            (answers, measurement, &mut restores),
+        ] {
+            if let Some(ms) = std::env::var("BENCH_SLEEP_MS")
+                .ok()
+                .and_then(|ms| ms.parse::<u64>().ok())
+            {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+            db.start_logging();
+            let t = Instant::now();
+            let mut changes = db.change();
+            changes.set_answers(refs[i], answers);
+            changes.set_competes(refs[i], competes);
+            changes.set_measurement(refs[i], measurement);
+            drop(changes);
+            let settled = t.elapsed().as_secs_f64() * 1e3;
+            let _ = podiums(&db, handles.contest);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            if std::env::var_os("BENCH_EACH").is_some() {
+                print!("settled {settled:.2} ms, ");
+            }
+            let mut this = std::collections::BTreeMap::new();
+            for q in db.take_executed() {
+                *this.entry(q.clone()).or_insert(0usize) += 1;
+                *executed.entry(q).or_insert(0usize) += 1;
+            }
+            if std::env::var_os("BENCH_EACH").is_some() {
+                println!("{:.2} ms {this:?}", times.last().unwrap());
+            }
+        }
+    }
+    println!(
+        "{} records changed, then restored: re-score median {:.2} ms (changed {:.2}, restored {:.2})",
+        picked.len(),
+        median(changes.iter().chain(&restores).copied().collect()),
+        median(changes),
+        median(restores)
+    );
+    println!("queries executed in all: {executed:?}");
 }

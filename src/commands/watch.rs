@@ -225,6 +225,8 @@ impl State {
         }
         let mut applied = 0;
         let mut newest: Option<SystemTime> = None;
+        // Applied together: the decisions the trusted values read are settled once, at the end.
+        let mut changes = self.db.change();
         for key in report.changed {
             let Some(&(run, index)) = self.runs.get(&key) else {
                 continue;
@@ -232,9 +234,9 @@ impl State {
             self.changed_runs.push(index);
             pending_corrupt.remove(&self.session.store.record_path(&key));
             let (answers, competes, measurement) = run_inputs(self.session.index.get(&key));
-            self.db.set_answers(run, answers);
-            self.db.set_competes(run, competes);
-            self.db.set_measurement(run, measurement);
+            changes.set_answers(run, answers);
+            changes.set_competes(run, competes);
+            changes.set_measurement(run, measurement);
             applied += 1;
             // When the record appeared: its inode's change time (set by the write, and by the
             // rename that atomic writers end with; a record moved in keeps its old mtime).
@@ -242,6 +244,7 @@ impl State {
                 newest = newest.max(Some(change_time(&meta)));
             }
         }
+        drop(changes);
         (applied, newest)
     }
 
@@ -268,8 +271,10 @@ impl State {
             .tools
             .extend_from_slice(&self.session.plan.contest.tools[loaded.tools.len()..]);
         self.db.start_logging();
-        self.db.set_edition(&self.handles, contest.edition.clone());
-        self.db.set_tools(&self.handles, tool_infos(&contest));
+        let mut changes = self.db.change();
+        changes.set_edition(&self.handles, contest.edition.clone());
+        changes.set_tools(&self.handles, tool_infos(&contest));
+        drop(changes);
         self.session.plan.contest = contest;
         self.loaded = Some(new);
         let _ = podiums(&self.db, self.handles.contest);

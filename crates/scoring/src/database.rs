@@ -12,9 +12,11 @@ use mccbuild_rules::weights::Weight;
 use salsa::{Durability, Setter};
 
 use crate::db::{
-    exam_scores, trusted_values, value_answers, weights, Answers, ContestData, ExamInstance,
-    ModelExamination, ModelInfo, RunRef, ToolData, ToolExamScore, ToolInfo, ValueAnswers,
+    agreement, contested_decision, exam_scores, tool_trusted_alone, trusted_values, value_answers,
+    weights, Answers, ContestData, Contested, ContestedDecision, ExamInstance, ModelExamination,
+    ModelInfo, RunRef, ToolData, ToolExamScore, ToolInfo, ValueAnswers,
 };
+use mccbuild_rules::confidence::ToolIdx;
 
 /// The database, with an optional log of executed queries (for incrementality tests and
 /// `--explain-incremental` style diagnostics).
@@ -23,6 +25,25 @@ use crate::db::{
 pub struct ScoringDb {
     storage: salsa::Storage<Self>,
     log: Arc<Mutex<Option<Vec<salsa::DatabaseKeyIndex>>>>,
+    /// What [`ScoringDb::settle`] keeps between changes.
+    driver: Driver,
+}
+
+/// The driver of the Confidence-dependent decisions (E-3.1): which model examinations have
+/// contested values and of which shapes, which ones changed since the last settle, and which
+/// are still at the durability they were built with. Outside salsa: it decides which inputs to
+/// write, never what a result is (every decision it writes is a query's result).
+#[derive(Clone, Default)]
+struct Driver {
+    contest: Option<ContestData>,
+    /// Model examinations whose runs were set since the last settle.
+    dirty: Vec<ModelExamination>,
+    /// The contested shapes of each model examination that has some.
+    contested: std::collections::HashMap<ModelExamination, Vec<Vec<Vec<ToolIdx>>>>,
+    /// Model examinations whose runs are still MEDIUM (complete when built, not set since).
+    medium: std::collections::HashSet<ModelExamination>,
+    /// Inputs were set since the last settle.
+    unsettled: bool,
 }
 
 #[salsa::db]
@@ -35,6 +56,7 @@ impl Default for ScoringDb {
         ScoringDb {
             storage: salsa::Storage::new(None),
             log: Arc::default(),
+            driver: Driver::default(),
         }
     }
 }
@@ -46,6 +68,10 @@ impl ScoringDb {
     /// [`crate::db::podiums`] alone: this changes when the work is done, not what it computes.
     pub fn refresh(&self, handles: &Handles) {
         use rayon::prelude::*;
+        debug_assert!(
+            !self.driver.unsettled,
+            "ScoringDb::settle must follow the setters before scores are read"
+        );
         handles
             .examinations
             .par_iter()
@@ -65,7 +91,11 @@ impl ScoringDb {
                 }
             }
         })));
-        ScoringDb { storage, log }
+        ScoringDb {
+            storage,
+            log,
+            driver: Driver::default(),
+        }
     }
 
     /// Starts recording which queries execute (a database made by [`ScoringDb::with_log`]).
@@ -250,8 +280,9 @@ impl ScoringDb {
         let tool_count = contest.tools(self).len();
         let tool_data: Vec<ToolData> = (0..tool_count as u32)
             .map(|i| {
-                ToolData::builder(contest, i)
+                ToolData::builder(contest, i, false)
                     .durability(Durability::HIGH)
+                    .alone_durability(Durability::MEDIUM)
                     .new(self)
             })
             .collect();
@@ -273,10 +304,103 @@ impl ScoringDb {
             .set_examinations(self)
             .with_durability(Durability::HIGH)
             .to(examinations.clone().into());
+        self.driver = Driver {
+            contest: Some(contest),
+            dirty: examinations.clone(),
+            contested: Default::default(),
+            medium: std::mem::take(&mut self.driver.medium),
+            unsettled: true,
+        };
+        self.settle();
         Handles {
             contest,
             examinations,
             exam_instances,
+        }
+    }
+
+    /// Brings the Confidence-dependent decisions the trusted values read
+    /// ([`ToolData::alone`], [`ModelExamination::decided`]) up to date with the answers: at the
+    /// end of [`ScoringDb::build`] and of every [`Changes`], so that no score is ever read from
+    /// decisions older than the answers. It computes the
+    /// Confidences (E-2.2), each tool's verdict on its lone values and each contested shape's
+    /// winner (E-3.1) with their queries, and writes only the inputs whose value changed: a
+    /// record that moves the Confidences without moving a decision re-decides no value.
+    fn settle(&mut self) {
+        let Some(contest) = self.driver.contest else {
+            return;
+        };
+        if !self.driver.unsettled {
+            return;
+        }
+        let mut dirty = std::mem::take(&mut self.driver.dirty);
+        let mut seen = std::collections::HashSet::new();
+        dirty.retain(|m| seen.insert(*m));
+        if dirty.len() > 32 {
+            // Many at once (the first settle, a tool's rerun): their answers on every core.
+            use rayon::prelude::*;
+            dirty.par_iter().for_each_with(self.clone(), |db, m| {
+                let _ = agreement(db, *m);
+            });
+        }
+        for m in dirty {
+            let shapes = &agreement(self, m).needs.shapes;
+            if shapes.is_empty() {
+                if self.driver.contested.remove(&m).is_some() && !m.decided(self).is_empty() {
+                    self.driver.contested.insert(m, Vec::new());
+                }
+            } else {
+                self.driver.contested.insert(m, shapes.clone());
+            }
+        }
+        let tools: Vec<ToolData> = contest.tool_data(self).to_vec();
+        let alone: Vec<(ToolData, bool)> = tools
+            .iter()
+            .map(|t| (*t, tool_trusted_alone(self, *t)))
+            .filter(|(t, alone)| t.alone(self) != *alone)
+            .collect();
+        let mut decided: Vec<(ModelExamination, Vec<ContestedDecision>)> = Vec::new();
+        for (m, shapes) in &self.driver.contested {
+            let now: Vec<ContestedDecision> = shapes
+                .iter()
+                .map(|shape| {
+                    let key = Contested::new(self, contest, shape.clone());
+                    (shape.clone(), contested_decision(self, key))
+                })
+                .collect();
+            if **m.decided(self) != now[..] {
+                decided.push((*m, now));
+            }
+        }
+        self.driver.contested.retain(|_, shapes| !shapes.is_empty());
+        for (tool, alone) in alone {
+            tool.set_alone(self)
+                .with_durability(Durability::MEDIUM)
+                .to(alone);
+        }
+        for (m, now) in decided {
+            // A complete model examination's decisions stay MEDIUM (its scores verify at a
+            // glance); once its runs were set they are LOW, as its runs.
+            let durability = if self.driver.medium.contains(&m) {
+                Durability::MEDIUM
+            } else {
+                Durability::LOW
+            };
+            m.set_decided(self)
+                .with_durability(durability)
+                .to(now.into());
+        }
+        self.driver.unsettled = false;
+    }
+
+    /// Records that a setter changed `m`'s runs: its inputs are LOW from now on, and, when its
+    /// answers changed (the only runs' field E-2.2 and E-3.1 read), its decisions are looked at
+    /// by the next [`ScoringDb::settle`].
+    fn touched(&mut self, m: ModelExamination, answers: bool) {
+        self.driver.medium.remove(&m);
+        if answers {
+            self.driver.dirty.push(m);
+            self.driver.unsettled = true;
         }
     }
 
@@ -316,7 +440,7 @@ impl ScoringDb {
             );
         }
         let runs = runs_durability(&competes);
-        ModelExamination::builder(
+        let m = ModelExamination::builder(
             contest,
             model,
             exam_instances.into(),
@@ -325,6 +449,7 @@ impl ScoringDb {
             measurements.into(),
             reference.into(),
             corrections.into(),
+            Arc::from(Vec::new()),
         )
         .contest_durability(Durability::HIGH)
         .model_durability(Durability::HIGH)
@@ -334,7 +459,12 @@ impl ScoringDb {
         .measurements_durability(runs)
         .reference_durability(Durability::MEDIUM)
         .corrections_durability(Durability::MEDIUM)
-        .new(self)
+        .decided_durability(runs)
+        .new(self);
+        if runs == Durability::MEDIUM {
+            self.driver.medium.insert(m);
+        }
+        m
     }
 
     /// Applies an edit of the edition's rules to the contest `handles` were built for, setting
@@ -343,7 +473,7 @@ impl ScoringDb {
     /// the answers gathered or E-2.2's tally). The edition must plan the same runs
     /// ([`Edition::same_plan_as`]: the same examinations, categories, model kinds); one that
     /// does not needs a new plan, hence a new database.
-    pub fn set_edition(&mut self, handles: &Handles, edition: Arc<Edition>) {
+    fn put_edition(&mut self, handles: &Handles, edition: Arc<Edition>) {
         let contest = handles.contest;
         if **contest.edition(self) == *edition {
             return;
@@ -376,11 +506,12 @@ impl ScoringDb {
             .set_edition(self)
             .with_durability(Durability::HIGH)
             .to(edition);
+        self.driver.unsettled = true;
     }
 
     /// Sets what scoring knows of the tools (names, families, competing or not), only if it
     /// changed: the same tools, in the same order, as the plan's.
-    pub fn set_tools(&mut self, handles: &Handles, tools: Vec<ToolInfo>) {
+    fn put_tools(&mut self, handles: &Handles, tools: Vec<ToolInfo>) {
         let contest = handles.contest;
         if **contest.tools(self) != *tools {
             contest
@@ -391,8 +522,10 @@ impl ScoringDb {
     }
 
     /// Sets a run's answers, only if they changed (salsa setters always invalidate).
-    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
+    /// [`ScoringDb::settle`] must follow before scores are read.
+    fn put_answers(&mut self, run: RunRef, answers: Answers) {
         if let Some(new) = replaced(run.examination.answers(self), run, answers) {
+            self.touched(run.examination, true);
             run.examination
                 .set_answers(self)
                 .with_durability(Durability::LOW)
@@ -401,8 +534,9 @@ impl ScoringDb {
     }
 
     /// Sets whether a run takes part, only if it changed.
-    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
+    fn put_competes(&mut self, run: RunRef, competes: bool) {
         if let Some(new) = replaced(run.examination.competes(self), run, competes) {
+            self.touched(run.examination, false);
             run.examination
                 .set_competes(self)
                 .with_durability(Durability::LOW)
@@ -411,8 +545,9 @@ impl ScoringDb {
     }
 
     /// Sets a run's measurement, only if it changed.
-    pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
+    fn put_measurement(&mut self, run: RunRef, measurement: Measurement) {
         if let Some(new) = replaced(run.examination.measurements(self), run, measurement) {
+            self.touched(run.examination, false);
             run.examination
                 .set_measurements(self)
                 .with_durability(Durability::LOW)
@@ -422,7 +557,7 @@ impl ScoringDb {
 
     /// Sets the reference answers of examination instance `e` (in the inputs' order), only if
     /// they changed: the answers, hence the vote, stay as they are.
-    pub fn set_reference(
+    fn put_reference(
         &mut self,
         handles: &Handles,
         e: usize,
@@ -441,7 +576,7 @@ impl ScoringDb {
 
     /// Sets the organisers' decided values of examination instance `e` (in the inputs' order),
     /// only if they changed: the answers, the vote and the Confidences stay as they are.
-    pub fn set_corrections(
+    fn put_corrections(
         &mut self,
         handles: &Handles,
         e: usize,
@@ -459,7 +594,7 @@ impl ScoringDb {
     }
 
     /// Sets what the trusted values are (the vote or the reference), only if it changed.
-    pub fn set_basis(&mut self, handles: &Handles, basis: Basis) {
+    fn put_basis(&mut self, handles: &Handles, basis: Basis) {
         if handles.contest.basis(self) != basis {
             handles.contest.set_basis(self).to(basis);
         }
@@ -511,4 +646,146 @@ fn by_model_examination(exam_instances: Vec<ExamInstanceInputs>) -> (Vec<(u32, M
         order[i].1.push((e, ei));
     }
     (order, total)
+}
+
+/// Changes to a built database's inputs, applied together: the decisions the trusted values
+/// read are settled once, when it is dropped (`ScoringDb::settle`). Every change goes through
+/// one: the database is never left with decisions older than its answers. For one change,
+/// [`ScoringDb`]'s methods of the same names make one and drop it at once.
+pub struct Changes<'a> {
+    db: &'a mut ScoringDb,
+}
+
+/// Reading while changing (a run's answers, say): the inputs as set so far.
+impl std::ops::Deref for Changes<'_> {
+    type Target = ScoringDb;
+
+    fn deref(&self) -> &ScoringDb {
+        self.db
+    }
+}
+
+impl Drop for Changes<'_> {
+    fn drop(&mut self) {
+        self.db.settle();
+    }
+}
+
+impl Changes<'_> {
+    /// Applies an edit of the edition's rules to the contest `handles` were built for, setting
+    /// only the inputs that changed: the queries that read a changed rule re-execute, the others
+    /// are kept (an edit of E-3.1's threshold re-decides contested and single-tool values, not
+    /// the answers gathered or E-2.2's tally). The edition must plan the same runs
+    /// ([`Edition::same_plan_as`]: the same examinations, categories, model kinds); one that
+    /// does not needs a new plan, hence a new database.
+    pub fn set_edition(&mut self, handles: &Handles, edition: Arc<Edition>) {
+        self.db.put_edition(handles, edition);
+    }
+
+    /// Sets what scoring knows of the tools (names, families, competing or not), only if it
+    /// changed: the same tools, in the same order, as the plan's.
+    pub fn set_tools(&mut self, handles: &Handles, tools: Vec<ToolInfo>) {
+        self.db.put_tools(handles, tools);
+    }
+
+    /// Sets a run's answers, only if they changed (salsa setters always invalidate).
+    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
+        self.db.put_answers(run, answers);
+    }
+
+    /// Sets whether a run takes part, only if it changed.
+    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
+        self.db.put_competes(run, competes);
+    }
+
+    /// Sets a run's measurement, only if it changed.
+    pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
+        self.db.put_measurement(run, measurement);
+    }
+
+    /// Sets the reference answers of examination instance `e` (in the inputs' order), only if
+    /// they changed: the answers, hence the vote, stay as they are.
+    pub fn set_reference(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        reference: Option<Arc<[Option<Value>]>>,
+    ) {
+        self.db.put_reference(handles, e, reference);
+    }
+
+    /// Sets the organisers' decided values of examination instance `e` (in the inputs' order),
+    /// only if they changed: the answers, the vote and the Confidences stay as they are.
+    pub fn set_corrections(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        corrections: Option<Arc<[Option<Value>]>>,
+    ) {
+        self.db.put_corrections(handles, e, corrections);
+    }
+
+    /// Sets what the trusted values are (the vote or the reference), only if it changed.
+    pub fn set_basis(&mut self, handles: &Handles, basis: Basis) {
+        self.db.put_basis(handles, basis);
+    }
+}
+
+/// One change at a time: each settles the decisions at once (for many, see
+/// [`ScoringDb::change`]).
+impl ScoringDb {
+    /// Changes applied together, settled once when the returned [`Changes`] is dropped.
+    pub fn change(&mut self) -> Changes<'_> {
+        Changes { db: self }
+    }
+
+    /// [`Changes::set_edition`], alone.
+    pub fn set_edition(&mut self, handles: &Handles, edition: Arc<Edition>) {
+        self.change().set_edition(handles, edition);
+    }
+
+    /// [`Changes::set_tools`], alone.
+    pub fn set_tools(&mut self, handles: &Handles, tools: Vec<ToolInfo>) {
+        self.change().set_tools(handles, tools);
+    }
+
+    /// [`Changes::set_answers`], alone.
+    pub fn set_answers(&mut self, run: RunRef, answers: Answers) {
+        self.change().set_answers(run, answers);
+    }
+
+    /// [`Changes::set_competes`], alone.
+    pub fn set_competes(&mut self, run: RunRef, competes: bool) {
+        self.change().set_competes(run, competes);
+    }
+
+    /// [`Changes::set_measurement`], alone.
+    pub fn set_measurement(&mut self, run: RunRef, measurement: Measurement) {
+        self.change().set_measurement(run, measurement);
+    }
+
+    /// [`Changes::set_reference`], alone.
+    pub fn set_reference(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        reference: Option<Arc<[Option<Value>]>>,
+    ) {
+        self.change().set_reference(handles, e, reference);
+    }
+
+    /// [`Changes::set_corrections`], alone.
+    pub fn set_corrections(
+        &mut self,
+        handles: &Handles,
+        e: usize,
+        corrections: Option<Arc<[Option<Value>]>>,
+    ) {
+        self.change().set_corrections(handles, e, corrections);
+    }
+
+    /// [`Changes::set_basis`], alone.
+    pub fn set_basis(&mut self, handles: &Handles, basis: Basis) {
+        self.change().set_basis(handles, basis);
+    }
 }

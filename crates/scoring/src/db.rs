@@ -2,9 +2,14 @@
 //! its runs; tracked queries only wire the pure rule functions of `mccbuild-rules` together.
 //!
 //! ```text
-//! answers ─> value_answers(m) ─> agreement(m) ─> tally_chunk ─> confidence_tally ─> tool_confidence(t)
-//!                  │                                                                      │
-//!                  └──────────> exam_scores(m): trusted values, then scores <─────────────┘ (only where tools disagree)
+//! answers ─> agreement(m) ─> tally_chunk ─> confidence_tally ─> tool_confidence(t) ─> tool_trusted_alone(t)
+//!   │            │ (E-2.2's counts, and the decisions its values need)       └──────> contested_decision(shape)
+//!   │            └─────────────────────┐                                                   │
+//!   │                         ScoringDb::settle (the driver) writes the decisions that changed ┘
+//!   │                                   ▼
+//!   │                        ToolData::alone, ModelExamination::decided (inputs)
+//!   │                                   │
+//!   └──────────────> exam_scores(m): trusted values, then scores
 //!                                      │
 //! competes, measurements ──────────────┘──> group_totals, group_wins ─> category_scores ─> podiums
 //!                          weights (E-4.4, from the plan's shape) ──┘
@@ -16,6 +21,14 @@
 //! re-score (docs/BENCHMARKS.md). Dependencies are per field: a run's time and memory do not
 //! invalidate its answers. A trusted value recomputed to the same value stops the wave (early
 //! cutoff), and a value on which all tools agree never reads any Confidence.
+//!
+//! The Confidence-dependent decisions of E-3.1 reach the scores through inputs, not queries: the
+//! Confidences move with every record, so everything reading them is LOW, and salsa walked the
+//! scores of every model examination after each record. [`ScoringDb::settle`] (run at the end
+//! of every change, [`crate::database::Changes`]) computes the decisions with their queries and
+//! writes only those that changed; the scores of a complete model examination then depend on
+//! MEDIUM inputs only and are verified at a glance (docs/BENCHMARKS.md, issue 17, eighth
+//! session).
 
 use std::sync::Arc;
 
@@ -112,6 +125,11 @@ pub struct ToolData {
     pub contest: ContestData,
     #[returns(copy)]
     pub index: u32,
+    /// Rule E-3.1, fourth situation, as last settled: whether a value this tool alone computed is
+    /// trusted ([`tool_trusted_alone`], copied here by [`ScoringDb::settle`] when it changes).
+    /// The trusted values read this input, not the query: see [`ModelExamination::decided`].
+    #[returns(copy)]
+    pub alone: bool,
 }
 
 /// One examination of one instance, as scoring sees it: the values it asks for and the tools
@@ -167,7 +185,23 @@ pub struct ModelExamination {
     /// re-score without touching the answers or the Confidences.
     #[returns(ref)]
     pub corrections: Arc<[Option<Arc<[Option<Value>]>>]>,
+    /// Rule E-3.1, second and third situations, as last settled: the decision of each shape of
+    /// contested value this model examination has ([`contested_decision`], copied here by
+    /// [`ScoringDb::settle`] when it changes), sorted by shape.
+    ///
+    /// Why inputs (docs/BENCHMARKS.md, issue 17, eighth session): the Confidences move with
+    /// every record, so every query reading them is LOW; a model examination's scores reading
+    /// the decisions through queries were LOW too, and salsa walked every one of them after each
+    /// record. Read from this input (and from [`ToolData::alone`]), the scores of a complete
+    /// model examination depend on MEDIUM inputs only and are verified at a glance; the driver
+    /// writes a decision only when it changes, which is rare.
+    #[returns(ref)]
+    pub decided: Arc<[ContestedDecision]>,
 }
+
+/// A shape of contested value (the tools behind each distinct answer, in order of first
+/// appearance) and its decision: the index of the trusted class, None when no class wins.
+pub type ContestedDecision = (Vec<Vec<ToolIdx>>, Option<u32>);
 
 /// A planned run: its model examination, the examination instance there and its position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -237,9 +271,17 @@ impl ValueAnswers {
     }
 }
 
-/// The answers by value of each examination instance of a model examination.
+/// The answers by value of each examination instance of a model examination (kept: for reports
+/// and explanations).
 #[salsa::tracked(returns(ref))]
 pub fn value_answers(db: &dyn salsa::Database, m: ModelExamination) -> Vec<ValueAnswers> {
+    gathered(db, m)
+}
+
+/// The answers by value of each examination instance of a model examination, gathered without
+/// keeping them (the queries on the way to the podiums: one memo fewer per model examination for
+/// salsa to verify; reports and explanations read [`value_answers`]).
+fn gathered(db: &dyn salsa::Database, m: ModelExamination) -> Vec<ValueAnswers> {
     m.exam_instances(db)
         .iter()
         .zip(m.answers(db).iter())
@@ -247,17 +289,64 @@ pub fn value_answers(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Value
         .collect()
 }
 
-/// Rule E-2.2, for the values of one model examination.
-#[salsa::tracked(returns(ref))]
-pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> ConfidenceTally {
-    let rules = m.contest(db).confidence_rules(db);
-    let mut tally = ConfidenceTally::default();
-    for answers in value_answers(db, m) {
-        for value in answers.iter() {
-            tally.add_value(value, rules);
+/// What E-2.2 and E-3.1 take from the answers of one model examination alone, before any
+/// Confidence: its contribution to the Confidence tally, and which Confidence-dependent
+/// decisions its trusted values need.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Agreement {
+    /// Rule E-2.2's counts over its values.
+    pub tally: ConfidenceTally,
+    pub needs: DecisionNeeds,
+}
+
+/// The Confidence-dependent decisions (E-3.1) the trusted values of a model examination need:
+/// the tools that computed a value alone, and the shapes of its contested values; each sorted,
+/// without repeats.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DecisionNeeds {
+    pub alone: Vec<ToolIdx>,
+    pub shapes: Vec<Vec<Vec<ToolIdx>>>,
+}
+
+impl DecisionNeeds {
+    /// The decisions the values `answers` need (E-3.1 asked with recording stand-ins: the same
+    /// function that decides them says which decisions it asks for).
+    pub fn of(answers: &[ValueAnswers]) -> DecisionNeeds {
+        let mut needs = DecisionNeeds::default();
+        for value in answers.iter().flat_map(ValueAnswers::iter) {
+            let _ = trusted_value_with(
+                value,
+                |classes| {
+                    needs.shapes.push(classes.to_vec());
+                    None
+                },
+                |tool| {
+                    needs.alone.push(tool);
+                    false
+                },
+            );
         }
+        needs.alone.sort_unstable();
+        needs.alone.dedup();
+        needs.shapes.sort_unstable();
+        needs.shapes.dedup();
+        needs
     }
-    tally
+}
+
+/// Rule E-2.2, for the values of one model examination, and the decisions its values need.
+#[salsa::tracked(returns(ref))]
+pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> Agreement {
+    let rules = m.contest(db).confidence_rules(db);
+    let answers = gathered(db, m);
+    let mut tally = ConfidenceTally::default();
+    for value in answers.iter().flat_map(ValueAnswers::iter) {
+        tally.add_value(value, rules);
+    }
+    Agreement {
+        tally,
+        needs: DecisionNeeds::of(&answers),
+    }
 }
 
 /// How many model examinations a [`tally_chunk`] sums.
@@ -278,7 +367,7 @@ pub fn tally_chunk(db: &dyn salsa::Database, contest: ContestData, chunk: u32) -
         .skip(chunk as usize * TALLY_CHUNK)
         .take(TALLY_CHUNK)
     {
-        tally.merge(agreement(db, *m));
+        tally.merge(&agreement(db, *m).tally);
     }
     tally
 }
@@ -327,9 +416,13 @@ pub fn trusted_values(db: &dyn salsa::Database, m: ModelExamination) -> &Vec<Vec
     &exam_scores(db, m).decisions
 }
 
-/// [`trusted_values`], decided.
-fn decide(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
-    let mut decisions = undecided_values(db, m);
+/// [`trusted_values`], decided, from the model examination's answers by value.
+fn decide(
+    db: &dyn salsa::Database,
+    m: ModelExamination,
+    answers: &[ValueAnswers],
+) -> Vec<Vec<Decision>> {
+    let mut decisions = undecided_with(db, m, answers);
     for (decisions, decided) in decisions.iter_mut().zip(m.corrections(db).iter()) {
         let Some(decided) = decided else {
             continue;
@@ -347,10 +440,18 @@ fn decide(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
 /// the reference's when the contest's basis is its reference answers. Reports show it beside a
 /// decided value.
 pub fn undecided_values(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    undecided_with(db, m, value_answers(db, m))
+}
+
+fn undecided_with(
+    db: &dyn salsa::Database,
+    m: ModelExamination,
+    answers: &[ValueAnswers],
+) -> Vec<Vec<Decision>> {
     if m.contest(db).basis(db) == Basis::Reference {
         return reference_decisions(db, m);
     }
-    vote_decisions(db, m)
+    vote_decisions_with(db, m, answers)
 }
 
 /// The reference answers of a model examination as decisions (unknown where the reference does
@@ -378,6 +479,14 @@ pub fn reference_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec
 /// examination (or the given truth, in a ground-truth contest), whatever the contest's basis
 /// (the comparison of the vote with the reference reads it).
 pub fn vote_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<Decision>> {
+    vote_decisions_with(db, m, value_answers(db, m))
+}
+
+fn vote_decisions_with(
+    db: &dyn salsa::Database,
+    m: ModelExamination,
+    answers: &[ValueAnswers],
+) -> Vec<Vec<Decision>> {
     let contest = m.contest(db);
     if contest.trust(db) == TrustKind::GroundTruth {
         return m
@@ -398,32 +507,21 @@ pub fn vote_decisions(db: &dyn salsa::Database, m: ModelExamination) -> Vec<Vec<
             .collect();
     }
     let tools = contest.tool_data(db);
-    // Confidences are read only where a decision needs them (salsa records the reads), and then
-    // through queries whose results rarely change: a unanimity reads none. Each query is asked
-    // once per model examination (it has many values of the same shapes).
-    let alone_seen: std::cell::RefCell<Vec<Option<bool>>> =
-        std::cell::RefCell::new(vec![None; tools.len()]);
-    let alone = |t: ToolIdx| {
-        let Some(tool) = tools.get(t as usize) else {
-            return false;
-        };
-        *alone_seen.borrow_mut()[t as usize].get_or_insert_with(|| tool_trusted_alone(db, *tool))
-    };
-    let contested_seen: std::cell::RefCell<
-        std::collections::HashMap<Vec<Vec<ToolIdx>>, Option<usize>>,
-    > = std::cell::RefCell::default();
+    // The Confidence-dependent decisions come from inputs the driver keeps
+    // ([`ScoringDb::settle`]): a unanimity reads none, a lone answer its tool's `alone`, a
+    // contested value this model examination's `decided`. A shape not settled yet (the driver
+    // has not run since the answers changed) is decided by its query: the same decision.
+    let decided = m.decided(db);
+    let alone = |t: ToolIdx| tools.get(t as usize).is_some_and(|tool| tool.alone(db));
     let contested = |classes: &[Vec<ToolIdx>]| {
-        if let Some(decided) = contested_seen.borrow().get(classes) {
-            return *decided;
+        let found = decided.binary_search_by(|(shape, _)| shape.as_slice().cmp(classes));
+        match found {
+            Ok(i) => decided[i].1,
+            Err(_) => contested_decision(db, Contested::new(db, contest, classes.to_vec())),
         }
-        let decided = contested_decision(db, Contested::new(db, contest, classes.to_vec()))
-            .map(|i| i as usize);
-        contested_seen
-            .borrow_mut()
-            .insert(classes.to_vec(), decided);
-        decided
+        .map(|i| i as usize)
     };
-    value_answers(db, m)
+    answers
         .iter()
         .map(|answers| {
             answers
@@ -503,7 +601,7 @@ pub struct ExamTotal {
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
     let rules = m.contest(db).scoring_rules(db);
-    let decisions = decide(db, m);
+    let decisions = decide(db, m, &gathered(db, m));
     let (exam_instances, runs, competes, measurements) = (
         m.exam_instances(db),
         m.answers(db),

@@ -127,12 +127,16 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
     let executed = counts(db.take_executed());
     let expected = expect(&[
         // Scoring inputs and queries are per model and examination: the five instances are one
-        // group, recomputed because instance 0's answers changed.
-        ("value_answers", 1),
+        // group, recomputed because instance 0's answers changed (their answers by value are
+        // gathered inside `agreement` and `exam_scores`, not kept: `value_answers` is for reports).
         ("agreement", 1),
         ("tally_chunk", 1),      // its chunk of 32 model examinations' tallies
         ("confidence_tally", 1), // the sum over the contest
         ("tool_confidence", 4),  // each reads the tally; only A's value changes
+        // The driver (`ScoringDb::settle`) asks each tool's verdict on its lone values: A's, whose
+        // Confidence changed, is asked again (still not trusted alone); the others' Confidences
+        // came out equal, so their verdicts are not recomputed.
+        ("tool_trusted_alone", 1),
         // Two shapes of contested value read A's Confidence: instance 0's new one (A alone
         // against B, C, D) and instance 1's (A + B against D), where A + B still outweigh D: its
         // decision is unchanged: no other group would be re-decided for it.
@@ -251,8 +255,10 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected = expect(&[
-        ("edition_shape", 1),      // reads the edition: re-executed, equal, stops there
-        ("tool_trusted_alone", 1), // A's verdict on its lone values: now trusted
+        ("edition_shape", 1), // reads the edition: re-executed, equal, stops there
+        // Each tool's verdict on its lone values reads the threshold (the driver asks all four):
+        // A's is now trusted, the others' are unchanged and re-decide nothing.
+        ("tool_trusted_alone", 4),
         ("contested_decision", 2), // the two shapes of contested value read the threshold
         ("exam_scores", 1),        // the group where A's lone value is: re-decided
         ("group_wins", 1),
@@ -406,8 +412,9 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
     // the CTL instances' trusted values are not re-decided. Scoring queries are per model and
     // examination: the 40 changed instances are 4 groups (models M0..M3 of 10 instances each),
     // and only those are regrouped, re-decided and re-scored.
+    let mut changes = db.change();
     for &e in &rc_eis {
-        let (_, answers) = db.run_answers(handles.run(e, 0));
+        let (_, answers) = changes.run_answers(handles.run(e, 0));
         let changed: Arc<[(u16, Value)]> = answers
             .iter()
             .map(|(i, v)| {
@@ -421,16 +428,17 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
                 )
             })
             .collect();
-        db.set_answers(handles.run(e, 0), changed);
+        changes.set_answers(handles.run(e, 0), changed);
     }
+    drop(changes);
     let after = podiums(&db, handles.contest).clone();
     let executed = counts(db.take_executed());
     let expected: BTreeMap<String, usize> = expect(&[
-        ("value_answers", 4),
         ("agreement", 4),
         ("tally_chunk", 1), // the contest's 12 model examinations are one chunk
         ("confidence_tally", 1),
         ("tool_confidence", 4),
+        ("tool_trusted_alone", 1), // the driver asks tool 0's verdict on lone values again
         ("contested_decision", 2),
         ("exam_scores", 4),  // their trusted values and scores
         ("group_wins", 1),   // the four are models of one weight group
@@ -630,25 +638,32 @@ fn one_record_at_a_time(missing: Option<(usize, u32)>, first: usize) {
             Box::new(move |db, h| {
                 let Some(missing) = missing else { return };
                 let run = h.run(missing.0, missing.1 as usize);
-                db.set_answers(run, full.clone());
-                db.set_competes(run, true);
-                db.set_measurement(run, measured(1.0, 1.0));
+                let mut changes = db.change();
+                changes.set_answers(run, full.clone());
+                changes.set_competes(run, true);
+                changes.set_measurement(run, measured(1.0, 1.0));
             })
         }),
         ("a first rerun in a complete model examination", {
             let wrong = wrong.clone();
             let e = rc_eis[0];
-            Box::new(move |db, h| db.set_answers(h.run(e, 0), wrong.clone()))
+            Box::new(move |db, h| {
+                db.set_answers(h.run(e, 0), wrong.clone());
+            })
         }),
         ("the same run again", {
             let full = full.clone();
             let e = rc_eis[0];
-            Box::new(move |db, h| db.set_answers(h.run(e, 0), full.clone()))
+            Box::new(move |db, h| {
+                db.set_answers(h.run(e, 0), full.clone());
+            })
         }),
         ("another complete model examination's run", {
             let wrong = wrong.clone();
             let e = rc_eis[15]; // model M1
-            Box::new(move |db, h| db.set_answers(h.run(e, 0), wrong.clone()))
+            Box::new(move |db, h| {
+                db.set_answers(h.run(e, 0), wrong.clone());
+            })
         }),
     ];
     for (i, (what, step)) in steps.iter().enumerate().skip(first) {
@@ -663,11 +678,7 @@ fn one_record_at_a_time(missing: Option<(usize, u32)>, first: usize) {
             Some(&1),
             "{what}: {executed:?}"
         );
-        assert_eq!(
-            executed.get("value_answers"),
-            Some(&1),
-            "{what}: {executed:?}"
-        );
+        assert_eq!(executed.get("agreement"), Some(&1), "{what}: {executed:?}");
         assert_eq!(
             executed.get("tally_chunk"),
             Some(&1),
