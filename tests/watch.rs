@@ -445,6 +445,41 @@ fn a_record_replaced_by_new_content_is_noticed() {
     assert_eq!(published(&update["scores"]), fresh_scores(&c));
 }
 
+/// A record written into a shard folder that did not exist when watch started (a packed store
+/// has none left, `mccbuild import` never makes them): the folder and the record appear at once,
+/// before the watcher can watch the new folder, and the record is still applied within a second
+/// or two (not by the full look at the store, every 30 s).
+#[test]
+fn a_record_in_a_new_shard_folder_is_noticed_at_once() {
+    let (c, records) = contest_with_held_records();
+    let (aside, path) = &records[0];
+    for (aside, path) in &records[1..] {
+        std::fs::rename(aside, path).unwrap();
+    }
+    let shard = path.parent().unwrap();
+    if std::fs::read_dir(shard).unwrap().next().is_none() {
+        std::fs::remove_dir(shard).unwrap();
+    }
+    assert!(
+        !shard.exists(),
+        "the first record's shard folder holds no other record"
+    );
+    let watch = Watch::start(c.path());
+    let start = watch.next();
+    assert_eq!(start["cause"], "start");
+    // As an executor writes a record: the shard folder made, then the record renamed into it.
+    std::fs::create_dir_all(shard).unwrap();
+    std::fs::rename(aside, path).unwrap();
+    let update = watch.next_within(10);
+    assert_eq!(update["cause"], "records", "{update}");
+    assert_eq!(update["records"], 1, "{update}");
+    assert!(
+        update["latency_ms"].as_f64().unwrap() < 10_000.0,
+        "noticed at once, not by the look every 30 s: {update}"
+    );
+    assert_eq!(published(&update["scores"]), fresh_scores(&c));
+}
+
 /// `mccbuild run` packing the loose records while watch runs (docs/cache.md, "Packs": the pack
 /// is in place before the loose files go): every run stays counted, whatever watch publishes
 /// is the scores of all the runs.

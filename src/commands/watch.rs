@@ -154,8 +154,18 @@ impl State {
     ) -> LoadReport {
         let mut report = LoadReport::default();
         let runs = self.session.store.root().join("runs");
+        // A shard folder named by an event (made, or renamed in): its records are looked at too.
+        // A record renamed into a folder made a moment before comes before the watcher watches
+        // that folder, so no event names the record itself (inotify's watches are per folder).
+        let in_new_folders: Vec<PathBuf> = paths
+            .iter()
+            .filter(|p| p.parent() == Some(runs.as_path()))
+            .filter_map(|shard| std::fs::read_dir(shard).ok())
+            .flat_map(|entries| entries.flatten().map(|e| e.path()))
+            .collect();
         let mut keys: Vec<RunKey> = paths
             .iter()
+            .chain(&in_new_folders)
             .chain(pending_corrupt.keys())
             .filter(|p| p.parent().and_then(Path::parent) == Some(runs.as_path()))
             .filter_map(|p| {
