@@ -38,8 +38,12 @@ struct Driver {
     contest: Option<ContestData>,
     /// Model examinations whose runs were set since the last settle.
     dirty: Vec<ModelExamination>,
-    /// The contested shapes of each model examination that has some.
-    contested: std::collections::HashMap<ModelExamination, Vec<Vec<Vec<ToolIdx>>>>,
+    /// Every shape of contested value seen, once each (indices into it stand for shapes).
+    shapes: Vec<Vec<Vec<ToolIdx>>>,
+    shape_index: std::collections::HashMap<Vec<Vec<ToolIdx>>, usize>,
+    /// The contested shapes of each model examination that has some, sorted as its
+    /// [`ModelExamination::decided`].
+    contested: std::collections::HashMap<ModelExamination, Vec<usize>>,
     /// Model examinations whose runs are still MEDIUM (complete when built, not set since).
     medium: std::collections::HashSet<ModelExamination>,
     /// Inputs were set since the last settle.
@@ -307,6 +311,8 @@ impl ScoringDb {
         self.driver = Driver {
             contest: Some(contest),
             dirty: examinations.clone(),
+            shapes: Vec::new(),
+            shape_index: Default::default(),
             contested: Default::default(),
             medium: std::mem::take(&mut self.driver.medium),
             unsettled: true,
@@ -336,6 +342,7 @@ impl ScoringDb {
         let mut dirty = std::mem::take(&mut self.driver.dirty);
         let mut seen = std::collections::HashSet::new();
         dirty.retain(|m| seen.insert(*m));
+        let dirty_set = seen;
         if dirty.len() > 32 {
             // Many at once (the first settle, a tool's rerun): their answers on every core.
             use rayon::prelude::*;
@@ -343,15 +350,25 @@ impl ScoringDb {
                 let _ = agreement(db, *m);
             });
         }
-        for m in dirty {
-            let shapes = &agreement(self, m).needs.shapes;
+        for &m in &dirty {
+            let shapes = agreement(self, m).needs.shapes.clone();
             if shapes.is_empty() {
                 if self.driver.contested.remove(&m).is_some() && !m.decided(self).is_empty() {
                     self.driver.contested.insert(m, Vec::new());
                 }
-            } else {
-                self.driver.contested.insert(m, shapes.clone());
+                continue;
             }
+            let driver = &mut self.driver;
+            let indices = shapes
+                .iter()
+                .map(|shape| {
+                    *driver.shape_index.entry(shape.clone()).or_insert_with(|| {
+                        driver.shapes.push(shape.clone());
+                        driver.shapes.len() - 1
+                    })
+                })
+                .collect();
+            driver.contested.insert(m, indices);
         }
         let tools: Vec<ToolData> = contest.tool_data(self).to_vec();
         let alone: Vec<(ToolData, bool)> = tools
@@ -359,20 +376,35 @@ impl ScoringDb {
             .map(|t| (*t, tool_trusted_alone(self, *t)))
             .filter(|(t, alone)| t.alone(self) != *alone)
             .collect();
+        // Each shape in use decided once (its query), then each model examination's decisions
+        // compared with what it holds; its shapes are those it was last written with unless
+        // its answers changed.
+        let mut decision: Vec<Option<Option<u32>>> = vec![None; self.driver.shapes.len()];
         let mut decided: Vec<(ModelExamination, Vec<ContestedDecision>)> = Vec::new();
-        for (m, shapes) in &self.driver.contested {
-            let now: Vec<ContestedDecision> = shapes
-                .iter()
-                .map(|shape| {
-                    let key = Contested::new(self, contest, shape.clone());
-                    (shape.clone(), contested_decision(self, key))
-                })
-                .collect();
-            if **m.decided(self) != now[..] {
+        for (m, indices) in &self.driver.contested {
+            for &i in indices {
+                if decision[i].is_none() {
+                    let key = Contested::new(self, contest, self.driver.shapes[i].clone());
+                    decision[i] = Some(contested_decision(self, key));
+                }
+            }
+            let held = m.decided(self);
+            let now = |i: usize| decision[i].flatten();
+            let same = held.len() == indices.len()
+                && held.iter().zip(indices).all(|((shape, d), &i)| {
+                    *d == now(i) && (!dirty_set.contains(m) || *shape == self.driver.shapes[i])
+                });
+            if !same {
+                let now = indices
+                    .iter()
+                    .map(|&i| (self.driver.shapes[i].clone(), now(i)))
+                    .collect();
                 decided.push((*m, now));
             }
         }
-        self.driver.contested.retain(|_, shapes| !shapes.is_empty());
+        self.driver
+            .contested
+            .retain(|_, indices| !indices.is_empty());
         for (tool, alone) in alone {
             tool.set_alone(self)
                 .with_durability(Durability::MEDIUM)

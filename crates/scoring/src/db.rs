@@ -889,15 +889,28 @@ pub fn group_totals(db: &dyn salsa::Database, contest: ContestData, group: u32) 
     totals.into_iter().flatten().collect()
 }
 
+/// Rule E-4.6's totals of one category: each tool's score, whether it took part, and its time
+/// and memory over the examinations it completed (E-4.3), in tool order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryTotals {
+    pub scores: Vec<Exact>,
+    pub participating: Vec<bool>,
+    pub performance: Vec<Performance>,
+}
+
+/// Rule E-4.6 for one category (a query per category: a record re-sums the category of its
+/// model examination only; the others' totals are verified through their weight groups).
 #[salsa::tracked(returns(ref))]
-pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
-    let edition = edition_shape(db, contest);
+pub fn category_totals(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+    category: u32,
+) -> CategoryTotals {
     let tools = contest.tools(db).len();
-    let categories = edition.categories;
-    let mut weighted: Vec<Vec<Vec<Sum>>> = vec![vec![Vec::new(); tools]; categories];
-    // `[category][tool]`: completed examinations, time, memory.
-    let mut performance = vec![vec![(0u32, Sum::default(), Sum::default()); tools]; categories];
-    let mut participating = vec![vec![false; tools]; categories];
+    let mut weighted: Vec<Vec<Sum>> = vec![Vec::new(); tools];
+    // Per tool: completed examinations, time, memory.
+    let mut performance = vec![(0u32, Sum::default(), Sum::default()); tools];
+    let mut participating = vec![false; tools];
     // Every examination instance of a model examination has the same weight (one model, one
     // category), and many models share a weight (same number of instances, same kind): each
     // tool's points are summed per weight group first ([`group_totals`]: small fractions, in
@@ -907,41 +920,51 @@ pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> Catego
     // are summed).
     let groups = weight_groups(db, contest);
     for (g, (weight, factor)) in groups.weights.iter().zip(&groups.factors).enumerate() {
-        let c = weight.category;
+        if weight.category != category as usize {
+            continue;
+        }
         for total in group_totals(db, contest, g as u32) {
             let t = total.tool as usize;
-            participating[c][t] = true;
+            participating[t] = true;
             if !total.points.is_zero() {
-                weighted[c][t].push(weighted_sum(&total.points, factor));
+                weighted[t].push(weighted_sum(&total.points, factor));
             }
             if total.completed > 0 {
-                let p = &mut performance[c][t];
+                let p = &mut performance[t];
                 p.0 += total.completed;
                 p.1.merge(&total.cpu_s);
                 p.2.merge(&total.peak_memory_mb);
             }
         }
     }
-    CategoryScores {
-        scores: weighted
-            .into_iter()
-            .map(|tools| tools.into_iter().map(category_total).collect())
-            .collect(),
+    CategoryTotals {
+        scores: weighted.into_iter().map(category_total).collect(),
         participating,
         performance: performance
             .into_iter()
-            .map(|tools| {
-                tools
-                    .into_iter()
-                    .map(|(completed, cpu, memory)| Performance {
-                        completed,
-                        cpu_s: cpu.value(),
-                        peak_memory_mb: memory.value(),
-                    })
-                    .collect()
+            .map(|(completed, cpu, memory)| Performance {
+                completed,
+                cpu_s: cpu.value(),
+                peak_memory_mb: memory.value(),
             })
             .collect(),
     }
+}
+
+/// Rule E-4.6's totals of every category ([`category_totals`], gathered).
+pub fn category_scores(db: &dyn salsa::Database, contest: ContestData) -> CategoryScores {
+    let mut all = CategoryScores {
+        scores: Vec::new(),
+        participating: Vec::new(),
+        performance: Vec::new(),
+    };
+    for c in 0..edition_shape(db, contest).categories {
+        let totals = category_totals(db, contest, c as u32);
+        all.scores.push(totals.scores.clone());
+        all.participating.push(totals.participating.clone());
+        all.performance.push(totals.performance.clone());
+    }
+    all
 }
 
 /// The tools ranked on one category's podium (E-4.5's wins are counted among them).
@@ -995,57 +1018,56 @@ pub struct Podium {
 /// Rules E-4.5 and E-4.6: in each category, the tools that took part in it.
 #[salsa::tracked(returns(ref))]
 pub fn podiums(db: &dyn salsa::Database, contest: ContestData) -> Vec<Podium> {
+    (0..edition_shape(db, contest).categories)
+        .map(|c| category_podium(db, contest, c as u32).clone())
+        .collect()
+}
+
+/// Rules E-4.5 and E-4.6 in one category (a query per category: a record ranks the category of
+/// its model examination again, the others' podiums are verified).
+#[salsa::tracked(returns(ref))]
+pub fn category_podium(db: &dyn salsa::Database, contest: ContestData, category: u32) -> Podium {
     let edition = edition_shape(db, contest);
     let tools = contest.tools(db);
-    let totals = category_scores(db, contest);
-    (0..edition.categories)
-        .map(|category| {
-            let entrants: Vec<Entrant<'_>> = tools
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| totals.participating[category][*i])
-                .map(|(i, t)| Entrant {
-                    tool: i as ToolIdx,
-                    name: &t.name,
-                    family: &t.family,
-                    competing: t.competing,
-                })
-                .collect();
-            let success_cpu: Vec<Exact> = totals.performance[category]
-                .iter()
-                .map(|p| p.cpu_s.clone())
-                .collect();
-            let tie_break =
-                (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
-            let standings = podium::podium(
-                &entrants,
-                &totals.scores[category],
-                tie_break,
-                edition.ranking.medal_needs_positive_score,
-            );
-            let awards = if !edition.awards.enabled {
-                Awards::default()
-            } else if edition.awards.aggregate == AwardAggregate::Wins {
-                let ranked = podium::ranked_tools(&standings);
-                let key = Ranked::new(db, contest, ranked.clone());
-                let groups = weight_groups(db, contest);
-                let wins: Vec<&Wins> = (0..groups.weights.len())
-                    .filter(|&g| groups.weights[g].category == category)
-                    .map(|g| group_wins(db, contest, g as u32, key))
-                    .collect();
-                podium::awards_of_wins(&ranked, wins)
-            } else {
-                podium::awards(
-                    &standings,
-                    &totals.performance[category],
-                    edition.awards.aggregate,
-                )
-            };
-            Podium {
-                category,
-                standings,
-                awards,
-            }
+    let totals = category_totals(db, contest, category);
+    let category = category as usize;
+    let entrants: Vec<Entrant<'_>> = tools
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| totals.participating[*i])
+        .map(|(i, t)| Entrant {
+            tool: i as ToolIdx,
+            name: &t.name,
+            family: &t.family,
+            competing: t.competing,
         })
-        .collect()
+        .collect();
+    let success_cpu: Vec<Exact> = totals.performance.iter().map(|p| p.cpu_s.clone()).collect();
+    let tie_break =
+        (edition.ranking.tie_break == TieBreak::SuccessCpuTime).then_some(&success_cpu[..]);
+    let standings = podium::podium(
+        &entrants,
+        &totals.scores,
+        tie_break,
+        edition.ranking.medal_needs_positive_score,
+    );
+    let awards = if !edition.awards.enabled {
+        Awards::default()
+    } else if edition.awards.aggregate == AwardAggregate::Wins {
+        let ranked = podium::ranked_tools(&standings);
+        let key = Ranked::new(db, contest, ranked.clone());
+        let groups = weight_groups(db, contest);
+        let wins: Vec<&Wins> = (0..groups.weights.len())
+            .filter(|&g| groups.weights[g].category == category)
+            .map(|g| group_wins(db, contest, g as u32, key))
+            .collect();
+        podium::awards_of_wins(&ranked, wins)
+    } else {
+        podium::awards(&standings, &totals.performance, edition.awards.aggregate)
+    };
+    Podium {
+        category,
+        standings,
+        awards,
+    }
 }

@@ -9,7 +9,7 @@ use mccbuild_rules::exact::{decimal, fraction, Exact};
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::{
-    category_scores, podiums, tool_confidence, undecided_values, vote_decisions, Podium,
+    category_totals, podiums, tool_confidence, undecided_values, vote_decisions, Podium,
 };
 use mccbuild_plan::Plan;
 use mccbuild_rules::reference::{judge, vote_and_reference_disagree, Basis, JudgementCounts};
@@ -182,9 +182,9 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
         basis: basis_name(plan, contest.basis(db)).to_string(),
         reference: reference_report(plan, db, handles),
     };
-    let totals = category_scores(db, contest);
     for podium in podiums(db, contest) {
-        add_podium(&mut report, plan, &totals.scores[podium.category], podium);
+        let totals = category_totals(db, contest, podium.category as u32);
+        add_podium(&mut report, plan, &totals.scores, podium);
     }
     if with_values {
         report.values = value_rows(plan, db, handles);

@@ -144,7 +144,8 @@ fn one_changed_run_reexecutes_only_what_depends_on_it() {
         ("exam_scores", 1), // its trusted values (E-3.1) and scores
         ("group_wins", 1),  // E-4.5's wins: the changed weight group's counted again only
         ("group_totals", 1),
-        ("category_scores", 1), // one sum over the examination scores
+        ("category_totals", 1), // one sum over the examination scores: the category changed
+        ("category_podium", 1), // its podium
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -204,7 +205,8 @@ fn time_and_memory_do_not_touch_values() {
         ("exam_scores", 1),
         ("group_wins", 1),
         ("group_totals", 1),
-        ("category_scores", 1),
+        ("category_totals", 1),
+        ("category_podium", 1),
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -263,7 +265,8 @@ fn a_threshold_edit_reexecutes_only_what_reads_the_threshold() {
         ("exam_scores", 1),        // the group where A's lone value is: re-decided
         ("group_wins", 1),
         ("group_totals", 1),
-        ("category_scores", 1),
+        ("category_totals", 1),
+        ("category_podium", 1),
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -443,7 +446,8 @@ fn one_tools_runs_of_one_examination_change_at_contest_scale() {
         ("exam_scores", 4),  // their trusted values and scores
         ("group_wins", 1),   // the four are models of one weight group
         ("group_totals", 1), // the same
-        ("category_scores", 1),
+        ("category_totals", 1),
+        ("category_podium", 1),
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -508,7 +512,8 @@ fn a_new_reference_rescores_without_touching_the_answers() {
         ("exam_scores", 1), // its trusted values (E-3.1) and scores
         ("group_wins", 1),
         ("group_totals", 1),
-        ("category_scores", 1),
+        ("category_totals", 1),
+        ("category_podium", 1),
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -542,7 +547,8 @@ fn a_new_correction_rescores_without_touching_the_answers_or_the_confidences() {
         ("exam_scores", 1), // its trusted values (E-3.1) and scores
         ("group_wins", 1),
         ("group_totals", 1),
-        ("category_scores", 1),
+        ("category_totals", 1),
+        ("category_podium", 1),
         ("podiums", 1),
     ]);
     assert_eq!(executed, expected);
@@ -590,7 +596,8 @@ fn one_record_counts_only_its_weight_groups_wins_again() {
             ("exam_scores", 1),
             ("group_wins", 1),
             ("group_totals", 1),
-            ("category_scores", 1),
+            ("category_totals", 1),
+            ("category_podium", 1),
             ("podiums", 1),
         ])
     );
