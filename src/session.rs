@@ -21,6 +21,7 @@ use mccbuild_plan::snapshot::{self, Fingerprint};
 use mccbuild_plan::{Plan, RunOrigin};
 use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::inputs::build_scoring;
+use mccbuild_scoring::memo;
 use mccbuild_scoring::scores::{scores_report, ScoresReport};
 use mccbuild_store::index::LoadReport;
 use mccbuild_store::{CorruptRecord, Index, LockWait, Store, StoreLock};
@@ -370,12 +371,40 @@ impl Session {
     /// The podium report (no values), from the results cache when nothing it depends on changed.
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
-        let key = self.results_key();
+        let found = stored_runs(&self.plan, &self.index);
+        let records: Vec<Option<Digest>> = found.into_iter().map(Option::flatten).collect();
+        let key = crate::results_cache::results_key(&self.plan, |i| records[i], &self.binary);
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }
-        let (db, handles) = self.scoring();
-        let report = scores_report(&self.plan, &db, &handles, false);
+        let report = if memo::applies(&self.plan) {
+            // The scores of the model examinations whose inputs did not change are remembered
+            // (docs/cache.md, "Remembered scores"): only the others are read and scored.
+            let path = memo::memo_path(&self.store.meta_dir(), &self.plan.contest.manifest_path);
+            let global = memo::global_digest(&self.plan, &self.binary);
+            let kept = memo::Memo::read(&path, &global);
+            let (report, memo, uses) = memo::podium_report(
+                &self.plan,
+                &records,
+                |key| self.index.get(key),
+                &kept,
+                &self.binary,
+            );
+            if std::env::var_os("MCCBUILD_TIMINGS").is_some() {
+                eprintln!(
+                    "timing: remembered scores: {} model examinations remembered, {} computed, {} computed again (their decisions moved)",
+                    uses.remembered, uses.computed, uses.revived
+                );
+            }
+            // A memo that cannot be written only costs the scoring next time.
+            if uses.computed + uses.revived > 0 {
+                let _ = memo.write(&path);
+            }
+            report
+        } else {
+            let (db, handles) = self.scoring();
+            scores_report(&self.plan, &db, &handles, false)
+        };
         // A cache that cannot be written only costs time next time.
         let _ = crate::results_cache::save(&self.store, &key, &report);
         report

@@ -188,13 +188,104 @@ fn a_run_redone_with_another_outcome_changes_the_printed_podium() {
         .collect();
     assert_eq!(podium, ["a", "c"], "{scores}");
     assert_ne!(stdout(&before), stdout(&cached), "the podium changed");
-    // What `scores` printed is what computing afresh prints (the results cache emptied).
-    fs::remove_dir_all(c.path().join("cache/results")).unwrap();
+    // What `scores` printed is what computing afresh prints (every kept score forgotten).
+    c.forget_scores();
     let fresh = c.mccbuild(&["scores"]);
     assert_eq!(stdout(&cached), stdout(&fresh));
     // And `run`, which prints the podiums from the same cache, agrees.
     let run = c.mccbuild(&["run"]);
     assert_eq!(stdout(&run), stdout(&fresh));
+}
+
+/// docs/cache.md, "Remembered scores": after a record changed, the next command computes only
+/// that record's model examination (the others' scores are remembered) and prints what a fresh
+/// computation prints; a damaged memo is not used (everything is computed, the same podiums).
+#[test]
+fn remembered_scores_compute_only_what_changed_and_a_damaged_memo_is_computed_again() {
+    let mut c = TestContest::new();
+    for instance in [
+        "Philosophers-PT-000002",
+        "Philosophers-PT-000003",
+        "TokenRing-PT-4",
+    ] {
+        c.copy_demo_instance(instance);
+    }
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
+    let deadlock = "FORMULA ReachabilityDeadlock FALSE TECHNIQUES EXPLICIT\n";
+    for tool in ["a", "b", "c"] {
+        c.scripted_tool(
+            tool,
+            "examinations = [\"StateSpace\", \"ReachabilityDeadlock\"]",
+        );
+        for instance in [
+            "Philosophers-PT-000002",
+            "Philosophers-PT-000003",
+            "TokenRing-PT-4",
+        ] {
+            c.answer(tool, instance, "StateSpace", SS);
+            c.answer(tool, instance, "ReachabilityDeadlock", deadlock);
+        }
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    let run = c.mccbuild(&["run"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let memo: Vec<PathBuf> = fs::read_dir(c.path().join("cache/meta"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("scores-")
+        })
+        .collect();
+    assert_eq!(memo.len(), 1, "the remembered scores are kept: {memo:?}");
+    let said = |out: &std::process::Output| {
+        stderr(out)
+            .lines()
+            .find(|l| l.starts_with("timing: remembered scores: ") && l.contains("computed"))
+            .unwrap_or_else(|| panic!("{}", stderr(out)))
+            .to_string()
+    };
+
+    // b's deadlock record on TokenRing redone with another answer: one model examination of four.
+    let key = c.record("b", "TokenRing-PT-4", "ReachabilityDeadlock")["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = c
+        .path()
+        .join("cache/runs")
+        .join(&key[..2])
+        .join(format!("{key}.json"));
+    replace_with_valid_record(&path, |r| {
+        r["answers"][0]["value"] = "TRUE".into();
+    });
+    let (after, _) = mccbuild_timed(c.path(), &["scores"]);
+    assert_eq!(
+        said(&after),
+        "timing: remembered scores: 3 model examinations remembered, 1 computed, 0 computed again (their decisions moved)"
+    );
+    c.forget_scores();
+    let (fresh, _) = mccbuild_timed(c.path(), &["scores"]);
+    assert_eq!(
+        stdout(&after),
+        stdout(&fresh),
+        "what a fresh computation prints"
+    );
+    assert!(said(&fresh).contains("0 model examinations remembered, 4 computed"));
+
+    // The memo damaged (a byte flipped): not used, the same podiums.
+    let mut bytes = fs::read(&memo[0]).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    fs::write(&memo[0], &bytes).unwrap();
+    fs::remove_dir_all(c.path().join("cache/results")).unwrap();
+    let (damaged, _) = mccbuild_timed(c.path(), &["scores"]);
+    assert!(said(&damaged).contains("0 model examinations remembered, 4 computed"));
+    assert_eq!(stdout(&damaged), stdout(&fresh));
 }
 
 /// Three tools that each take 0.6 s per run: 6 runs, 2 at a time.

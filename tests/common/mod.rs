@@ -112,6 +112,12 @@ impl TestContest {
         mccbuild_in(self.path(), args)
     }
 
+    /// Forgets every score kept in the store (the cached podium reports and the remembered
+    /// scores of each model examination): the next command computes them from the records alone.
+    pub fn forget_scores(&self) {
+        forget_scores_in(&self.path().join("cache"));
+    }
+
     /// Every run record of the store, as JSON.
     pub fn records(&self) -> Vec<serde_json::Value> {
         store_records(&self.path().join("cache"))
@@ -122,6 +128,20 @@ impl TestContest {
             .into_iter()
             .find(|r| r["tool"] == tool && r["instance"] == instance && r["examination"] == exam)
             .unwrap_or_else(|| panic!("no record for {tool} {instance} {exam}"))
+    }
+}
+
+/// [`TestContest::forget_scores`] for the store at `store`.
+pub fn forget_scores_in(store: &Path) {
+    let _ = fs::remove_dir_all(store.join("results"));
+    for entry in fs::read_dir(store.join("meta"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if entry.file_name().to_string_lossy().starts_with("scores-") {
+            fs::remove_file(entry.path()).unwrap();
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use crate::db::{
     weights, Answers, ContestData, Contested, ContestedDecision, ExamInstance, ModelExamination,
     ModelInfo, RunRef, ToolData, ToolExamScore, ToolInfo, ValueAnswers,
 };
+use crate::memo::Remembered;
 use mccbuild_rules::confidence::ToolIdx;
 
 /// The database, with an optional log of executed queries (for incrementality tests and
@@ -46,6 +47,8 @@ struct Driver {
     contested: std::collections::HashMap<ModelExamination, Vec<usize>>,
     /// Model examinations whose runs are still MEDIUM (complete when built, not set since).
     medium: std::collections::HashSet<ModelExamination>,
+    /// Model examinations answered from what an earlier process remembered (`crate::memo`).
+    remembered: std::collections::HashSet<ModelExamination>,
     /// Inputs were set since the last settle.
     unsettled: bool,
 }
@@ -167,6 +170,10 @@ pub struct ContestInputs {
     pub exam_instances: Vec<ExamInstanceInputs>,
     /// The vote (the default) or the reference answers.
     pub basis: Basis,
+    /// Model examinations (by model and examination) remembered from an earlier process, whose
+    /// runs are given without their answers (`crate::memo`); empty for a database built from
+    /// the runs alone.
+    pub remembered: std::collections::HashMap<(u32, u32), Arc<Remembered>>,
 }
 
 /// One examination instance and its planned runs.
@@ -293,12 +300,15 @@ impl ScoringDb {
         let (by_model_examination, total) = by_model_examination(inputs.exam_instances);
         let mut exam_instances = vec![(0usize, 0usize); total];
         let mut examinations = Vec::with_capacity(by_model_examination.len());
+        let mut remembered = inputs.remembered;
         for (model, members) in by_model_examination {
             for (j, (e, _)) in members.iter().enumerate() {
                 exam_instances[*e] = (examinations.len(), j);
             }
+            let exam = members.first().map_or(0, |(_, ei)| ei.exam);
             let inputs: Vec<ExamInstanceInputs> = members.into_iter().map(|(_, ei)| ei).collect();
-            examinations.push(self.model_examination(contest, model, inputs));
+            let kept = remembered.remove(&(model, exam));
+            examinations.push(self.model_examination(contest, model, inputs, kept));
         }
         contest
             .set_tool_data(self)
@@ -315,6 +325,7 @@ impl ScoringDb {
             shape_index: Default::default(),
             contested: Default::default(),
             medium: std::mem::take(&mut self.driver.medium),
+            remembered: std::mem::take(&mut self.driver.remembered),
             unsettled: true,
         };
         self.settle();
@@ -442,6 +453,7 @@ impl ScoringDb {
         contest: ContestData,
         model: u32,
         members: Vec<ExamInstanceInputs>,
+        remembered: Option<Arc<Remembered>>,
     ) -> ModelExamination {
         let mut exam_instances = Vec::with_capacity(members.len());
         let (mut answers, mut competes, mut measurements) = (Vec::new(), Vec::new(), Vec::new());
@@ -471,7 +483,11 @@ impl ScoringDb {
                     .collect::<Arc<[Answers]>>(),
             );
         }
-        let runs = runs_durability(&competes);
+        let runs = match remembered {
+            Some(_) => Durability::MEDIUM,
+            None => runs_durability(&competes),
+        };
+        let is_remembered = remembered.is_some();
         let m = ModelExamination::builder(
             contest,
             model,
@@ -482,6 +498,7 @@ impl ScoringDb {
             reference.into(),
             corrections.into(),
             Arc::from(Vec::new()),
+            remembered,
         )
         .contest_durability(Durability::HIGH)
         .model_durability(Durability::HIGH)
@@ -492,11 +509,61 @@ impl ScoringDb {
         .reference_durability(Durability::MEDIUM)
         .corrections_durability(Durability::MEDIUM)
         .decided_durability(runs)
+        .remembered_durability(Durability::MEDIUM)
         .new(self);
         if runs == Durability::MEDIUM {
             self.driver.medium.insert(m);
         }
+        if is_remembered {
+            self.driver.remembered.insert(m);
+        }
         m
+    }
+
+    /// The remembered model examinations whose scores were computed under other decisions than
+    /// those settled now: their runs are to be given ([`Changes::revive`]).
+    pub(crate) fn stale_remembered(&self) -> Vec<ModelExamination> {
+        self.driver
+            .remembered
+            .iter()
+            .filter(|m| {
+                m.remembered(self)
+                    .as_ref()
+                    .is_some_and(|r| !r.holds(self, **m))
+            })
+            .copied()
+            .collect()
+    }
+
+    /// Gives a remembered model examination its runs (per examination instance, in the order
+    /// it was built with): from now on it is computed as any other.
+    fn put_runs(&mut self, m: ModelExamination, runs: Vec<Vec<RunInputs>>) {
+        let answers: Vec<Arc<[Answers]>> = runs
+            .iter()
+            .map(|runs| runs.iter().map(|r| r.answers.clone()).collect())
+            .collect();
+        let competes: Vec<Arc<[bool]>> = runs
+            .iter()
+            .map(|runs| runs.iter().map(|r| r.competes).collect())
+            .collect();
+        let measurements: Vec<Arc<[Measurement]>> = runs
+            .iter()
+            .map(|runs| runs.iter().map(|r| r.measurement).collect())
+            .collect();
+        self.touched(m, true);
+        self.driver.remembered.remove(&m);
+        m.set_answers(self)
+            .with_durability(Durability::LOW)
+            .to(answers.into());
+        m.set_competes(self)
+            .with_durability(Durability::LOW)
+            .to(competes.into());
+        m.set_measurements(self)
+            .with_durability(Durability::LOW)
+            .to(measurements.into());
+        m.set_remembered(self)
+            .with_durability(Durability::LOW)
+            .to(None);
     }
 
     /// Applies an edit of the edition's rules to the contest `handles` were built for, setting
@@ -760,6 +827,12 @@ impl Changes<'_> {
     /// Sets what the trusted values are (the vote or the reference), only if it changed.
     pub fn set_basis(&mut self, handles: &Handles, basis: Basis) {
         self.db.put_basis(handles, basis);
+    }
+
+    /// Gives a remembered model examination its runs (per examination instance, in the order it
+    /// was built with), for its scores to be computed from them.
+    pub(crate) fn revive(&mut self, m: ModelExamination, runs: Vec<Vec<RunInputs>>) {
+        self.db.put_runs(m, runs);
     }
 }
 

@@ -197,6 +197,12 @@ pub struct ModelExamination {
     /// writes a decision only when it changes, which is rare.
     #[returns(ref)]
     pub decided: Arc<[ContestedDecision]>,
+    /// What an earlier process computed of this model examination, when its inputs are the
+    /// same (`crate::memo`): then its runs' fields are left empty, and [`agreement`] and
+    /// [`exam_scores`] answer from here as long as the decisions it was computed under hold.
+    /// Only the podium report reads such a database (`crate::memo::podium_report`).
+    #[returns(ref)]
+    pub remembered: Option<Arc<crate::memo::Remembered>>,
 }
 
 /// A shape of contested value (the tools behind each distinct answer, in order of first
@@ -337,6 +343,9 @@ impl DecisionNeeds {
 /// Rule E-2.2, for the values of one model examination, and the decisions its values need.
 #[salsa::tracked(returns(ref))]
 pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> Agreement {
+    if let Some(r) = m.remembered(db) {
+        return r.agreement.clone();
+    }
     let rules = m.contest(db).confidence_rules(db);
     let answers = gathered(db, m);
     let mut tally = ConfidenceTally::default();
@@ -574,6 +583,8 @@ pub struct ExamScores {
     scores: Vec<Vec<ToolExamScore>>,
     /// Per tool taking part, in tool order.
     pub totals: Vec<ExamTotal>,
+    /// Per examination instance, the runs that completed it (E-4.3's measurements), for E-4.5.
+    pub completed: Vec<Vec<Completed>>,
 }
 
 impl std::ops::Deref for ExamScores {
@@ -600,6 +611,14 @@ pub struct ExamTotal {
 /// DO_NOT_COMPETE does not: E-1.8).
 #[salsa::tracked(returns(ref))]
 pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores {
+    if let Some(r) = m.remembered(db).as_ref().filter(|r| r.holds(db, m)) {
+        return ExamScores {
+            decisions: Vec::new(),
+            scores: Vec::new(),
+            totals: r.totals.clone(),
+            completed: r.completed.clone(),
+        };
+    }
     let rules = m.contest(db).scoring_rules(db);
     let decisions = decide(db, m, &gathered(db, m));
     let (exam_instances, runs, competes, measurements) = (
@@ -655,10 +674,26 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
             total.peak_memory_mb.add_f64(r.peak_memory_mb());
         }
     }
+    let completed = all
+        .iter()
+        .map(|instance| {
+            instance
+                .iter()
+                .filter_map(|s| {
+                    s.reported.map(|r| Completed {
+                        tool: s.tool,
+                        cpu_s: r.cpu_time_s,
+                        peak_memory_mb: r.peak_memory_mb(),
+                    })
+                })
+                .collect()
+        })
+        .collect();
     ExamScores {
         decisions,
         scores: all,
         totals: totals.into_iter().flatten().collect(),
+        completed,
     }
 }
 
@@ -991,19 +1026,7 @@ pub fn group_wins<'db>(
     let examinations = contest.examinations(db);
     let completed = weight_groups(db, contest).members[group as usize]
         .iter()
-        .flat_map(|&i| exam_scores(db, examinations[i]).iter())
-        .map(|instance| {
-            instance
-                .iter()
-                .filter_map(|s| {
-                    s.reported.map(|r| Completed {
-                        tool: s.tool,
-                        cpu_s: r.cpu_time_s,
-                        peak_memory_mb: r.peak_memory_mb(),
-                    })
-                })
-                .collect::<Vec<_>>()
-        });
+        .flat_map(|&i| exam_scores(db, examinations[i]).completed.iter());
     podium::count_wins(ranked.tools(db), completed)
 }
 

@@ -17,8 +17,14 @@ use crate::db::{Answers, ModelInfo, RunRef, ToolInfo};
 pub fn run_inputs(summary: Option<&Summary>) -> (Answers, bool, Measurement) {
     match summary {
         Some(s) => (s.answers.clone(), takes_part(s.response), s.measurement),
-        None => (Arc::from(Vec::new()), false, Measurement::default()),
+        None => (no_answers(), false, Measurement::default()),
     }
+}
+
+/// No answers: one shared empty list (hundreds of thousands of runs have none to give).
+pub fn no_answers() -> Answers {
+    static EMPTY: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
 
 /// Each planned run's place in the scoring database that [`build_scoring`] made of the plan (it
@@ -99,6 +105,7 @@ pub fn build_scoring<'a>(
             .reference
             .as_ref()
             .map_or(Basis::Vote, |r| r.basis),
+        remembered: Default::default(),
     });
     (db, handles)
 }

@@ -6,4 +6,5 @@ pub mod database;
 pub mod db;
 pub mod explain;
 pub mod inputs;
+pub mod memo;
 pub mod scores;

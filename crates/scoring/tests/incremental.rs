@@ -106,6 +106,7 @@ fn contest(db: &mut ScoringDb) -> mccbuild_scoring::db::Handles {
         models,
         exam_instances,
         basis: mccbuild_rules::reference::Basis::Vote,
+        remembered: Default::default(),
     })
 }
 
@@ -395,6 +396,7 @@ fn medium_with(
             models,
             exam_instances,
             basis: mccbuild_rules::reference::Basis::Vote,
+            remembered: Default::default(),
         }),
         rc_eis,
         ctl_eis,
