@@ -582,9 +582,9 @@ pub struct ExamScores {
     decisions: Vec<Vec<Decision>>,
     scores: Vec<Vec<ToolExamScore>>,
     /// Per tool taking part, in tool order.
-    pub totals: Vec<ExamTotal>,
+    pub totals: Arc<[ExamTotal]>,
     /// Per examination instance, the runs that completed it (E-4.3's measurements), for E-4.5.
-    pub completed: Vec<Vec<Completed>>,
+    pub completed: Arc<[Vec<Completed>]>,
 }
 
 impl std::ops::Deref for ExamScores {
@@ -674,7 +674,7 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
             total.peak_memory_mb.add_f64(r.peak_memory_mb());
         }
     }
-    let completed = all
+    let completed: Vec<Vec<Completed>> = all
         .iter()
         .map(|instance| {
             instance
@@ -693,7 +693,7 @@ pub fn exam_scores(db: &dyn salsa::Database, m: ModelExamination) -> ExamScores 
         decisions,
         scores: all,
         totals: totals.into_iter().flatten().collect(),
-        completed,
+        completed: completed.into(),
     }
 }
 
@@ -900,7 +900,7 @@ pub fn group_totals(db: &dyn salsa::Database, contest: ContestData, group: u32) 
     let examinations = contest.examinations(db);
     let mut totals: Vec<Option<ExamTotal>> = vec![None; contest.tools(db).len()];
     for &i in &weight_groups(db, contest).members[group as usize] {
-        for total in &exam_scores(db, examinations[i]).totals {
+        for total in exam_scores(db, examinations[i]).totals.iter() {
             let Some(slot) = totals.get_mut(total.tool as usize) else {
                 continue;
             };

@@ -54,8 +54,8 @@ pub struct Remembered {
     pub decided: Vec<ContestedDecision>,
     /// Its scores' sums per tool (E-4.2, E-4.3) and, per examination instance, the runs that
     /// completed it (E-4.5).
-    pub totals: Vec<ExamTotal>,
-    pub completed: Vec<Vec<Completed>>,
+    pub totals: Arc<[ExamTotal]>,
+    pub completed: Arc<[Vec<Completed>]>,
 }
 
 impl Remembered {
@@ -87,6 +87,18 @@ pub struct Memo {
     /// not read past its header.
     global: Digest,
     entries: HashMap<Digest, Arc<Remembered>>,
+    /// What the file it was read from holds (None: no usable file): [`Memo::write`] appends to
+    /// it or writes it anew.
+    file: Option<FileShape>,
+    /// Entries computed in this process: what an append adds.
+    fresh: Vec<Digest>,
+}
+
+/// How many entries and blocks a memo file holds (entries of earlier states included).
+#[derive(Clone, Copy, Debug, Default)]
+struct FileShape {
+    entries: usize,
+    blocks: usize,
 }
 
 /// How a podium report was made from a memo.
@@ -111,13 +123,14 @@ impl Memo {
     }
 
     /// The memo at `path`, if it is one of this format made for `global`; otherwise (none, of
-    /// another schema, binary or contest, damaged or cut: its digest fails) an empty one, and
-    /// everything is computed.
+    /// another schema, binary or contest, damaged: its first block's digest fails) an empty one,
+    /// and everything is computed. A block cut short or damaged after the first (an append torn
+    /// by a crash) ends the reading: the entries before it are used.
     pub fn read(path: &Path, global: &Digest) -> Memo {
         let _t = phase("remembered scores: read");
         let empty = Memo {
             global: *global,
-            entries: HashMap::new(),
+            ..Memo::default()
         };
         let Ok(bytes) = std::fs::read(path) else {
             return empty;
@@ -125,13 +138,34 @@ impl Memo {
         decode(&bytes, global).unwrap_or(empty)
     }
 
-    /// Writes the memo at `path`, atomically (a reader sees the old memo or the new one) but not
-    /// synced: a memo torn by a crash fails its digest and is computed again.
+    /// Keeps the memo at `path`: the entries computed in this process appended to the file it
+    /// was read from, as one block written at once (a reader sees it whole or not at all), or,
+    /// when that file holds too many entries of earlier states (or there is none), a new file
+    /// of this memo's entries only, renamed over it. Not synced: a block torn by a crash fails
+    /// its digest and its entries are computed again.
     pub fn write(&self, path: &Path) -> io::Result<()> {
         let _t = phase("remembered scores: write");
-        mccbuild_core::fsio::write_atomically_in_batch(path, &encode(self))
+        let appendable = self.file.filter(|f| {
+            f.blocks < MAX_BLOCKS && f.entries + self.fresh.len() <= 2 * self.entries.len()
+        });
+        if appendable.is_some() {
+            use std::io::Write;
+            let block = block(
+                self.fresh
+                    .iter()
+                    .filter_map(|d| Some((d, self.entries.get(d)?))),
+            );
+            let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+            return file.write_all(&block);
+        }
+        let mut bytes = header(&self.global);
+        bytes.extend_from_slice(&block(self.entries.iter()));
+        mccbuild_core::fsio::write_atomically_in_batch(path, &bytes)
     }
 }
+
+/// Blocks appended before the memo is written anew.
+const MAX_BLOCKS: usize = 64;
 
 /// Where the remembered scores of the contest at `manifest` live in the store's `meta` folder
 /// (one per manifest, as the plan snapshot).
@@ -326,6 +360,8 @@ pub fn podium_report<'a>(
             runs: runs_inputs(e, given[e]),
         })
         .collect();
+    drop(t);
+    let t = phase("remembered scores: database built and settled");
     let mut db = ScoringDb::default();
     let handles = db.build(ContestInputs {
         edition: plan.contest.edition.clone(),
@@ -372,9 +408,12 @@ pub fn podium_report<'a>(
             changes.revive(m, members.iter().map(|&e| runs_inputs(e, true)).collect());
         }
     }
+    let t = phase("remembered scores: report");
     let report = scores_report(plan, &db, &handles, false);
+    drop(t);
     let t = phase("remembered scores: kept");
     // What was remembered and still holds is kept as it is; the rest is taken from the database.
+    let mut fresh = Vec::new();
     let entries = order
         .iter()
         .zip(&digests)
@@ -384,13 +423,23 @@ pub fn podium_report<'a>(
             let m = handles.examinations[i];
             let entry = match kept {
                 Some(r) if m.remembered(&db).is_some() => r,
-                _ => Arc::new(remember(&db, m)),
+                _ => {
+                    fresh.push(*digest);
+                    Arc::new(remember(&db, m))
+                }
             };
             (*digest, entry)
         })
         .collect();
     drop(t);
-    (report, Memo { global, entries }, uses)
+    let file = memo.file.filter(|_| usable);
+    let memo = Memo {
+        global,
+        entries,
+        file,
+        fresh,
+    };
+    (report, memo, uses)
 }
 
 /// What to remember of a model examination whose scores are up to date.
@@ -413,26 +462,38 @@ fn remember(db: &ScoringDb, m: ModelExamination) -> Remembered {
     }
 }
 
-// The file: MAGIC, the schema, the global digest, the body's blake3, the body (the entries).
+// The file: a header (MAGIC, the schema, the global digest), then blocks, each its payload's
+// length and blake3 digest, then the payload: entries, each its digest, its length and its bytes.
 
-fn encode(memo: &Memo) -> Vec<u8> {
-    let mut body = Writer::default();
-    body.u64(memo.entries.len() as u64);
-    for (digest, r) in &memo.entries {
-        body.bytes(digest);
-        body.remembered(r);
-    }
-    let mut bytes = Vec::with_capacity(8 + 4 + 64 + body.0.len());
+const HEADER: usize = 8 + 4 + 32;
+
+fn header(global: &Digest) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&MEMO_SCHEMA.to_le_bytes());
-    bytes.extend_from_slice(&memo.global);
-    bytes.extend_from_slice(blake3::hash(&body.0).as_bytes());
-    bytes.extend_from_slice(&body.0);
+    bytes.extend_from_slice(global);
+    bytes
+}
+
+fn block<'a>(entries: impl Iterator<Item = (&'a Digest, &'a Arc<Remembered>)>) -> Vec<u8> {
+    let mut payload = Writer::default();
+    for (digest, r) in entries {
+        payload.bytes(digest);
+        let at = payload.0.len();
+        payload.u32(0);
+        payload.remembered(r);
+        let len = (payload.0.len() - at - 4) as u32;
+        payload.0[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+    let mut bytes = Vec::with_capacity(40 + payload.0.len());
+    bytes.extend_from_slice(&(payload.0.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(blake3::hash(&payload.0).as_bytes());
+    bytes.extend_from_slice(&payload.0);
     bytes
 }
 
 fn decode(bytes: &[u8], global: &Digest) -> Option<Memo> {
-    const HEADER: usize = 8 + 4 + 32 + 32;
+    use rayon::prelude::*;
     if bytes.len() < HEADER
         || &bytes[..8] != MAGIC
         || bytes[8..12] != MEMO_SCHEMA.to_le_bytes()
@@ -440,21 +501,50 @@ fn decode(bytes: &[u8], global: &Digest) -> Option<Memo> {
     {
         return None;
     }
-    let body = &bytes[HEADER..];
     let _t = phase("remembered scores: decode");
-    if blake3::hash(body).as_bytes() != &bytes[44..76] {
+    // Every whole block's entries, in order (a later entry of a digest wins).
+    let mut rest = &bytes[HEADER..];
+    let mut found: Vec<(&[u8], &[u8])> = Vec::new();
+    let mut blocks = 0;
+    while rest.len() >= 40 {
+        let len = usize::try_from(u64::from_le_bytes(rest[..8].try_into().ok()?)).ok()?;
+        let Some(payload) = rest.get(40..40usize.checked_add(len)?) else {
+            break;
+        };
+        if blake3::hash(payload).as_bytes()[..] != rest[8..40] {
+            break;
+        }
+        let mut entries = Reader(payload);
+        let mut these = Vec::new();
+        while !entries.0.is_empty() {
+            let digest = entries.take(32)?;
+            let len = entries.u32()? as usize;
+            these.push((digest, entries.take(len)?));
+        }
+        found.extend(these);
+        blocks += 1;
+        rest = &rest[40 + len..];
+    }
+    if blocks == 0 {
         return None;
     }
-    let mut r = Reader(body);
-    let n = r.u64()? as usize;
-    let mut entries = HashMap::with_capacity(n.min(1 << 20));
-    for _ in 0..n {
-        let digest: Digest = r.take(32)?.try_into().ok()?;
-        entries.insert(digest, Arc::new(r.remembered()?));
-    }
-    r.0.is_empty().then_some(Memo {
+    let decoded: Vec<(Digest, Arc<Remembered>)> = found
+        .par_iter()
+        .map(|(digest, bytes)| {
+            let mut r = Reader(bytes);
+            let remembered = r.remembered()?;
+            r.0.is_empty()
+                .then(|| Some(((*digest).try_into().ok()?, Arc::new(remembered))))?
+        })
+        .collect::<Option<_>>()?;
+    Some(Memo {
         global: *global,
-        entries,
+        file: Some(FileShape {
+            entries: decoded.len(),
+            blocks,
+        }),
+        entries: decoded.into_iter().collect(),
+        fresh: Vec::new(),
     })
 }
 
@@ -529,7 +619,7 @@ impl Writer {
             }
         }
         self.u32(r.totals.len() as u32);
-        for t in &r.totals {
+        for t in r.totals.iter() {
             self.u32(t.tool);
             self.sum(&t.points);
             self.u32(t.completed);
@@ -537,7 +627,7 @@ impl Writer {
             self.sum(&t.peak_memory_mb);
         }
         self.u32(r.completed.len() as u32);
-        for instance in &r.completed {
+        for instance in r.completed.iter() {
             self.u32(instance.len() as u32);
             for c in instance {
                 self.u32(c.tool);
@@ -650,7 +740,7 @@ impl<'a> Reader<'a> {
                     peak_memory_mb: self.sum()?,
                 })
             })
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Arc<[_]>>>()?;
         let n = self.count(4)?;
         let completed = (0..n)
             .map(|_| {
@@ -665,7 +755,7 @@ impl<'a> Reader<'a> {
                     })
                     .collect::<Option<Vec<_>>>()
             })
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Arc<[_]>>>()?;
         Some(Remembered {
             agreement: Agreement {
                 tally: ConfidenceTally {

@@ -279,6 +279,46 @@ fn a_damaged_or_cut_memo_is_not_used() {
     assert!(Memo::read(&path, &global).is_empty(), "none");
 }
 
+/// A memo read from a file and written again after a change appends the entries it computed
+/// (one block); an append torn by a crash (the file cut inside it) loses only that block.
+#[test]
+fn a_change_is_appended_and_a_torn_append_loses_only_its_entries() {
+    let dir = contest_dir();
+    let plan = plan_of(dir.path());
+    let mut runs = summaries(&plan);
+    let global = memo::global_digest(&plan, &[9; 32]);
+    let path = dir.path().join("scores.bin");
+    let (_, first, _) = from_memo(&plan, &runs, &Memo::default());
+    first.write(&path).unwrap();
+    let whole = std::fs::read(&path).unwrap();
+
+    let key = run_key(&plan, "c", "TokenRing-PT-4", "ReachabilityDeadlock");
+    let mut other = runs[&key].clone();
+    other.measurement.cpu_time_s += 1.0;
+    runs.insert(key, other);
+    let (report, second, uses) = from_memo(&plan, &runs, &Memo::read(&path, &global));
+    assert_eq!(uses.computed, 1);
+    second.write(&path).unwrap();
+    let appended = std::fs::read(&path).unwrap();
+    assert_eq!(
+        &appended[..whole.len()],
+        &whole[..],
+        "appended, not written anew"
+    );
+    let read = Memo::read(&path, &global);
+    assert_eq!(read.len(), 5, "the four first entries and the new one");
+    let (again, _, uses) = from_memo(&plan, &runs, &read);
+    assert_eq!((again, uses.remembered), (report.clone(), 4));
+
+    // The append cut short (a crash while writing): the first block is still read.
+    std::fs::write(&path, &appended[..appended.len() - 3]).unwrap();
+    let torn = Memo::read(&path, &global);
+    assert_eq!(torn.len(), 4);
+    let (same, _, uses) = from_memo(&plan, &runs, &torn);
+    assert_eq!(same, report);
+    assert_eq!((uses.remembered, uses.computed), (3, 1));
+}
+
 /// Every ingredient of a model examination's digest changes it (docs/cache.md, "Remembered
 /// scores"): what the first part (the global digest) holds, and each examination instance's.
 #[test]
