@@ -9,7 +9,8 @@ use mccbuild_rules::exact::{decimal, fraction, Exact};
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::{
-    category_totals, podiums, tool_confidence, undecided_values, vote_decisions, Podium,
+    category_podium, category_totals, tool_confidence, undecided_values, vote_decisions,
+    ContestData,
 };
 use mccbuild_plan::Plan;
 use mccbuild_rules::reference::{judge, vote_and_reference_disagree, Basis, JudgementCounts};
@@ -182,9 +183,18 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
         basis: basis_name(plan, contest.basis(db)).to_string(),
         reference: reference_report(plan, db, handles),
     };
-    for podium in podiums(db, contest) {
-        let totals = category_totals(db, contest, podium.category as u32);
-        add_podium(&mut report, plan, &totals.scores, podium);
+    for c in 0..plan.contest.edition.categories.len() {
+        let rows = category_rows(db, contest, c as u32);
+        let category = &rows.category;
+        report.scores.insert(category.clone(), rows.scores.clone());
+        report
+            .scores_exact
+            .insert(category.clone(), rows.scores_exact.clone());
+        report.podiums.insert(category.clone(), rows.podium.clone());
+        report.awards.insert(category.clone(), rows.awards.clone());
+        report
+            .standings
+            .insert(category.clone(), rows.standings.clone());
     }
     if with_values {
         report.values = value_rows(plan, db, handles);
@@ -192,48 +202,56 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
     report
 }
 
-/// A category's scores, podium, awards and standings, by tool name.
-fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[Exact], podium: &Podium) {
-    let tools = &plan.contest.tools;
+/// One category's part of the scores report: its scores (rounded and exact), podium, awards and
+/// standings, by tool name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryRows {
+    pub category: String,
+    pub scores: BTreeMap<String, f64>,
+    pub scores_exact: BTreeMap<String, String>,
+    pub podium: Vec<String>,
+    pub awards: AwardRow,
+    pub standings: Vec<StandingRow>,
+}
+
+/// A category's rows of the scores report, written from its totals (E-4.6) and podium (E-4.5):
+/// a query of its own, so that a report after a record writes again (exact fractions turned into
+/// text) the rows of the category that record changed only (`mccbuild watch`).
+#[salsa::tracked(returns(ref))]
+pub fn category_rows(
+    db: &dyn salsa::Database,
+    contest: ContestData,
+    category: u32,
+) -> CategoryRows {
+    let tools = contest.tools(db);
     let name = |t: u32| tools[t as usize].name.clone();
-    let category = plan.contest.edition.categories[podium.category]
-        .name
-        .clone();
-    report.scores.insert(
-        category.clone(),
-        tools
+    let totals = &category_totals(db, contest, category).scores;
+    let podium = category_podium(db, contest, category);
+    CategoryRows {
+        category: contest.edition(db).categories[category as usize]
+            .name
+            .clone(),
+        scores: tools
             .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), round(&totals[i])))
+            .zip(totals)
+            .map(|(t, total)| (t.name.clone(), round(total)))
             .collect(),
-    );
-    report.scores_exact.insert(
-        category.clone(),
-        tools
+        scores_exact: tools
             .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), fraction(&totals[i])))
+            .zip(totals)
+            .map(|(t, total)| (t.name.clone(), fraction(total)))
             .collect(),
-    );
-    report.podiums.insert(
-        category.clone(),
-        podium
+        podium: podium
             .standings
             .iter()
             .filter(|s| s.rank.is_some())
             .map(|s| name(s.tool))
             .collect(),
-    );
-    report.awards.insert(
-        category.clone(),
-        AwardRow {
+        awards: AwardRow {
             fastest: podium.awards.fastest.map(name),
             least_memory: podium.awards.least_memory.map(name),
         },
-    );
-    report.standings.insert(
-        category,
-        podium
+        standings: podium
             .standings
             .iter()
             .map(|s| StandingRow {
@@ -246,7 +264,7 @@ fn add_podium(report: &mut ScoresReport, plan: &Plan, totals: &[Exact], podium: 
                 best_of_family: s.best_of_family,
             })
             .collect(),
-    );
+    }
 }
 
 /// Every value of every examination instance: its trusted value, the case of E-3.1 that decided
