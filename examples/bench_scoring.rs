@@ -13,6 +13,13 @@
 //! stored runs (spread over the plan, seed-free: every k-th stored run) not stored yet, then each
 //! one's record is applied, one at a time, and the podiums re-scored; prints the median wall and
 //! CPU time per record (`BENCH_LOG=1`: with salsa's event log, as `watch` has it).
+//!
+//! `BENCH_WATCH=N`: records replaced and restored as `scripts/bench-watch` makes them on a packed
+//! store (N answered runs picked with seed 2024, each first with its answers dropped and a second
+//! more of CPU time, then as stored), with the event log; prints the median per update, of the
+//! replaced and of the restored ones. `BENCH_SLEEP_MS=M`: M ms between updates (caches as cold as
+//! a watch's between records); `BENCH_EACH=1`: each update's time (and the time to settle the
+//! decisions) and re-executed queries; `BENCH_NOLOG=1`: without the event log.
 
 use std::time::Instant;
 
