@@ -282,29 +282,10 @@ pub fn podium_report<'a>(
     memo: &Memo,
     binary: &Digest,
 ) -> (ScoresReport, Memo, MemoUse) {
-    use rayon::prelude::*;
     let global = global_digest(plan, binary);
     let t = phase("remembered scores: digests");
-    let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
-    for (i, run) in plan.runs.iter().enumerate() {
-        runs_of[run.exam_instance].push(i);
-    }
-    // The model examinations, as the database groups them: by model and examination, in order
-    // of first appearance.
-    let mut order: Vec<((u32, u32), Vec<usize>)> = Vec::new();
-    let mut at: HashMap<(u32, u32), usize> = HashMap::new();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        let me = (plan.instances[ei.instance].model as u32, ei.exam as u32);
-        let i = *at.entry(me).or_insert_with(|| {
-            order.push((me, Vec::new()));
-            order.len() - 1
-        });
-        order[i].1.push(e);
-    }
-    let digests: Vec<Digest> = order
-        .par_iter()
-        .map(|(_, members)| examination_digest(&global, plan, members, &runs_of, records))
-        .collect();
+    let shape = Examinations::of(plan);
+    let digests = shape.digests(&global, plan, records);
     drop(t);
     let usable = memo.global == global;
     let kept: Vec<Option<Arc<Remembered>>> = digests
@@ -316,9 +297,9 @@ pub fn podium_report<'a>(
         computed: kept.iter().filter(|k| k.is_none()).count(),
         revived: 0,
     };
-    let t = phase("remembered scores: salsa inputs");
-    let runs_inputs = |e: usize, given: bool| -> Vec<RunInputs> {
-        runs_of[e]
+    // A run's inputs: from its summary, or none for a run of a remembered model examination.
+    let runs = |e: usize, given: bool| -> Vec<RunInputs> {
+        shape.runs_of[e]
             .iter()
             .map(|&r| {
                 let run = &plan.runs[r];
@@ -335,9 +316,107 @@ pub fn podium_report<'a>(
             })
             .collect()
     };
+    let (mut db, handles) = build(plan, &shape, &kept, &runs);
+    // Remembered model examinations whose decisions moved get their runs; that changes no tally
+    // (the same answers), hence no decision: one round, and a second finds none.
+    loop {
+        let stale = db.stale_remembered();
+        if stale.is_empty() {
+            break;
+        }
+        let _t = phase("remembered scores: revived");
+        uses.revived += stale.len();
+        uses.remembered -= stale.len();
+        let mut changes = db.change();
+        for m in stale {
+            if let Some(k) = handles.examinations.iter().position(|x| *x == m) {
+                let members = &shape.order[k].1;
+                changes.revive(m, members.iter().map(|&e| runs(e, true)).collect());
+            }
+        }
+    }
+    let t = phase("remembered scores: report");
+    let report = scores_report(plan, &db, &handles, false);
+    drop(t);
+    let t = phase("remembered scores: kept");
+    // What was remembered and still holds is kept as it is; the rest is taken from the database.
+    let mut fresh = Vec::new();
+    let entries = handles
+        .examinations
+        .iter()
+        .zip(&digests)
+        .zip(kept)
+        .map(|((m, digest), kept)| {
+            let entry = match kept {
+                Some(r) if m.remembered(&db).is_some() => r,
+                _ => {
+                    fresh.push(*digest);
+                    Arc::new(remember(&db, *m))
+                }
+            };
+            (*digest, entry)
+        })
+        .collect();
+    drop(t);
+    let memo = Memo {
+        global,
+        entries,
+        file: memo.file.filter(|_| usable),
+        fresh,
+    };
+    (report, memo, uses)
+}
+
+/// A plan's model examinations as the scoring database groups them: by model and examination,
+/// in order of first appearance (so the `k`-th is the database's `k`-th).
+struct Examinations {
+    /// Per examination instance of the plan, its planned runs (indices into the plan's runs).
+    runs_of: Vec<Vec<usize>>,
+    /// Per model examination: (model, examination), and its examination instances.
+    order: Vec<((u32, u32), Vec<usize>)>,
+}
+
+impl Examinations {
+    fn of(plan: &Plan) -> Examinations {
+        let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
+        for (i, run) in plan.runs.iter().enumerate() {
+            runs_of[run.exam_instance].push(i);
+        }
+        let mut order: Vec<((u32, u32), Vec<usize>)> = Vec::new();
+        let mut at: HashMap<(u32, u32), usize> = HashMap::new();
+        for (e, ei) in plan.exam_instances.iter().enumerate() {
+            let me = (plan.instances[ei.instance].model as u32, ei.exam as u32);
+            let i = *at.entry(me).or_insert_with(|| {
+                order.push((me, Vec::new()));
+                order.len() - 1
+            });
+            order[i].1.push(e);
+        }
+        Examinations { runs_of, order }
+    }
+
+    /// Each model examination's digest ([`examination_digest`]), on every core.
+    fn digests(&self, global: &Digest, plan: &Plan, records: &[Option<Digest>]) -> Vec<Digest> {
+        use rayon::prelude::*;
+        self.order
+            .par_iter()
+            .map(|(_, members)| examination_digest(global, plan, members, &self.runs_of, records))
+            .collect()
+    }
+}
+
+/// The scoring database of a plan whose model examinations are remembered (`kept`) or given
+/// their runs (`runs(e, true)`), settled.
+fn build(
+    plan: &Plan,
+    shape: &Examinations,
+    kept: &[Option<Arc<Remembered>>],
+    runs: &dyn Fn(usize, bool) -> Vec<RunInputs>,
+) -> (ScoringDb, crate::database::Handles) {
+    let t = phase("remembered scores: salsa inputs");
     let mut given = vec![false; plan.exam_instances.len()];
     let mut remembered = HashMap::new();
-    for ((me, members), k) in order.iter().zip(&kept) {
+    for ((me, members), k) in shape.order.iter().zip(kept) {
         match k {
             Some(r) => {
                 remembered.insert(*me, r.clone());
@@ -357,11 +436,11 @@ pub fn podium_report<'a>(
             truth: ei.truth.clone(),
             reference: ei.reference.clone(),
             corrections: ei.corrections.clone(),
-            runs: runs_inputs(e, given[e]),
+            runs: runs(e, given[e]),
         })
         .collect();
     drop(t);
-    let t = phase("remembered scores: database built and settled");
+    let _t = phase("remembered scores: database built and settled");
     let mut db = ScoringDb::default();
     let handles = db.build(ContestInputs {
         edition: plan.contest.edition.clone(),
@@ -383,63 +462,12 @@ pub fn podium_report<'a>(
             .map_or(Basis::Vote, |r| r.basis),
         remembered,
     });
-    drop(t);
-    // The position in `order` of each model examination of the database.
-    let mut position = vec![0; handles.examinations.len()];
-    for (k, (_, members)) in order.iter().enumerate() {
-        position[handles.exam_instances[members[0]].0] = k;
-    }
-    // Remembered model examinations whose decisions moved get their runs; that changes no tally
-    // (the same answers), hence no decision: one round, and a second finds none.
-    loop {
-        let stale = db.stale_remembered();
-        if stale.is_empty() {
-            break;
-        }
-        let _t = phase("remembered scores: revived");
-        uses.revived += stale.len();
-        uses.remembered -= stale.len();
-        let mut changes = db.change();
-        for m in stale {
-            let Some(i) = handles.examinations.iter().position(|x| *x == m) else {
-                continue;
-            };
-            let members = &order[position[i]].1;
-            changes.revive(m, members.iter().map(|&e| runs_inputs(e, true)).collect());
-        }
-    }
-    let t = phase("remembered scores: report");
-    let report = scores_report(plan, &db, &handles, false);
-    drop(t);
-    let t = phase("remembered scores: kept");
-    // What was remembered and still holds is kept as it is; the rest is taken from the database.
-    let mut fresh = Vec::new();
-    let entries = order
+    debug_assert!(shape
+        .order
         .iter()
-        .zip(&digests)
-        .zip(kept)
-        .map(|(((_, members), digest), kept)| {
-            let (i, _) = handles.exam_instances[members[0]];
-            let m = handles.examinations[i];
-            let entry = match kept {
-                Some(r) if m.remembered(&db).is_some() => r,
-                _ => {
-                    fresh.push(*digest);
-                    Arc::new(remember(&db, m))
-                }
-            };
-            (*digest, entry)
-        })
-        .collect();
-    drop(t);
-    let file = memo.file.filter(|_| usable);
-    let memo = Memo {
-        global,
-        entries,
-        file,
-        fresh,
-    };
-    (report, memo, uses)
+        .enumerate()
+        .all(|(k, (_, members))| handles.exam_instances[members[0]].0 == k));
+    (db, handles)
 }
 
 /// What to remember of a model examination whose scores are up to date.
