@@ -339,10 +339,10 @@ impl ScoringDb {
     /// Brings the Confidence-dependent decisions the trusted values read
     /// ([`ToolData::alone`], [`ModelExamination::decided`]) up to date with the answers: at the
     /// end of [`ScoringDb::build`] and of every [`Changes`], so that no score is ever read from
-    /// decisions older than the answers. It computes the
-    /// Confidences (E-2.2), each tool's verdict on its lone values and each contested shape's
-    /// winner (E-3.1) with their queries, and writes only the inputs whose value changed: a
-    /// record that moves the Confidences without moving a decision re-decides no value.
+    /// decisions older than the answers. It computes the Confidences (E-2.2), each tool's
+    /// verdict on its lone values and each contested shape's winner (E-3.1) with their queries,
+    /// and writes only the inputs whose value changed: a record that moves the Confidences
+    /// without moving a decision re-decides no value.
     fn settle(&mut self) {
         let Some(contest) = self.driver.contest else {
             return;
