@@ -885,6 +885,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         cores: &[],
         isolation: &prepared,
         cgroup: None,
+        memory_limit_bytes: 0,
         namespaces: None,
     })
     .map_err(|e| describe_apply_error(&e))?;

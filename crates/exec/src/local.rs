@@ -175,10 +175,15 @@ impl LocalExecutor {
         Some(made.unwrap_or_else(isolation::Namespaces::prepare))
     }
 
-    /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
     /// Starts the cgroup warm-up once, with the first run or command: its wait then overlaps
-    /// with that run's preparation.
+    /// with that run's preparation. Only for runs that are not isolated, whose processes are
+    /// moved into their groups: an isolated run's process is born in them (`spawn`), and a
+    /// warm-up would only hold the kernel's `cgroup_mutex` for a grace period, delaying the
+    /// creation of the run's groups.
     fn warm_up(&self) {
+        if self.isolated {
+            return;
+        }
         self.warmed.call_once(|| {
             if let Some(support) = &self.cgroups {
                 support.warm_up();
@@ -186,6 +191,7 @@ impl LocalExecutor {
         });
     }
 
+    /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
     pub fn sandbox(&self) -> &'static str {
         match (&self.cgroups, self.isolated) {
             (Some(_), true) => "cgroup+namespaces",

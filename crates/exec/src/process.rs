@@ -1,11 +1,11 @@
 //! Running one process tree under limits, and measuring it.
 //!
 //! The tool's first process joins the run's cgroups and its cores before it executes the tool,
-//! so nothing it starts escapes. It is moved into its cgroups by a thread of mccbuild while it
-//! builds its namespaces and view of the files, and waits for that move before it forks the
-//! run's init and the tool: the first move into a cgroup after a quiet while waits for an RCU
-//! grace period of the kernel (10-14 ms here), which then overlaps with the setup instead of
-//! preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
+//! so nothing it starts escapes. Isolated, it is born in its cgroups (see `spawn`). Not
+//! isolated, it is moved into them by a thread of mccbuild while it sets itself up, and waits
+//! for that move before it executes the tool: the first move into a cgroup after a quiet while
+//! waits for an RCU grace period of the kernel (10-14 ms here), which then overlaps with the
+//! setup instead of preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
 //! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
 //! main process has exited, what it left running (orphans) is killed too, the tree is waited
 //! until empty, and only then are CPU time and peak memory read.
@@ -69,8 +69,11 @@ pub struct ProcessResult {
 /// started); everything the tool does is a result.
 pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
     if let Some(cg) = &spec.cgroup {
-        cg.set_memory_limit(spec.memory_limit_bytes)?;
         cg.set_pids_limit(spec.pids_limit)?;
+        // Isolated, the spawn sets it once the run's process is in its groups (see `spawn`).
+        if spec.isolation.is_none() {
+            cg.set_memory_limit(spec.memory_limit_bytes)?;
+        }
     }
     let start = Instant::now();
     let started = start_tree(&mut spec);
@@ -158,6 +161,7 @@ fn start_tree(spec: &mut ProcessSpec) -> io::Result<Started> {
             cores: &spec.cores,
             isolation: &isolation,
             cgroup: spec.cgroup.as_ref(),
+            memory_limit_bytes: spec.memory_limit_bytes,
         })?;
         return Ok((
             spawned.pid,

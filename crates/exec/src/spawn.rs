@@ -8,15 +8,18 @@
 //! the process that calls it), so a run is one fork and one exit shorter, and the init hands the
 //! tool's wait status to mccbuild itself, through a page they share ([`StatusSlot`]).
 //!
-//! The thread that cloned it knows its pid at once: it pins it to the run's cores and moves it
-//! into the run's cgroup v1 groups (a write to `cgroup.procs`, the only way into v1; the first
-//! after a quiet while waits for an RCU grace period) while the process builds its view of the
-//! files, then opens the gate: one byte, which carries the run's network and IPC namespaces
-//! (made by a thread meanwhile) as file descriptors, SCM_RIGHTS on a socket pair. The process
-//! forks nothing and executes nothing before it read that byte, so nothing of the tool runs
-//! outside the run's cgroups; it then enters those namespaces (`setns`), or makes its own if
-//! they could not be made. If the pin or a move fails the process is killed and reaped, and the
-//! run is an infrastructure failure. A failure of the process before the tool executed comes
+//! It is born in the run's cgroup v1 groups too: for the clone, the cloning thread moves itself
+//! (itself alone: a write of `0` to each group's `tasks`) into them, and back right after
+//! ([`RunCgroup::enter_v1_as_thread`]). Moving the process instead, a write of its pid to
+//! `cgroup.procs`, takes the kernel's global thread-group semaphore, whose first writer after a
+//! quiet while waits for an RCU grace period (6-14 ms here). Once back, the thread pins the
+//! process to the run's cores and sets the run's memory limit while the process builds its view
+//! of the files, then opens the gate: one byte, which carries the run's network and IPC
+//! namespaces (made by a thread meanwhile) as file descriptors, SCM_RIGHTS on a socket pair.
+//! The process forks nothing and executes nothing before it read that byte, so nothing of the
+//! tool runs before it is pinned and limited; it then enters those namespaces (`setns`), or
+//! makes its own if they could not be made. If the pin, the limit or the thread's way back
+//! fails the process is killed and reaped, and the run is an infrastructure failure. A failure of the process before the tool executed comes
 //! back as an errno (with the step in its high bits, see
 //! [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the standard
 //! library's `Command` reports one.
@@ -45,6 +48,9 @@ pub(crate) struct Launch<'a> {
     pub namespaces: Option<crate::isolation::PendingNamespaces>,
     /// The run's groups (None: none, as for the probe).
     pub cgroup: Option<&'a RunCgroup>,
+    /// The run's memory limit, set once the process is in its groups (see
+    /// [`RunCgroup::enter_v1_as_thread`]) and before its gate opens.
+    pub memory_limit_bytes: u64,
 }
 
 /// A started run: its init (mccbuild's child) and the tool's output streams.
@@ -193,6 +199,12 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         cgroup: v2.as_ref().map_or(0, |f| f.as_raw_fd() as u64),
         ..CloneArgs::default()
     };
+    // This thread joins the run's cgroup v1 groups for the clone: the process is born in them
+    // (and in its v2 group: CLONE_INTO_CGROUP), no move of it is needed.
+    let in_groups = match launch.cgroup {
+        Some(cgroup) => Some(cgroup.enter_v1_as_thread()?),
+        None => None,
+    };
     // SAFETY: clone3 without CLONE_VM or a stack is a fork: the child runs on a copy of this
     // thread's stack and only makes system calls on `child` (prepared above) until it executes
     // the tool or exits.
@@ -207,21 +219,43 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         // SAFETY: in the child, see above.
         unsafe { child_main(&child) }
     }
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let pid = pid as libc::pid_t;
+    let cloned = if pid < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid as libc::pid_t)
+    };
+    // Back at once: the thread leaves before anything else (nothing of mccbuild stays in the
+    // run's groups, see `enter_v1_as_thread`).
+    let left = in_groups.map_or(Ok(()), crate::cgroup::ThreadInGroup::leave);
+    let pid = match (cloned, &left) {
+        (Ok(pid), _) => pid,
+        (Err(e), Ok(())) => return Err(e),
+        (Err(e), Err(l)) => return Err(io::Error::other(format!("{e}; {l}"))),
+    };
     drop((stdin, out_w, err_w, report_w, gate_r, alive_r, v2));
     // Pinned from here, not by itself: a process pinning itself waits until the core runs it
     // (milliseconds when another process holds the core); this thread does not wait for that.
-    let started = crate::process::pin_process(pid, launch.cores)
-        .map_err(|e| {
-            io::Error::other(format!(
-                "cannot pin the run to cores {:?}: {e}",
-                launch.cores
-            ))
+    let started = left
+        .and_then(|()| {
+            crate::process::pin_process(pid, launch.cores).map_err(|e| {
+                io::Error::other(format!(
+                    "cannot pin the run to cores {:?}: {e}",
+                    launch.cores
+                ))
+            })
         })
-        .and_then(|()| place_and_release(launch.cgroup, pid, gate_w, launch.namespaces))
+        .and_then(|()| match launch.cgroup {
+            Some(cgroup) => cgroup
+                .set_memory_limit(launch.memory_limit_bytes)
+                .map_err(|e| {
+                    io::Error::other(format!(
+                        "cannot set the run's memory limit of {} bytes: {e}",
+                        launch.memory_limit_bytes
+                    ))
+                }),
+            None => Ok(()),
+        })
+        .and_then(|()| release(gate_w, launch.namespaces))
         .and_then(|()| read_report(File::from(report_r)));
     // Held until the tool executed (see `isolation::become_init`).
     drop(alive_w);
@@ -302,18 +336,12 @@ fn read_report(mut report: File) -> io::Result<()> {
     }
 }
 
-/// Moves the run's process into its cgroup v1 groups (it is in its v2 group since the clone),
-/// then opens the gate, handing over the run's network and IPC namespaces with the byte when
-/// they were made; closing the gate without the byte makes the process give up.
-fn place_and_release(
-    cgroup: Option<&RunCgroup>,
-    pid: libc::pid_t,
+/// Opens the gate, handing over the run's network and IPC namespaces with the byte when they
+/// were made; closing the gate without the byte makes the process give up.
+fn release(
     gate: OwnedFd,
     namespaces: Option<crate::isolation::PendingNamespaces>,
 ) -> io::Result<()> {
-    if let Some(cgroup) = cgroup {
-        cgroup.move_into_v1(pid)?;
-    }
     // A failure to make them costs only the overlap: the process makes its own.
     let namespaces = namespaces.and_then(|thread| thread.join().ok()?.ok());
     send_gate(&gate, namespaces.as_ref().map(|n| n.fds()))
