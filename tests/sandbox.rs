@@ -373,6 +373,37 @@ fn the_runs_init_and_tool_are_in_its_cgroups_and_on_its_core() {
     }
 }
 
+/// The tool starts as on a plain Linux, whatever the run's init does with signals: nothing
+/// blocked (the init blocks the signals it forwards and takes them with `sigwaitinfo`; the
+/// tool's process, cloned from it as `vfork` does, restores the mask before it executes the
+/// tool; what mccbuild's own parent ignored stays ignored, as on any Linux), an ordinary child
+/// of the init (process 2).
+#[test]
+fn the_tool_starts_with_no_signal_blocked_as_process_2() {
+    if !isolated() {
+        return;
+    }
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "sandbox",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "exec grep -E '^(Pid|PPid|SigBlk)' /proc/self/status",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let text = j["stdout"]["text"].as_str().unwrap();
+    assert_eq!(
+        text, "Pid:\t2\nPPid:\t1\nSigBlk:\t0000000000000000\n",
+        "{}",
+        j
+    );
+}
+
 /// A command given by its path is run from there, its folder shown read-only, even under /tmp
 /// (which the sandbox replaces by a private one): from a checkout in /tmp, scripts/bench-sandbox
 /// runs its workload from target/. A command in /tmp itself cannot be shown without showing the

@@ -418,15 +418,16 @@ impl Prepared {
     }
 
     /// In the run's first process, cloned by [`crate::spawn`] into new PID and mount namespaces,
-    /// whose process 1 it is: builds the run's view, waits at `gate` (the moves into the run's
-    /// cgroups, see `spawn`), enters the network and IPC namespaces mccbuild handed over there
-    /// (or makes its own, loopback up), then mounts the run's /proc, changes to the working
-    /// directory, gives up every capability and forks the tool's process, in which it returns;
-    /// the first process stays as the run's init (see the module's documentation). The mounts
-    /// are built before the gate, so that they overlap with the moves (which may wait for an
-    /// RCU grace period) and with the making of the namespaces; nothing is forked and nothing
-    /// executed before it. `spawner_alive` is a pipe whose write end only the spawner holds
-    /// until the tool executed (see [`become_init`]).
+    /// whose process 1 it is: builds the run's view, waits at `gate` (until mccbuild set the
+    /// run's limits and pinned it, see `spawn`), enters the network and IPC namespaces mccbuild
+    /// handed over there (or makes its own, loopback up), then mounts the run's /proc, changes
+    /// to the working directory, gives up every capability and starts the tool's process
+    /// (`tool`, see [`ToolStart`]); the first process stays as the run's init (see the module's
+    /// documentation) and never returns. The mounts are built before the gate, so that they
+    /// overlap with what mccbuild does meanwhile and with the making of the namespaces; nothing
+    /// is forked and nothing executed before it. `spawner_alive` is a pipe whose write end only
+    /// the spawner holds until the tool executed (see [`become_init`]). Returns only on a
+    /// failure, before the tool's process was started.
     ///
     /// # Safety
     /// Only async-signal-safe system calls on data prepared before the clone; no allocation.
@@ -435,7 +436,21 @@ impl Prepared {
         gate: i32,
         spawner_alive: i32,
         slot: *mut i32,
-    ) -> io::Result<()> {
+        tool: &ToolStart,
+    ) -> io::Error {
+        match self.enter_and_start(gate, spawner_alive, slot, tool) {
+            Err(e) => e,
+        }
+    }
+
+    /// See [`Prepared::enter`].
+    unsafe fn enter_and_start(
+        &self,
+        gate: i32,
+        spawner_alive: i32,
+        slot: *mut i32,
+        tool: &ToolStart,
+    ) -> io::Result<std::convert::Infallible> {
         let fail = |what: i32| -> io::Error {
             // Keep the errno; the step number goes in the high bits for the parent's message.
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -492,8 +507,16 @@ impl Prepared {
             return Err(fail(8));
         }
         drop_capabilities(self.user).map_err(|_| fail(9))?;
-        become_init(slot, spawner_alive).map_err(|_| fail(11))
+        Err(fail(become_init(slot, spawner_alive, tool)))
     }
+}
+
+/// How the run's init starts the tool's process: `start(arg)` runs in that process (a child of
+/// the init sharing its memory until it executes the tool, as `vfork`; on its own small stack)
+/// and never returns: it executes the tool, or reports why it could not and exits.
+pub(crate) struct ToolStart {
+    pub start: unsafe fn(*const libc::c_void) -> !,
+    pub arg: *const libc::c_void,
 }
 
 /// The signals the run's init passes on to the tool (those a shell, a user or a scheduler
@@ -512,19 +535,25 @@ const FORWARDED: [libc::c_int; 9] = [
 
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
-/// Forks the tool off process 1 of the run's PID namespace, which stays as the run's minimal
-/// init ([`run_init`]); returns in the tool's process. Before the fork the init asks to be
-/// killed when the thread of mccbuild that started it ends (`PR_SET_PDEATHSIG`, again: every
-/// change of credentials clears it), and checks by `spawner_alive`'s hang-up that it had not
-/// ended before. The fork is a raw `clone`, not the C library's `fork`: the init is a copy of a
-/// multi-threaded mccbuild made without the C library's knowledge (`spawn`), whose locks
-/// (those `fork` takes) may be held by threads it does not have.
+/// Starts the tool's process off process 1 of the run's PID namespace, which stays as the run's
+/// minimal init ([`run_init`]); returns only on a failure (the step's number, errno as the
+/// failing call left it). Before that the init asks to be killed when the thread of mccbuild
+/// that started it ends (`PR_SET_PDEATHSIG`, again: every change of credentials clears it), and
+/// checks by `spawner_alive`'s hang-up that it had not ended before.
+///
+/// The tool's process is cloned as `vfork` does (`CLONE_VM | CLONE_VFORK`, on a stack of its
+/// own in this frame): it shares the init's memory, the init waits until it executed the tool,
+/// and neither copies page tables nor takes the copy-on-write faults of a fork (the init is a
+/// copy of mccbuild, with all its mappings, which the tool then throws away at once). The
+/// clone is the C library's `clone` wrapper (a system call on a given stack), not its `fork`:
+/// the init is a copy of a multi-threaded mccbuild made without the C library's knowledge,
+/// whose locks (those `fork` takes) may be held by threads it does not have.
 ///
 /// # Safety
 /// Between fork and exec: system calls only, on data on the stack.
-unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
+unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &ToolStart) -> i32 {
     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-        return Err(io::Error::last_os_error());
+        return 11;
     }
     let mut pfd = libc::pollfd {
         fd: spawner_alive,
@@ -548,26 +577,46 @@ unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
         libc::sigaction(signal, &action, std::ptr::null_mut());
     }
     if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
-        return Err(io::Error::last_os_error());
+        return 11;
     }
-    match libc::syscall(
-        libc::SYS_clone,
-        libc::SIGCHLD as libc::c_ulong,
-        0usize,
-        0usize,
-        0usize,
-        0usize,
-    ) {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            // The tool: default dispositions (exec resets handled signals), nothing blocked.
-            for signal in FORWARDED {
-                libc::signal(signal, libc::SIG_DFL);
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            Ok(())
+    let start = ToolProcess { tool, old };
+    let mut stack = std::mem::MaybeUninit::<[u8; TOOL_STACK]>::uninit();
+    // The top, aligned as the ABI wants (the stack grows down).
+    let top = (stack.as_mut_ptr() as usize + TOOL_STACK) & !15;
+    let pid = libc::clone(
+        tool_process,
+        top as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        (&start as *const ToolProcess).cast_mut().cast(),
+    );
+    if pid < 0 {
+        return 11;
+    }
+    run_init(pid, &set, slot)
+}
+
+/// The stack of the tool's process until it executes the tool (a few frames of system calls).
+const TOOL_STACK: usize = 32 * 1024;
+
+/// What the tool's process needs (on the init's stack, which it shares until it executes).
+struct ToolProcess<'a> {
+    tool: &'a ToolStart,
+    /// The signal mask the tool gets (the init's before it blocked the forwarded signals).
+    old: libc::sigset_t,
+}
+
+/// The tool's process, cloned by [`become_init`]: default dispositions (exec resets handled
+/// signals, but not ignored ones), the mask it had, then the tool.
+extern "C" fn tool_process(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ToolProcess` on the init's stack, which waits (CLONE_VFORK) until
+    // this process executed or exited; system calls only.
+    unsafe {
+        let start = &*(arg as *const ToolProcess);
+        for signal in FORWARDED {
+            libc::signal(signal, libc::SIG_DFL);
         }
-        tool => run_init(tool as libc::pid_t, &set, slot),
+        libc::sigprocmask(libc::SIG_SETMASK, &start.old, std::ptr::null_mut());
+        (start.tool.start)(start.tool.arg)
     }
 }
 

@@ -499,17 +499,28 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// # Safety
 /// In the child of `clone3`: system calls only, on data prepared before the clone.
 unsafe fn child_main(c: &ChildData) -> ! {
-    let code = match start(c) {
-        Ok(()) => exec(c),
-        Err(e) => e.raw_os_error().unwrap_or(0),
-    };
+    let code = start(c).raw_os_error().unwrap_or(0);
     libc::write(c.report, (&code as *const i32).cast(), 4);
     libc::_exit(127)
 }
 
+/// The tool's process (see [`crate::isolation::ToolStart`]): executes the tool, or reports why
+/// it could not and exits.
+///
+/// # Safety
+/// `arg` is the run's `ChildData`; see [`child_main`].
+unsafe fn tool_main(arg: *const libc::c_void) -> ! {
+    let c = &*(arg as *const ChildData);
+    let code = exec(c);
+    libc::write(c.report, (&code as *const i32).cast(), 4);
+    libc::_exit(127)
+}
+
+/// Returns only on a failure (see [`crate::isolation::Prepared::enter`]).
+///
 /// # Safety
 /// See [`child_main`].
-unsafe fn start(c: &ChildData) -> io::Result<()> {
+unsafe fn start(c: &ChildData) -> io::Error {
     let fail = || {
         let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
         io::Error::from_raw_os_error(errno | (STEP_START << 16))
@@ -517,7 +528,7 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
     // Dies with the thread that started it (mccbuild's death included); if mccbuild died
     // already, the gate is closed without the byte and it gives up there.
     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-        return Err(fail());
+        return fail();
     }
     for fd in c.parent_ends {
         libc::close(fd);
@@ -525,10 +536,10 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
     // mccbuild's standard streams are open (the Rust runtime makes sure), so these pipes are
     // above 2 and dup2 never clobbers one of them.
     if libc::dup2(c.stdin, 0) < 0 || libc::dup2(c.stdout, 1) < 0 || libc::dup2(c.stderr, 2) < 0 {
-        return Err(fail());
+        return fail();
     }
     if libc::setsid() < 0 {
-        return Err(fail());
+        return fail();
     }
     // As the standard library's `Command`: nothing blocked, SIGPIPE by default (mccbuild
     // ignores it).
@@ -541,7 +552,11 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
         rlim_max: 0,
     };
     libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-    c.isolation.enter(c.gate, c.alive, c.slot)
+    let tool = crate::isolation::ToolStart {
+        start: tool_main,
+        arg: (c as *const ChildData).cast(),
+    };
+    c.isolation.enter(c.gate, c.alive, c.slot, &tool)
 }
 
 /// Executes the tool (the first candidate that exists); returns the errno if none could be.
