@@ -404,6 +404,58 @@ fn the_tool_starts_with_no_signal_blocked_as_process_2() {
     );
 }
 
+/// `mccbuild sandbox` reclaims what dead mccbuild processes left, as every command that runs
+/// something does: here a working folder and a run's cgroups (memory and v2) of a process that
+/// no longer exists are gone after one command (the reclaiming starts once the command's tool
+/// executes, and ends before mccbuild does); a live owner's are kept.
+#[test]
+fn a_sandbox_command_reclaims_what_dead_mccbuild_processes_left() {
+    if !isolated() {
+        return;
+    }
+    let own_memory = fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()))
+        .unwrap();
+    let dead = "0123456789abcdef-999999999.5-0";
+    let live = format!("0123456789abcdef-{}.{}-0", std::process::id(), own_start());
+    let tmp = std::env::temp_dir();
+    let mut made = Vec::new();
+    for name in [dead, live.as_str()] {
+        let folder = tmp.join(format!("mccbuild-{name}"));
+        fs::create_dir_all(folder.join("home")).unwrap();
+        made.push(folder);
+        for hierarchy in [
+            format!("/sys/fs/cgroup/memory{own_memory}/mccbuild"),
+            "/sys/fs/cgroup/unified/mccbuild".to_string(),
+        ] {
+            let group = Path::new(&hierarchy).join(name);
+            if Path::new(&hierarchy).is_dir() {
+                fs::create_dir_all(&group).unwrap();
+                made.push(group);
+            }
+        }
+    }
+    let out = mccbuild_in(Path::new(REPO), &["sandbox", "--json", "--", "/bin/true"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for path in &made {
+        let is_dead = path.to_string_lossy().contains(dead);
+        assert_eq!(path.exists(), !is_dead, "{}", path.display());
+    }
+    for path in made.iter().rev() {
+        let _ = fs::remove_dir(path.join("home"));
+        let _ = fs::remove_dir(path);
+    }
+}
+
+/// This process's start time (field 22 of /proc/self/stat), as mccbuild tags its folders.
+fn own_start() -> u64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
 /// A command given by its path is run from there, its folder shown read-only, even under /tmp
 /// (which the sandbox replaces by a private one): from a checkout in /tmp, scripts/bench-sandbox
 /// runs its workload from target/. A command in /tmp itself cannot be shown without showing the

@@ -764,8 +764,12 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
 /// a capability.
 unsafe fn drop_capabilities(user: Option<(u32, u32)>) -> io::Result<()> {
     for cap in 0..64 {
-        // EINVAL past the kernel's last capability.
-        libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        // EINVAL past the kernel's last capability: all are dropped then.
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+            && *libc::__errno_location() == libc::EINVAL
+        {
+            break;
+        }
     }
     libc::prctl(
         libc::PR_CAP_AMBIENT,

@@ -66,9 +66,10 @@ pub struct ProcessResult {
     pub cancelled: bool,
 }
 
-/// Runs the process tree to its end. Errors are infrastructure failures (the tool could not be
-/// started); everything the tool does is a result.
-pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
+/// Runs the process tree to its end; `started` is called once the tool executes (or could not
+/// be started). Errors are infrastructure failures (the tool could not be started); everything
+/// the tool does is a result.
+pub fn run_process(mut spec: ProcessSpec, started: &dyn Fn()) -> io::Result<ProcessResult> {
     if let Some(cg) = &spec.cgroup {
         cg.set_pids_limit(spec.pids_limit)?;
         // Isolated, the spawn sets it once the run's process is in its groups (see `spawn`).
@@ -77,8 +78,9 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         }
     }
     let start = Instant::now();
-    let started = start_tree(&mut spec);
-    let (pid, stdout, stderr, status) = match started {
+    let tree = start_tree(&mut spec);
+    started();
+    let (pid, stdout, stderr, status) = match tree {
         Ok(started) => started,
         Err(e) => {
             // Nothing of the run is left: whatever started is killed, the groups removed.
@@ -447,8 +449,10 @@ fn supervise(
         killed_for: None,
         cancelled: false,
     };
+    // The first check after 1 ms: nothing can have passed a limit before (and most short runs
+    // have ended by then).
     let mut interval = Duration::from_millis(1);
-    let mut next_check = Instant::now();
+    let mut next_check = Instant::now() + interval;
     let result = loop {
         // SAFETY: wait4 on our own child, with valid pointers.
         let r = unsafe { libc::wait4(pid, &mut ended.status, libc::WNOHANG, &mut ended.usage) };
@@ -861,23 +865,26 @@ mod tests {
     /// A process of `script` (sh) under the fallback (no cgroups, no root needed), with these
     /// output caps.
     fn run_sh(script: &str, output_limit: u64, capture_bytes: usize) -> ProcessResult {
-        run_process(ProcessSpec {
-            program: PathBuf::from("/bin/sh"),
-            args: vec!["-c".into(), script.into()],
-            cwd: std::env::temp_dir(),
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            cpu_limit_s: 60.0,
-            memory_limit_bytes: 1 << 30,
-            wall_limit: Duration::from_secs(60),
-            output_limit,
-            capture_bytes,
-            cores: Vec::new(),
-            pids_limit: 4096,
-            cgroup: None,
-            isolation: None,
-            user: None,
-            cancel: Arc::new(AtomicBool::new(false)),
-        })
+        run_process(
+            ProcessSpec {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".into(), script.into()],
+                cwd: std::env::temp_dir(),
+                env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+                cpu_limit_s: 60.0,
+                memory_limit_bytes: 1 << 30,
+                wall_limit: Duration::from_secs(60),
+                output_limit,
+                capture_bytes,
+                cores: Vec::new(),
+                pids_limit: 4096,
+                cgroup: None,
+                isolation: None,
+                user: None,
+                cancel: Arc::new(AtomicBool::new(false)),
+            },
+            &|| {},
+        )
         .unwrap()
     }
 
