@@ -66,6 +66,57 @@ pub fn host_mounts(mountinfo: &str) -> Vec<HostMount> {
     mounts
 }
 
+/// How a run's view makes the host's mounts read-only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostMounts {
+    /// All at once (`mount_setattr(2)` on `/` with `AT_RECURSIVE`, Linux 5.12 and later): every
+    /// mount the run's mount namespace has, including one that appeared after the run was
+    /// planned, in one system call; each keeps its other flags (nosuid, nodev, noexec...).
+    Tree,
+    /// One by one (a remount each, keeping its flags): the mounts of `/proc/self/mountinfo`
+    /// read when the run was planned, where the kernel has no `mount_setattr`.
+    Each(Vec<HostMount>),
+}
+
+impl HostMounts {
+    /// How this kernel allows: [`HostMounts::Tree`] where it has `mount_setattr` (asked once
+    /// per process), else the mount table read now.
+    pub fn of_this_host() -> io::Result<HostMounts> {
+        static TREE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        // SAFETY: a system call with invalid arguments on purpose: it fails with EBADF or
+        // EINVAL where the kernel has it, ENOSYS where it does not.
+        let tree = *TREE.get_or_init(|| unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                -1,
+                std::ptr::null::<libc::c_char>(),
+                0,
+                std::ptr::null::<MountAttr>(),
+                0usize,
+            ) == 0
+                || *libc::__errno_location() != libc::ENOSYS
+        });
+        if tree {
+            return Ok(HostMounts::Tree);
+        }
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
+        Ok(HostMounts::Each(host_mounts(&mountinfo)))
+    }
+}
+
+/// `struct mount_attr` of linux/mount.h.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// linux/mount.h and linux/fcntl.h.
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_int = 0x8000;
+
 /// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
 fn unescape_mountinfo(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -99,9 +150,9 @@ pub enum Cover {
 /// What one run sees of the file system.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IsolationPlan {
-    /// Host mounts made read-only (all but /proc and /dev and what is under them, which are
-    /// replaced).
-    pub read_only: Vec<HostMount>,
+    /// How the host's mounts are made read-only (one by one: all but /proc and /dev and what is
+    /// under them, which are replaced; the whole tree: those too, before they are replaced).
+    pub read_only: HostMounts,
     /// Folders covered by a fresh tmpfs.
     pub cover: Vec<(PathBuf, Cover)>,
     /// Folders bound back at their own path over what is covered: (path, writable).
@@ -139,15 +190,20 @@ impl IsolationPlan {
     /// Plans a run's view (`exists` tells which folders there are to cover).
     pub fn new(
         request: &IsolationRequest,
-        mounts: &[HostMount],
+        host: &HostMounts,
         exists: impl Fn(&Path) -> bool,
     ) -> IsolationPlan {
         let under = |p: &Path, top: &str| p.starts_with(top);
-        let read_only = mounts
-            .iter()
-            .filter(|m| !under(&m.point, "/proc") && !under(&m.point, "/dev"))
-            .cloned()
-            .collect();
+        let read_only = match host {
+            HostMounts::Tree => HostMounts::Tree,
+            HostMounts::Each(mounts) => HostMounts::Each(
+                mounts
+                    .iter()
+                    .filter(|m| !under(&m.point, "/proc") && !under(&m.point, "/dev"))
+                    .cloned()
+                    .collect(),
+            ),
+        };
 
         let fresh: Vec<PathBuf> = request.fresh.iter().map(|p| p.to_path_buf()).collect();
         let mut expose: Vec<(PathBuf, bool)> = Vec::new();
@@ -209,6 +265,8 @@ fn cstring(p: &Path) -> io::Result<CString> {
 
 /// One step of [`Prepared::enter`], in order.
 enum Step {
+    /// Make every mount of the run's namespace read-only, in one system call.
+    ReadOnlyTree,
     /// Remount a host mount read-only, keeping its flags.
     ReadOnly { point: CString, flags: u64 },
     /// Open a folder to bind back later (before anything covers it) as fd `slot`.
@@ -217,11 +275,14 @@ enum Step {
     Cover { path: CString, kind: Cover },
     /// Create a mount point inside a cover (parents come first).
     Mkdir { path: CString },
-    /// Bind fd `slot` (as `/proc/self/fd/<slot>`) at `path`.
+    /// Bind fd `slot` (as `/proc/self/fd/<slot>`) at `path`, with what is mounted below it.
     Bind {
         source: CString,
         path: CString,
         writable: bool,
+        /// Writable below too: the host was made read-only as a whole tree, the run's own
+        /// mounts in its folder (its BK_BIN_PATH overlay) with it.
+        writable_below: bool,
         slot: i32,
     },
     /// Make a cover read-only once its mount points are made.
@@ -323,11 +384,16 @@ const SECUREBITS: libc::c_ulong = 0b10_1111;
 impl Prepared {
     pub fn new(plan: &IsolationPlan, cwd: &Path) -> io::Result<Prepared> {
         let mut steps = Vec::new();
-        for m in &plan.read_only {
-            steps.push(Step::ReadOnly {
-                point: cstring(&m.point)?,
-                flags: m.flags,
-            });
+        match &plan.read_only {
+            HostMounts::Tree => steps.push(Step::ReadOnlyTree),
+            HostMounts::Each(mounts) => {
+                for m in mounts {
+                    steps.push(Step::ReadOnly {
+                        point: cstring(&m.point)?,
+                        flags: m.flags,
+                    });
+                }
+            }
         }
         let mut expose = plan.expose.clone();
         expose.sort_by_key(|(p, _)| depth(p));
@@ -371,6 +437,7 @@ impl Prepared {
                         .expect("no NUL in a number"),
                     path: cstring(path)?,
                     writable: *writable,
+                    writable_below: *writable && plan.read_only == HostMounts::Tree,
                     slot: *slot,
                 }),
             }
@@ -658,6 +725,26 @@ unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> !
 /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
 unsafe fn apply_step(step: &Step) -> Result<(), i32> {
     match step {
+        Step::ReadOnlyTree => {
+            let attr = MountAttr {
+                attr_set: MOUNT_ATTR_RDONLY,
+                attr_clr: 0,
+                propagation: 0,
+                userns_fd: 0,
+            };
+            // All or nothing: a failure fails the run (a mount left writable is not an option).
+            if libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                AT_RECURSIVE,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ) != 0
+            {
+                return Err(14);
+            }
+        }
         Step::ReadOnly { point, flags } => {
             // A mount the kernel refuses to change (rare) stays as it is: without
             // capabilities the run still cannot write what is not its own.
@@ -721,9 +808,16 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
             source,
             path,
             writable,
+            writable_below,
             slot,
         } => {
             let ro = if *writable { 0 } else { libc::MS_RDONLY };
+            let below = MountAttr {
+                attr_set: 0,
+                attr_clr: MOUNT_ATTR_RDONLY,
+                propagation: 0,
+                userns_fd: 0,
+            };
             if libc::mount(
                 source.as_ptr(),
                 path.as_ptr(),
@@ -738,6 +832,15 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV | ro,
                     std::ptr::null(),
                 ) != 0
+                || (*writable_below
+                    && libc::syscall(
+                        libc::SYS_mount_setattr,
+                        libc::AT_FDCWD,
+                        path.as_ptr(),
+                        AT_RECURSIVE,
+                        &below as *const MountAttr,
+                        std::mem::size_of::<MountAttr>(),
+                    ) != 0)
             {
                 return Err(6);
             }
@@ -860,6 +963,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
         12 => "waiting to be moved into the run's cgroups",
+        14 => "making the host's mounts read-only",
         crate::spawn::STEP_START => "starting the run's process (standard streams, session)",
         _ => return e.to_string(),
     };
@@ -918,8 +1022,8 @@ pub(crate) fn probe() -> Result<(), String> {
 }
 
 fn probe_in(dir: &Path) -> Result<(), String> {
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    let host =
+        HostMounts::of_this_host().map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
     let plan = IsolationPlan::new(
         &IsolationRequest {
             run_dir: dir,
@@ -927,7 +1031,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
             hidden: Vec::new(),
             fresh: Vec::new(),
         },
-        &host_mounts(&mounts),
+        &host,
         Path::exists,
     );
     let prepared = Prepared::new(&plan, dir).map_err(|e| e.to_string())?;
@@ -1013,10 +1117,13 @@ mod tests {
         let run = Path::new("/tmp/mccbuild-x");
         let plan = IsolationPlan::new(
             &request(run, vec![], vec![]),
-            &host_mounts(MOUNTINFO),
+            &HostMounts::Each(host_mounts(MOUNTINFO)),
             |_| true,
         );
-        let points: Vec<&Path> = plan.read_only.iter().map(|m| m.point.as_path()).collect();
+        let HostMounts::Each(mounts) = &plan.read_only else {
+            panic!("one by one: {:?}", plan.read_only)
+        };
+        let points: Vec<&Path> = mounts.iter().map(|m| m.point.as_path()).collect();
         assert_eq!(
             points,
             vec![
@@ -1025,6 +1132,45 @@ mod tests {
                 Path::new("/mnt/with space")
             ]
         );
+    }
+
+    /// Where the kernel has `mount_setattr`, the whole tree is made read-only in one step,
+    /// first (before anything is covered or bound back), and no mount one by one.
+    #[test]
+    fn the_whole_tree_is_made_read_only_first_in_one_step() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let tool = Path::new("/p/tools/t");
+        let plan = IsolationPlan::new(
+            &request(run, vec![tool], vec![Path::new("/p")]),
+            &HostMounts::Tree,
+            |_| true,
+        );
+        assert_eq!(plan.read_only, HostMounts::Tree);
+        let prepared = Prepared::new(&plan, run).unwrap();
+        assert!(matches!(prepared.steps[0], Step::ReadOnlyTree));
+        let trees = prepared
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::ReadOnlyTree))
+            .count();
+        assert_eq!(trees, 1);
+        assert!(!prepared
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::ReadOnly { .. })));
+        let writable_below = |p: &str| {
+            prepared.steps.iter().any(|s| {
+                matches!(s, Step::Bind { path, writable_below: true, .. }
+                    if path.as_bytes() == p.as_bytes())
+            })
+        };
+        assert!(
+            writable_below("/tmp/mccbuild-x"),
+            "the run's own mounts stay writable"
+        );
+        assert!(!writable_below("/p/tools/t"), "the tool's are read-only");
+        // This machine's kernel (6.x) has it.
+        assert_eq!(HostMounts::of_this_host().unwrap(), HostMounts::Tree);
     }
 
     #[test]
@@ -1043,7 +1189,7 @@ mod tests {
                     Path::new("/tmp"),
                 ],
             ),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         // The store's cover is inside the project's with nothing exposed in between: dropped;
@@ -1080,7 +1226,7 @@ mod tests {
                 vec![tool],
                 vec![Path::new("/p"), Path::new("/p/tools/t/cache")],
             ),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         assert!(covers(&plan).contains(&("/p/tools/t/cache", Cover::Empty)));
@@ -1091,7 +1237,7 @@ mod tests {
         let run = Path::new("/tmp/mccbuild-x");
         let plan = IsolationPlan::new(
             &request(run, vec![], vec![Path::new("/nowhere")]),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |p| p != Path::new("/nowhere") && p != Path::new("/var/tmp"),
         );
         assert_eq!(
@@ -1111,7 +1257,7 @@ mod tests {
         let tool = Path::new("/opt/t");
         let mut req = request(run, vec![tool], vec![]);
         req.fresh = vec![run, &home];
-        let plan = IsolationPlan::new(&req, &[], |_| true);
+        let plan = IsolationPlan::new(&req, &HostMounts::Each(Vec::new()), |_| true);
         assert_eq!(plan.expose, vec![(tool.to_path_buf(), false)]);
         assert_eq!(plan.fresh, vec![run.to_path_buf(), home.clone()]);
         let prepared = Prepared::new(&plan, run).unwrap();
@@ -1137,7 +1283,7 @@ mod tests {
         let tool = Path::new("/p/tools/t");
         let plan = IsolationPlan::new(
             &request(run, vec![tool], vec![Path::new("/p")]),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         let prepared = Prepared::new(&plan, &run.join("inst")).unwrap();

@@ -400,7 +400,7 @@ impl LocalExecutor {
         dir: &Path,
         workdir: &Path,
     ) -> Result<Prepared, InfraError> {
-        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+        let host = isolation::HostMounts::of_this_host()
             .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
         let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let work_root = absolute(&self.settings.work_root);
@@ -422,7 +422,7 @@ impl LocalExecutor {
                 hidden: hidden.iter().map(PathBuf::as_path).collect(),
                 fresh: Vec::new(),
             },
-            &isolation::host_mounts(&mountinfo),
+            &host,
             Path::exists,
         );
         Prepared::new(&plan, workdir).map_err(|e| InfraError(e.to_string()))
@@ -518,7 +518,7 @@ impl LocalExecutor {
         let program_dir = self.program_folder(&program, dir, &hidden)?;
         let (home, tmp) = (dir.join("home"), dir.join("tmp"));
         let isolation = if self.isolated {
-            let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            let host = isolation::HostMounts::of_this_host()
                 .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
             let plan = IsolationPlan::new(
                 &IsolationRequest {
@@ -531,7 +531,7 @@ impl LocalExecutor {
                         Vec::new()
                     },
                 },
-                &isolation::host_mounts(&mountinfo),
+                &host,
                 Path::exists,
             );
             Some(Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?)
