@@ -5,10 +5,11 @@
 //! isolated, it is moved into them by a thread of mccbuild while it sets itself up, and waits
 //! for that move before it executes the tool: the first move into a cgroup after a quiet while
 //! waits for an RCU grace period of the kernel (10-14 ms here), which then overlaps with the
-//! setup instead of preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
-//! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
-//! main process has exited, what it left running (orphans) is killed too, the tree is waited
-//! until empty, and only then are CPU time and peak memory read.
+//! setup instead of preceding it (see `Gate`). The monitor, which reads the tool's output too,
+//! wakes when the main process exits (pidfd), when output comes, and every few milliseconds to
+//! check the limits; at a limit the whole tree is killed at once. When the main process has
+//! exited, what it left running (orphans) is killed too, the tree is waited until empty, and
+//! only then are CPU time and peak memory read.
 //!
 //! Without cgroups (a laptop, no root) the fallback limits and measures through the process
 //! session: /proc sampling of its members, rusage of the main process, SIGKILL to the session.

@@ -19,10 +19,10 @@
 //! The process forks nothing and executes nothing before it read that byte, so nothing of the
 //! tool runs before it is pinned and limited; it then enters those namespaces (`setns`), or
 //! makes its own if they could not be made. If the pin, the limit or the thread's way back
-//! fails the process is killed and reaped, and the run is an infrastructure failure. A failure of the process before the tool executed comes
-//! back as an errno (with the step in its high bits, see
-//! [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the standard
-//! library's `Command` reports one.
+//! fails the process is killed and reaped, and the run is an infrastructure failure. A failure
+//! of the process before the tool executed comes back as an errno (with the step in its high
+//! bits, see [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the
+//! standard library's `Command` reports one.
 
 use std::ffi::{c_char, CString};
 use std::fs::File;
