@@ -39,32 +39,39 @@ impl CgroupSupport {
     /// Detects the cgroup hierarchies and checks that groups can be created in them.
     pub fn detect() -> CgroupSupport {
         let (Ok(own), Ok(mounts)) = (
-            fs::read_to_string("/proc/self/cgroup"),
-            fs::read_to_string("/proc/self/mountinfo"),
+            crate::read_text("/proc/self/cgroup"),
+            crate::read_text("/proc/self/mountinfo"),
         ) else {
             return CgroupSupport::default();
         };
         let mut support = CgroupSupport::default();
-        for line in own.lines() {
-            let mut parts = line.splitn(3, ':');
-            let (Some(_id), Some(controllers), Some(path)) =
-                (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            let path = path.trim_start_matches('/');
-            if controllers.is_empty() {
-                if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
-                    support.v2 = usable(mount.join(path));
-                }
-                continue;
+        let groups: Vec<(&str, &str)> = own
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, ':');
+                let (_id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                Some((controllers, path.trim_start_matches('/')))
+            })
+            .collect();
+        // The v2 hierarchy first: it gives CPU time (`cpu.stat`) and killing (`cgroup.kill`)
+        // without any controller, and v1's cpuacct and freezer are then not used (nor checked).
+        // Each hierarchy a run joins costs it a move (see `RunCgroup::enter_v1_as_thread`).
+        if let Some((_, path)) = groups
+            .iter()
+            .find(|(controllers, _)| controllers.is_empty())
+        {
+            if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
+                support.v2 = usable(mount.join(path));
             }
-            for controller in controllers.split(',') {
+        }
+        let v2 = support.v2.is_some();
+        for (controllers, path) in &groups {
+            for controller in controllers.split(',').filter(|c| !c.is_empty()) {
                 let slot = match controller {
                     "memory" => &mut support.v1_memory,
-                    "cpuacct" => &mut support.v1_cpuacct,
                     "pids" => &mut support.v1_pids,
-                    "freezer" => &mut support.v1_freezer,
+                    "cpuacct" if !v2 => &mut support.v1_cpuacct,
+                    "freezer" if !v2 => &mut support.v1_freezer,
                     _ => continue,
                 };
                 if let Some(mount) = mount_point(&mounts, "cgroup", Some(controller)) {
@@ -72,17 +79,9 @@ impl CgroupSupport {
                 }
             }
         }
-        if support.v2.is_some() {
-            // The v2 hierarchy gives CPU time (`cpu.stat`) and killing (`cgroup.kill`) without
-            // any controller: v1's cpuacct and freezer are then not joined. Each hierarchy a
-            // run joins costs it a write to `cgroup.procs`, which in v1 waits for an RCU grace
-            // period (several ms).
-            support.v1_cpuacct = None;
-            support.v1_freezer = None;
-        }
         if let Some(v2) = &support.v2 {
             let controllers =
-                fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
+                crate::read_text(v2.own.join("cgroup.controllers")).unwrap_or_default();
             let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
             support.v2_memory = support.v1_memory.is_none()
                 && has("memory")
@@ -381,7 +380,7 @@ impl RunCgroup {
     /// CPU time of the whole tree so far, in seconds.
     pub fn cpu_time_s(&self) -> Option<f64> {
         if let Some(c) = &self.cpuacct {
-            let ns: u64 = fs::read_to_string(c.join("cpuacct.usage"))
+            let ns: u64 = crate::read_text(c.join("cpuacct.usage"))
                 .ok()?
                 .trim()
                 .parse()
@@ -389,7 +388,7 @@ impl RunCgroup {
             return Some(ns as f64 / 1e9);
         }
         let v2 = self.v2.as_ref()?;
-        let stat = fs::read_to_string(v2.join("cpu.stat")).ok()?;
+        let stat = crate::read_text(v2.join("cpu.stat")).ok()?;
         let usec: u64 = stat
             .lines()
             .find_map(|l| l.strip_prefix("usage_usec "))?
@@ -402,14 +401,14 @@ impl RunCgroup {
     /// Peak memory of the whole tree, in bytes.
     pub fn peak_memory(&self) -> Option<u64> {
         if let Some(m) = &self.memory {
-            return fs::read_to_string(m.join("memory.max_usage_in_bytes"))
+            return crate::read_text(m.join("memory.max_usage_in_bytes"))
                 .ok()?
                 .trim()
                 .parse()
                 .ok();
         }
         let v2 = self.v2.as_ref().filter(|_| self.v2_memory)?;
-        fs::read_to_string(v2.join("memory.peak"))
+        crate::read_text(v2.join("memory.peak"))
             .ok()?
             .trim()
             .parse()
@@ -419,13 +418,13 @@ impl RunCgroup {
     /// Whether the kernel killed a process of the tree for lack of memory.
     pub fn oom_killed(&self) -> bool {
         if let Some(m) = &self.memory {
-            let control = fs::read_to_string(m.join("memory.oom_control")).unwrap_or_default();
+            let control = crate::read_text(m.join("memory.oom_control")).unwrap_or_default();
             return control
                 .lines()
                 .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
         }
         if let (Some(v2), true) = (&self.v2, self.v2_memory) {
-            let events = fs::read_to_string(v2.join("memory.events")).unwrap_or_default();
+            let events = crate::read_text(v2.join("memory.events")).unwrap_or_default();
             return events
                 .lines()
                 .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
@@ -443,7 +442,7 @@ impl RunCgroup {
             .or(self.cpuacct.as_ref())
             .or(self.pids.as_ref());
         let Some(dir) = dir else { return Vec::new() };
-        fs::read_to_string(dir.join("cgroup.procs"))
+        crate::read_text(dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim().parse().ok())
@@ -452,7 +451,7 @@ impl RunCgroup {
 
     pub fn is_empty(&self) -> bool {
         if let Some(v2) = &self.v2 {
-            if let Ok(events) = fs::read_to_string(v2.join("cgroup.events")) {
+            if let Ok(events) = crate::read_text(v2.join("cgroup.events")) {
                 return events.lines().any(|l| l.trim() == "populated 0");
             }
         }
@@ -465,6 +464,10 @@ impl RunCgroup {
     pub fn kill_all(&self, patience: Duration) -> bool {
         let deadline = Instant::now() + patience;
         loop {
+            // Most often the tree is empty already (a run's init took it down with it).
+            if self.is_empty() {
+                return true;
+            }
             if let Some(v2) = &self.v2 {
                 let _ = fs::write(v2.join("cgroup.kill"), "1");
             }

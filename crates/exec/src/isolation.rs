@@ -99,7 +99,7 @@ impl HostMounts {
         if tree {
             return Ok(HostMounts::Tree);
         }
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
+        let mountinfo = crate::read_text("/proc/self/mountinfo")?;
         Ok(HostMounts::Each(host_mounts(&mountinfo)))
     }
 }
@@ -662,8 +662,9 @@ unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &ToolStart) -> i
     run_init(pid, &set, slot)
 }
 
-/// The stack of the tool's process until it executes the tool (a few frames of system calls).
-const TOOL_STACK: usize = 32 * 1024;
+/// The stack of the tool's process until it executes the tool (a few frames of system calls;
+/// each 4 KB of it is a page fault, the frame being probed page by page).
+const TOOL_STACK: usize = 16 * 1024;
 
 /// What the tool's process needs (on the init's stack, which it shares until it executes).
 struct ToolProcess<'a> {

@@ -23,7 +23,7 @@ pub fn tag() -> String {
 
 /// The start time of process `pid` (clock ticks since boot), None when there is none.
 fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::read_text(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
     // rest[0] is field 3: the start time, field 22, is rest[19].
@@ -65,7 +65,7 @@ pub fn reclaim_folders(root: &Path) -> usize {
             && entry.file_type().is_ok_and(|t| t.is_dir())
         {
             let mounts = mounts.get_or_insert_with(|| {
-                std::fs::read_to_string("/proc/self/mountinfo")
+                crate::read_text("/proc/self/mountinfo")
                     .map(|info| crate::isolation::host_mounts(&info))
                     .unwrap_or_default()
                     .into_iter()
