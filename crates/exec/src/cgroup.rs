@@ -248,10 +248,11 @@ fn unescape_mount(path: &str) -> String {
 /// is writable. (Not by making and removing a probe group: each costs milliseconds in v1.)
 fn usable(own: PathBuf) -> Option<Hierarchy> {
     let base = own.join("mccbuild");
-    fs::create_dir_all(&base).ok()?;
     let path = std::ffi::CString::new(base.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: access on a valid C string.
-    (unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0).then_some(Hierarchy { own })
+    let writable = || unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0;
+    // Most often it is there already: one system call.
+    (writable() || (fs::create_dir_all(&base).is_ok() && writable())).then_some(Hierarchy { own })
 }
 
 /// cgroup v2's "no internal processes" rule: to give children controllers, this process moves
