@@ -404,6 +404,22 @@ fn the_tool_starts_with_no_signal_blocked_as_process_2() {
     );
 }
 
+/// A memory limit below what the run's process uses before its tool even starts (0 MB here)
+/// ends the run as `memory_limit`, a result like any run that hits its limit, not an
+/// infrastructure failure (the limit is set once the process is in its groups).
+#[test]
+fn a_memory_limit_below_the_runs_start_is_a_memory_limit() {
+    if !isolated() {
+        return;
+    }
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &["sandbox", "--json", "--memory", "0", "--", "/bin/true"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["termination"]["reason"], "memory_limit");
+}
+
 /// `mccbuild sandbox` reclaims what dead mccbuild processes left, as every command that runs
 /// something does: here a working folder and a run's cgroups (memory and v2) of a process that
 /// no longer exists are gone after one command (the reclaiming starts once the command's tool

@@ -87,6 +87,12 @@ pub fn run_process(mut spec: ProcessSpec, started: &dyn Fn()) -> io::Result<Proc
             // Nothing of the run is left: whatever started is killed, the groups removed.
             if let Some(cg) = &spec.cgroup {
                 cg.kill_all(Duration::from_secs(10));
+                // The run's process used more than the run's memory limit before its tool
+                // started (a limit of a few hundred KB): the run hit its limit, as when the
+                // limit was in place and the kernel killed it.
+                if e.kind() == io::ErrorKind::OutOfMemory {
+                    return Ok(over_memory_at_start(&spec, cg, start));
+                }
                 cg.remove();
             }
             return Err(e);
@@ -125,6 +131,25 @@ pub fn run_process(mut spec: ProcessSpec, started: &dyn Fn()) -> io::Result<Proc
         parsed,
         cancelled: ended.cancelled,
     })
+}
+
+/// The result of a run whose process used more than its memory limit before its tool started
+/// (see `run_process`): `memory_limit`, with what its groups measured; the groups are removed.
+fn over_memory_at_start(spec: &ProcessSpec, cg: &RunCgroup, start: Instant) -> ProcessResult {
+    let result = ProcessResult {
+        measurement: Measurement {
+            termination: Termination::MemoryLimit,
+            cpu_time_s: cg.cpu_time_s().unwrap_or(0.0),
+            wall_time_s: start.elapsed().as_secs_f64(),
+            peak_memory_bytes: cg.peak_memory().unwrap_or(spec.memory_limit_bytes),
+        },
+        stdout: CapturedOutput::default(),
+        stderr: CapturedOutput::default(),
+        parsed: ParsedOutput::default(),
+        cancelled: false,
+    };
+    cg.remove();
+    result
 }
 
 /// The run's started process tree: the pid mccbuild waits for, the tool's output streams and,

@@ -248,10 +248,19 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
             Some(cgroup) => cgroup
                 .set_memory_limit(launch.memory_limit_bytes)
                 .map_err(|e| {
-                    io::Error::other(format!(
-                        "cannot set the run's memory limit of {} bytes: {e}",
-                        launch.memory_limit_bytes
-                    ))
+                    // The kernel refuses a limit below what the group uses already.
+                    let kind = if e.raw_os_error() == Some(libc::EBUSY) {
+                        io::ErrorKind::OutOfMemory
+                    } else {
+                        io::ErrorKind::Other
+                    };
+                    io::Error::new(
+                        kind,
+                        format!(
+                            "cannot set the run's memory limit of {} bytes: {e}",
+                            launch.memory_limit_bytes
+                        ),
+                    )
                 }),
             None => Ok(()),
         })
