@@ -311,7 +311,6 @@ const DEV_LINKS: [(&CStr, &CStr); 4] = [
 pub struct Prepared {
     steps: Vec<Step>,
     cwd: CString,
-    lo: CString,
     /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
     user: Option<(u32, u32)>,
     /// Network and IPC namespaces being made beforehand ([`Namespaces::prepare`]), handed to
@@ -341,7 +340,9 @@ impl Namespaces {
                 if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
                     return Err(io::Error::last_os_error());
                 }
-                loopback_up(&CString::new("lo").expect("no NUL"))?;
+                // Nothing allocated on this thread: its first allocation would make it a
+                // malloc arena of its own (a 64 MB reservation, trimmed: ~0.05 ms).
+                loopback_up()?;
                 let open = |path: &CStr| -> io::Result<std::os::fd::OwnedFd> {
                     let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
                     if fd < 0 {
@@ -460,7 +461,6 @@ impl Prepared {
         Ok(Prepared {
             steps,
             cwd: cstring(cwd)?,
-            lo: CString::new("lo").expect("no NUL"),
             user: None,
             namespaces: None,
         })
@@ -555,7 +555,7 @@ impl Prepared {
                 if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
                     return Err(fail(1));
                 }
-                loopback_up(&self.lo).map_err(|_| fail(3))?;
+                loopback_up().map_err(|_| fail(3))?;
             }
         }
         // Process 1 of the run's PID namespace: the run's own processes only; read-only, so
@@ -984,13 +984,14 @@ fn ancestors_top_down(path: &Path) -> Vec<PathBuf> {
 }
 
 /// `ip link set lo up`, with an ioctl.
-unsafe fn loopback_up(name: &CString) -> io::Result<()> {
+unsafe fn loopback_up() -> io::Result<()> {
+    let name = b"lo";
     let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     let mut req: libc::ifreq = std::mem::zeroed();
-    for (i, b) in name.as_bytes().iter().enumerate() {
+    for (i, b) in name.iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
     let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0;
