@@ -352,7 +352,7 @@ fn release(
     namespaces: Option<crate::isolation::PendingNamespaces>,
 ) -> io::Result<()> {
     // A failure to make them costs only the overlap: the process makes its own.
-    let namespaces = namespaces.and_then(|thread| thread.join().ok()?.ok());
+    let namespaces = namespaces.and_then(|pending| pending.join().ok());
     send_gate(&gate, namespaces.as_ref().map(|n| n.fds()))
 }
 
