@@ -738,6 +738,10 @@ unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &ToolStart) -> i
     if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
         return 11;
     }
+    // Named before the tool starts: this process waits until the tool executed, and whoever
+    // looks at the tool's parent then must see the init (the tool's process has the name
+    // until it executes the tool).
+    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
     let start = ToolProcess { tool, old };
     let mut stack = std::mem::MaybeUninit::<[u8; TOOL_STACK]>::uninit();
     // The top, aligned as the ABI wants (the stack grows down).
@@ -787,7 +791,6 @@ extern "C" fn tool_process(arg: *mut libc::c_void) -> libc::c_int {
 /// nor the spawner's.
 unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
     libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
-    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
     loop {
         let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
         if signal > 0 && signal != libc::SIGCHLD {
