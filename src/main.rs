@@ -1,9 +1,7 @@
 //! `mccbuild`: parses the command line, runs the command, maps its error to the exit code.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
     mccbuild::signals::default_sigpipe();
-    let cli = mccbuild::cli::Cli::parse();
+    let cli = mccbuild::cli::Cli::from_command_line();
     mccbuild::error::exit_code(mccbuild::commands::run(cli))
 }

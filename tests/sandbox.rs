@@ -373,6 +373,105 @@ fn the_runs_init_and_tool_are_in_its_cgroups_and_on_its_core() {
     }
 }
 
+/// The tool starts as on a plain Linux, whatever the run's init does with signals: nothing
+/// blocked (the init blocks the signals it forwards and takes them with `sigwaitinfo`; the
+/// tool's process, cloned from it as `vfork` does, restores the mask before it executes the
+/// tool; what mccbuild's own parent ignored stays ignored, as on any Linux), an ordinary child
+/// of the init (process 2).
+#[test]
+fn the_tool_starts_with_no_signal_blocked_as_process_2() {
+    if !isolated() {
+        return;
+    }
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "sandbox",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "exec grep -E '^(Pid|PPid|SigBlk)' /proc/self/status",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let text = j["stdout"]["text"].as_str().unwrap();
+    assert_eq!(
+        text, "Pid:\t2\nPPid:\t1\nSigBlk:\t0000000000000000\n",
+        "{}",
+        j
+    );
+}
+
+/// A memory limit below what the run's process uses before its tool even starts (0 MB here)
+/// ends the run as `memory_limit`, a result like any run that hits its limit, not an
+/// infrastructure failure (the limit is set once the process is in its groups).
+#[test]
+fn a_memory_limit_below_the_runs_start_is_a_memory_limit() {
+    if !isolated() {
+        return;
+    }
+    let out = mccbuild_in(
+        Path::new(REPO),
+        &["sandbox", "--json", "--memory", "0", "--", "/bin/true"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["termination"]["reason"], "memory_limit");
+}
+
+/// `mccbuild sandbox` reclaims what dead mccbuild processes left, as every command that runs
+/// something does: here a working folder and a run's cgroups (memory and v2) of a process that
+/// no longer exists are gone after one command (the reclaiming starts once the command's tool
+/// executes, and ends before mccbuild does); a live owner's are kept.
+#[test]
+fn a_sandbox_command_reclaims_what_dead_mccbuild_processes_left() {
+    if !isolated() {
+        return;
+    }
+    let own_memory = fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()))
+        .unwrap();
+    let dead = "0123456789abcdef-999999999.5-0";
+    let live = format!("0123456789abcdef-{}.{}-0", std::process::id(), own_start());
+    let tmp = std::env::temp_dir();
+    let mut made = Vec::new();
+    for name in [dead, live.as_str()] {
+        let folder = tmp.join(format!("mccbuild-{name}"));
+        fs::create_dir_all(folder.join("home")).unwrap();
+        made.push(folder);
+        for hierarchy in [
+            format!("/sys/fs/cgroup/memory{own_memory}/mccbuild"),
+            "/sys/fs/cgroup/unified/mccbuild".to_string(),
+        ] {
+            let group = Path::new(&hierarchy).join(name);
+            if Path::new(&hierarchy).is_dir() {
+                fs::create_dir_all(&group).unwrap();
+                made.push(group);
+            }
+        }
+    }
+    let out = mccbuild_in(Path::new(REPO), &["sandbox", "--json", "--", "/bin/true"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for path in &made {
+        let is_dead = path.to_string_lossy().contains(dead);
+        assert_eq!(path.exists(), !is_dead, "{}", path.display());
+    }
+    for path in made.iter().rev() {
+        let _ = fs::remove_dir(path.join("home"));
+        let _ = fs::remove_dir(path);
+    }
+}
+
+/// This process's start time (field 22 of /proc/self/stat), as mccbuild tags its folders.
+fn own_start() -> u64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
 /// A command given by its path is run from there, its folder shown read-only, even under /tmp
 /// (which the sandbox replaces by a private one): from a checkout in /tmp, scripts/bench-sandbox
 /// runs its workload from target/. A command in /tmp itself cannot be shown without showing the

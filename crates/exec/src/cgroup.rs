@@ -39,32 +39,39 @@ impl CgroupSupport {
     /// Detects the cgroup hierarchies and checks that groups can be created in them.
     pub fn detect() -> CgroupSupport {
         let (Ok(own), Ok(mounts)) = (
-            fs::read_to_string("/proc/self/cgroup"),
-            fs::read_to_string("/proc/self/mountinfo"),
+            crate::read_text("/proc/self/cgroup"),
+            crate::read_text("/proc/self/mountinfo"),
         ) else {
             return CgroupSupport::default();
         };
         let mut support = CgroupSupport::default();
-        for line in own.lines() {
-            let mut parts = line.splitn(3, ':');
-            let (Some(_id), Some(controllers), Some(path)) =
-                (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            let path = path.trim_start_matches('/');
-            if controllers.is_empty() {
-                if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
-                    support.v2 = usable(mount.join(path));
-                }
-                continue;
+        let groups: Vec<(&str, &str)> = own
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, ':');
+                let (_id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                Some((controllers, path.trim_start_matches('/')))
+            })
+            .collect();
+        // The v2 hierarchy first: it gives CPU time (`cpu.stat`) and killing (`cgroup.kill`)
+        // without any controller, and v1's cpuacct and freezer are then not used (nor checked).
+        // Each hierarchy a run joins costs it a move (see `RunCgroup::enter_v1_as_thread`).
+        if let Some((_, path)) = groups
+            .iter()
+            .find(|(controllers, _)| controllers.is_empty())
+        {
+            if let Some(mount) = mount_point(&mounts, "cgroup2", None) {
+                support.v2 = usable(mount.join(path));
             }
-            for controller in controllers.split(',') {
+        }
+        let v2 = support.v2.is_some();
+        for (controllers, path) in &groups {
+            for controller in controllers.split(',').filter(|c| !c.is_empty()) {
                 let slot = match controller {
                     "memory" => &mut support.v1_memory,
-                    "cpuacct" => &mut support.v1_cpuacct,
                     "pids" => &mut support.v1_pids,
-                    "freezer" => &mut support.v1_freezer,
+                    "cpuacct" if !v2 => &mut support.v1_cpuacct,
+                    "freezer" if !v2 => &mut support.v1_freezer,
                     _ => continue,
                 };
                 if let Some(mount) = mount_point(&mounts, "cgroup", Some(controller)) {
@@ -72,17 +79,9 @@ impl CgroupSupport {
                 }
             }
         }
-        if support.v2.is_some() {
-            // The v2 hierarchy gives CPU time (`cpu.stat`) and killing (`cgroup.kill`) without
-            // any controller: v1's cpuacct and freezer are then not joined. Each hierarchy a
-            // run joins costs it a write to `cgroup.procs`, which in v1 waits for an RCU grace
-            // period (several ms).
-            support.v1_cpuacct = None;
-            support.v1_freezer = None;
-        }
         if let Some(v2) = &support.v2 {
             let controllers =
-                fs::read_to_string(v2.own.join("cgroup.controllers")).unwrap_or_default();
+                crate::read_text(v2.own.join("cgroup.controllers")).unwrap_or_default();
             let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
             support.v2_memory = support.v1_memory.is_none()
                 && has("memory")
@@ -99,7 +98,8 @@ impl CgroupSupport {
     /// thread-group semaphore), and moves made during or shortly after that wait do not wait
     /// again. The local executor starts it with its first run, so that the wait overlaps with
     /// that run's preparation instead of delaying its start (see `process`); commands that
-    /// execute nothing never start it. Without cgroup v1, nothing.
+    /// execute nothing never start it, nor do isolated runs, which are born in their groups
+    /// ([`RunCgroup::enter_v1_as_thread`]). Without cgroup v1, nothing.
     pub fn warm_up(&self) {
         let Some(own) = self.v1_memory.as_ref().or(self.v1_pids.as_ref()) else {
             return;
@@ -248,10 +248,11 @@ fn unescape_mount(path: &str) -> String {
 /// is writable. (Not by making and removing a probe group: each costs milliseconds in v1.)
 fn usable(own: PathBuf) -> Option<Hierarchy> {
     let base = own.join("mccbuild");
-    fs::create_dir_all(&base).ok()?;
     let path = std::ffi::CString::new(base.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: access on a valid C string.
-    (unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0).then_some(Hierarchy { own })
+    let writable = || unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0;
+    // Most often it is there already: one system call.
+    (writable() || (fs::create_dir_all(&base).is_ok() && writable())).then_some(Hierarchy { own })
 }
 
 /// cgroup v2's "no internal processes" rule: to give children controllers, this process moves
@@ -299,20 +300,41 @@ impl RunCgroup {
         self.v2.as_deref()
     }
 
-    /// The `cgroup.procs` files of the group's cgroup v1 hierarchies (a process joins those
-    /// by a write there, after it started).
-    pub fn v1_procs_files(&self) -> Vec<PathBuf> {
+    /// Moves the calling thread, and only it, into each of the group's cgroup v1 hierarchies
+    /// (a write of `0` to each `tasks` file), so that a process it forks from then on is born
+    /// there; [`ThreadInGroup::leave`] moves it back to mccbuild's own groups.
+    ///
+    /// Why not move the run's process (a write of its pid to `cgroup.procs`): that takes the
+    /// kernel's global thread-group semaphore for writing, whose first writer after a quiet
+    /// while waits for an RCU grace period (6-14 ms here), holding `cgroup_mutex` all along, so
+    /// that every cgroup operation of the machine waits too. A thread moving itself needs
+    /// neither (kernel/cgroup/cgroup.c, `cgroup_procs_write_start`: "If we migrate a single
+    /// thread ... we can skip the global lock"): 0.2-0.3 ms, cold or not.
+    ///
+    /// While the thread is in the groups, the kernel charges what it allocates for itself to
+    /// the run's memory group (a fork's page tables and task: the run's process's own), and a
+    /// memory-cgroup OOM kill there could pick mccbuild: the memory limit is therefore set only
+    /// after the thread left ([`RunCgroup::set_memory_limit`]). A failure leaves the thread
+    /// where it was; the first failure is the error, naming the file.
+    pub fn enter_v1_as_thread(&self) -> io::Result<ThreadInGroup> {
+        let dirs: Vec<&PathBuf> = self.v1_dirs().collect();
+        let mut placed = ThreadInGroup {
+            homes: Vec::new(),
+            _thread: std::marker::PhantomData,
+        };
+        for dir in dirs {
+            let home = home_of(dir)?;
+            move_this_thread(dir)?;
+            placed.homes.push(home);
+        }
+        Ok(placed)
+    }
+
+    /// The group's folders in its cgroup v1 hierarchies.
+    fn v1_dirs(&self) -> impl Iterator<Item = &PathBuf> {
         [&self.memory, &self.cpuacct, &self.pids, &self.freezer]
             .into_iter()
             .flatten()
-            .map(|d| d.join("cgroup.procs"))
-            .collect()
-    }
-
-    /// Moves process `pid` into each of the group's cgroup v1 hierarchies (a write to each
-    /// `cgroup.procs`); the first failure is the error, naming the file.
-    pub fn move_into_v1(&self, pid: libc::pid_t) -> io::Result<()> {
-        move_into(pid, &self.v1_procs_files())
     }
 
     /// The group's folder in each hierarchy it has.
@@ -359,7 +381,7 @@ impl RunCgroup {
     /// CPU time of the whole tree so far, in seconds.
     pub fn cpu_time_s(&self) -> Option<f64> {
         if let Some(c) = &self.cpuacct {
-            let ns: u64 = fs::read_to_string(c.join("cpuacct.usage"))
+            let ns: u64 = crate::read_text(c.join("cpuacct.usage"))
                 .ok()?
                 .trim()
                 .parse()
@@ -367,7 +389,7 @@ impl RunCgroup {
             return Some(ns as f64 / 1e9);
         }
         let v2 = self.v2.as_ref()?;
-        let stat = fs::read_to_string(v2.join("cpu.stat")).ok()?;
+        let stat = crate::read_text(v2.join("cpu.stat")).ok()?;
         let usec: u64 = stat
             .lines()
             .find_map(|l| l.strip_prefix("usage_usec "))?
@@ -380,14 +402,14 @@ impl RunCgroup {
     /// Peak memory of the whole tree, in bytes.
     pub fn peak_memory(&self) -> Option<u64> {
         if let Some(m) = &self.memory {
-            return fs::read_to_string(m.join("memory.max_usage_in_bytes"))
+            return crate::read_text(m.join("memory.max_usage_in_bytes"))
                 .ok()?
                 .trim()
                 .parse()
                 .ok();
         }
         let v2 = self.v2.as_ref().filter(|_| self.v2_memory)?;
-        fs::read_to_string(v2.join("memory.peak"))
+        crate::read_text(v2.join("memory.peak"))
             .ok()?
             .trim()
             .parse()
@@ -397,13 +419,13 @@ impl RunCgroup {
     /// Whether the kernel killed a process of the tree for lack of memory.
     pub fn oom_killed(&self) -> bool {
         if let Some(m) = &self.memory {
-            let control = fs::read_to_string(m.join("memory.oom_control")).unwrap_or_default();
+            let control = crate::read_text(m.join("memory.oom_control")).unwrap_or_default();
             return control
                 .lines()
                 .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
         }
         if let (Some(v2), true) = (&self.v2, self.v2_memory) {
-            let events = fs::read_to_string(v2.join("memory.events")).unwrap_or_default();
+            let events = crate::read_text(v2.join("memory.events")).unwrap_or_default();
             return events
                 .lines()
                 .any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0"));
@@ -421,7 +443,7 @@ impl RunCgroup {
             .or(self.cpuacct.as_ref())
             .or(self.pids.as_ref());
         let Some(dir) = dir else { return Vec::new() };
-        fs::read_to_string(dir.join("cgroup.procs"))
+        crate::read_text(dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim().parse().ok())
@@ -430,7 +452,7 @@ impl RunCgroup {
 
     pub fn is_empty(&self) -> bool {
         if let Some(v2) = &self.v2 {
-            if let Ok(events) = fs::read_to_string(v2.join("cgroup.events")) {
+            if let Ok(events) = crate::read_text(v2.join("cgroup.events")) {
                 return events.lines().any(|l| l.trim() == "populated 0");
             }
         }
@@ -443,6 +465,10 @@ impl RunCgroup {
     pub fn kill_all(&self, patience: Duration) -> bool {
         let deadline = Instant::now() + patience;
         loop {
+            // Most often the tree is empty already (a run's init took it down with it).
+            if self.is_empty() {
+                return true;
+            }
             if let Some(v2) = &self.v2 {
                 let _ = fs::write(v2.join("cgroup.kill"), "1");
             }
@@ -483,6 +509,63 @@ impl RunCgroup {
     }
 }
 
+/// The calling thread inside a run's cgroup v1 groups ([`RunCgroup::enter_v1_as_thread`]),
+/// until [`ThreadInGroup::leave`]; dropped without it, it leaves as well (errors ignored).
+#[must_use = "the thread must leave the run's groups"]
+pub struct ThreadInGroup {
+    /// mccbuild's own group of each hierarchy entered (where the thread goes back).
+    homes: Vec<PathBuf>,
+    /// Not `Send`: only the thread that entered may leave.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl ThreadInGroup {
+    /// Moves the calling thread (the one that entered) back into mccbuild's own groups. An
+    /// error if one move failed (the others are made): the thread is then still in that run
+    /// group, which cannot be removed while it is.
+    pub fn leave(mut self) -> io::Result<()> {
+        let mut result = Ok(());
+        for home in std::mem::take(&mut self.homes) {
+            if let Err(e) = move_this_thread(&home) {
+                result = result.and(Err(e));
+            }
+        }
+        result
+    }
+}
+
+impl Drop for ThreadInGroup {
+    fn drop(&mut self) {
+        for home in &self.homes {
+            let _ = move_this_thread(home);
+        }
+    }
+}
+
+/// mccbuild's own group of the hierarchy of a run's group `dir` (`<own>/mccbuild/<run>`).
+fn home_of(dir: &Path) -> io::Result<PathBuf> {
+    dir.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| io::Error::other(format!("{} is no run's group", dir.display())))
+}
+
+/// Moves the calling thread alone into the cgroup v1 group `dir` (`0` written to its `tasks`).
+fn move_this_thread(dir: &Path) -> io::Result<()> {
+    use std::io::Write;
+    let tasks = dir.join("tasks");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&tasks)
+        .and_then(|mut f| f.write_all(b"0"))
+        .map_err(|e| {
+            io::Error::other(format!(
+                "cannot move mccbuild's thread into {}: {e}",
+                tasks.display()
+            ))
+        })
+}
+
 /// Moves process `pid` into the groups whose `cgroup.procs` files are `procs` (a write to each);
 /// the first failure is the error, naming the file.
 pub fn move_into(pid: libc::pid_t, procs: &[PathBuf]) -> io::Result<()> {
@@ -506,6 +589,69 @@ pub fn move_into(pid: libc::pid_t, procs: &[PathBuf]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The groups of `/proc/<who>/cgroup` (hierarchy id and controllers -> path), v1 only.
+    fn v1_groups(who: &str) -> Vec<String> {
+        fs::read_to_string(format!("/proc/{who}/cgroup"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("0::"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A thread that entered a run's cgroup v1 groups forks a process born in them (memory and
+    /// pids: what a run's limits and measurements are), then leaves alone: it is back in
+    /// mccbuild's own groups, the process stays, and the other threads never moved. The run's
+    /// groups then hold the process alone (`tasks`), so that they can be emptied and removed.
+    #[test]
+    fn a_thread_in_a_runs_groups_forks_into_them_and_leaves_alone() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            mccbuild_testkit::skip("cgroups need root");
+            return;
+        }
+        let support = CgroupSupport::detect();
+        if support.v1_memory.is_none() || support.v1_pids.is_none() {
+            mccbuild_testkit::skip("no cgroup v1 memory and pids hierarchies here");
+            return;
+        }
+        let name = format!("test-{}-thread", crate::owner::tag());
+        let group = support.create(&name).unwrap();
+        let own = v1_groups("thread-self");
+        let (child, inside, after) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let placed = group.enter_v1_as_thread().unwrap();
+                    let inside = v1_groups("thread-self");
+                    let child = std::process::Command::new("sleep")
+                        .arg("5")
+                        .spawn()
+                        .unwrap();
+                    placed.leave().unwrap();
+                    (child, inside, v1_groups("thread-self"))
+                })
+                .join()
+                .unwrap()
+        });
+        let mut child = child;
+        let theirs = v1_groups(&child.id().to_string());
+        let _ = child.kill();
+        let _ = child.wait();
+        for groups in [&inside, &theirs] {
+            let runs: Vec<&String> = groups.iter().filter(|l| l.contains(&name)).collect();
+            assert_eq!(runs.len(), 2, "memory and pids: {groups:?}");
+        }
+        assert_eq!(after, own, "the thread is back where it was");
+        assert_eq!(v1_groups("self"), own, "the main thread never moved");
+        assert!(group.kill_all(Duration::from_secs(5)));
+        for dir in group.v1_dirs() {
+            let tasks = fs::read_to_string(dir.join("tasks")).unwrap();
+            assert_eq!(tasks, "", "{} holds no thread of mccbuild", dir.display());
+        }
+        group.remove();
+        assert!(group.dirs().all(|d| !d.exists()), "removed");
+    }
 
     #[test]
     fn mount_points_are_read_from_mountinfo() {

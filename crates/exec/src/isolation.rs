@@ -66,6 +66,57 @@ pub fn host_mounts(mountinfo: &str) -> Vec<HostMount> {
     mounts
 }
 
+/// How a run's view makes the host's mounts read-only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostMounts {
+    /// All at once (`mount_setattr(2)` on `/` with `AT_RECURSIVE`, Linux 5.12 and later): every
+    /// mount the run's mount namespace has, including one that appeared after the run was
+    /// planned, in one system call; each keeps its other flags (nosuid, nodev, noexec...).
+    Tree,
+    /// One by one (a remount each, keeping its flags): the mounts of `/proc/self/mountinfo`
+    /// read when the run was planned, where the kernel has no `mount_setattr`.
+    Each(Vec<HostMount>),
+}
+
+impl HostMounts {
+    /// How this kernel allows: [`HostMounts::Tree`] where it has `mount_setattr` (asked once
+    /// per process), else the mount table read now.
+    pub fn of_this_host() -> io::Result<HostMounts> {
+        static TREE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        // SAFETY: a system call with invalid arguments on purpose: it fails with EBADF or
+        // EINVAL where the kernel has it, ENOSYS where it does not.
+        let tree = *TREE.get_or_init(|| unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                -1,
+                std::ptr::null::<libc::c_char>(),
+                0,
+                std::ptr::null::<MountAttr>(),
+                0usize,
+            ) == 0
+                || *libc::__errno_location() != libc::ENOSYS
+        });
+        if tree {
+            return Ok(HostMounts::Tree);
+        }
+        let mountinfo = crate::read_text("/proc/self/mountinfo")?;
+        Ok(HostMounts::Each(host_mounts(&mountinfo)))
+    }
+}
+
+/// `struct mount_attr` of linux/mount.h.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// linux/mount.h and linux/fcntl.h.
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_int = 0x8000;
+
 /// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
 fn unescape_mountinfo(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -99,9 +150,9 @@ pub enum Cover {
 /// What one run sees of the file system.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IsolationPlan {
-    /// Host mounts made read-only (all but /proc and /dev and what is under them, which are
-    /// replaced).
-    pub read_only: Vec<HostMount>,
+    /// How the host's mounts are made read-only (one by one: all but /proc and /dev and what is
+    /// under them, which are replaced; the whole tree: those too, before they are replaced).
+    pub read_only: HostMounts,
     /// Folders covered by a fresh tmpfs.
     pub cover: Vec<(PathBuf, Cover)>,
     /// Folders bound back at their own path over what is covered: (path, writable).
@@ -139,15 +190,20 @@ impl IsolationPlan {
     /// Plans a run's view (`exists` tells which folders there are to cover).
     pub fn new(
         request: &IsolationRequest,
-        mounts: &[HostMount],
+        host: &HostMounts,
         exists: impl Fn(&Path) -> bool,
     ) -> IsolationPlan {
         let under = |p: &Path, top: &str| p.starts_with(top);
-        let read_only = mounts
-            .iter()
-            .filter(|m| !under(&m.point, "/proc") && !under(&m.point, "/dev"))
-            .cloned()
-            .collect();
+        let read_only = match host {
+            HostMounts::Tree => HostMounts::Tree,
+            HostMounts::Each(mounts) => HostMounts::Each(
+                mounts
+                    .iter()
+                    .filter(|m| !under(&m.point, "/proc") && !under(&m.point, "/dev"))
+                    .cloned()
+                    .collect(),
+            ),
+        };
 
         let fresh: Vec<PathBuf> = request.fresh.iter().map(|p| p.to_path_buf()).collect();
         let mut expose: Vec<(PathBuf, bool)> = Vec::new();
@@ -209,6 +265,8 @@ fn cstring(p: &Path) -> io::Result<CString> {
 
 /// One step of [`Prepared::enter`], in order.
 enum Step {
+    /// Make every mount of the run's namespace read-only, in one system call.
+    ReadOnlyTree,
     /// Remount a host mount read-only, keeping its flags.
     ReadOnly { point: CString, flags: u64 },
     /// Open a folder to bind back later (before anything covers it) as fd `slot`.
@@ -217,11 +275,14 @@ enum Step {
     Cover { path: CString, kind: Cover },
     /// Create a mount point inside a cover (parents come first).
     Mkdir { path: CString },
-    /// Bind fd `slot` (as `/proc/self/fd/<slot>`) at `path`.
+    /// Bind fd `slot` (as `/proc/self/fd/<slot>`) at `path`, with what is mounted below it.
     Bind {
         source: CString,
         path: CString,
         writable: bool,
+        /// Writable below too: the host was made read-only as a whole tree, the run's own
+        /// mounts in its folder (its BK_BIN_PATH overlay) with it.
+        writable_below: bool,
         slot: i32,
     },
     /// Make a cover read-only once its mount points are made.
@@ -250,7 +311,6 @@ const DEV_LINKS: [(&CStr, &CStr); 4] = [
 pub struct Prepared {
     steps: Vec<Step>,
     cwd: CString,
-    lo: CString,
     /// The user (uid, gid) the tool runs as; None: user 0 without capabilities.
     user: Option<(u32, u32)>,
     /// Network and IPC namespaces being made beforehand ([`Namespaces::prepare`]), handed to
@@ -270,35 +330,129 @@ pub struct Namespaces {
 }
 
 impl Namespaces {
-    /// Starts making them on a thread of its own (which leaves them when it ends).
-    pub fn prepare() -> std::thread::JoinHandle<io::Result<Namespaces>> {
-        std::thread::spawn(|| {
-            use std::os::fd::FromRawFd;
-            // SAFETY: system calls on this thread only (namespaces are per thread); each fd
-            // opened is owned once.
-            unsafe {
-                if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                loopback_up(&CString::new("lo").expect("no NUL"))?;
-                let open = |path: &CStr| -> io::Result<std::os::fd::OwnedFd> {
-                    let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-                    if fd < 0 {
-                        return Err(io::Error::last_os_error());
-                    }
-                    Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
-                };
-                Ok(Namespaces {
-                    net: open(c"/proc/thread-self/ns/net")?,
-                    ipc: open(c"/proc/thread-self/ns/ipc")?,
-                })
+    /// Starts making them on a thread of its own (which leaves them when it ends). A bare
+    /// POSIX thread, not the standard library's: the start of one of those (its stack-overflow
+    /// handler, its thread-local destructors, whose list makes it a malloc arena of its own: a
+    /// 64 MB reservation, trimmed) took 0.1-0.2 ms before the first system call here, time
+    /// the run's start may wait for.
+    pub fn prepare() -> PendingNamespaces {
+        let slot = Box::into_raw(Box::new(Made {
+            net: -1,
+            ipc: -1,
+            errno: 0,
+        }));
+        // SAFETY: a thread attribute initialised and destroyed here; the thread gets `slot`,
+        // which lives until it was joined (`PendingNamespaces`), and only makes system calls.
+        let thread = unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            libc::pthread_attr_init(&mut attr);
+            libc::pthread_attr_setstacksize(&mut attr, 64 * 1024);
+            let mut thread: libc::pthread_t = 0;
+            let created = libc::pthread_create(&mut thread, &attr, make_namespaces, slot.cast());
+            libc::pthread_attr_destroy(&mut attr);
+            if created != 0 {
+                (*slot).errno = created;
             }
-        })
+            (created == 0).then_some(thread)
+        };
+        PendingNamespaces { thread, slot }
     }
 }
 
-/// Network and IPC namespaces being made on a thread ([`Namespaces::prepare`]).
-pub type PendingNamespaces = std::thread::JoinHandle<io::Result<Namespaces>>;
+/// What the thread of [`Namespaces::prepare`] made: the namespaces' descriptors, or an errno.
+struct Made {
+    net: i32,
+    ipc: i32,
+    errno: i32,
+}
+
+/// The thread of [`Namespaces::prepare`]: system calls only, nothing allocated (an allocation
+/// would make this thread a malloc arena, see there); `arg` is its [`Made`].
+extern "C" fn make_namespaces(arg: *mut libc::c_void) -> *mut libc::c_void {
+    let made = arg.cast::<Made>();
+    // SAFETY: system calls on this thread only (namespaces are per thread); `made` is this
+    // thread's until it is joined.
+    unsafe {
+        let fail = || *libc::__errno_location();
+        let open = |path: &CStr| libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
+            (*made).errno = fail();
+        } else if let Err(e) = loopback_up() {
+            (*made).errno = e.raw_os_error().unwrap_or(libc::EIO);
+        } else {
+            let net = open(c"/proc/thread-self/ns/net");
+            let ipc = if net >= 0 {
+                open(c"/proc/thread-self/ns/ipc")
+            } else {
+                -1
+            };
+            if ipc < 0 {
+                (*made).errno = fail();
+                if net >= 0 {
+                    libc::close(net);
+                }
+            } else {
+                (*made).net = net;
+                (*made).ipc = ipc;
+            }
+        }
+    }
+    std::ptr::null_mut()
+}
+
+/// Network and IPC namespaces being made on a thread ([`Namespaces::prepare`]); dropped
+/// without [`PendingNamespaces::join`], the thread is waited for and what it made closed.
+pub struct PendingNamespaces {
+    /// None once joined (or if it could not be started).
+    thread: Option<libc::pthread_t>,
+    slot: *mut Made,
+}
+
+// SAFETY: the slot is written by the thread only before it ends, read after it was joined.
+unsafe impl Send for PendingNamespaces {}
+
+impl PendingNamespaces {
+    /// Waits for the thread: the namespaces, or why they could not be made.
+    pub fn join(mut self) -> io::Result<Namespaces> {
+        use std::os::fd::FromRawFd;
+        self.wait();
+        // SAFETY: the thread ended; the slot is ours, and its descriptors are taken once.
+        unsafe {
+            let made = &mut *self.slot;
+            if made.errno != 0 {
+                return Err(io::Error::from_raw_os_error(made.errno));
+            }
+            let namespaces = Namespaces {
+                net: std::os::fd::OwnedFd::from_raw_fd(made.net),
+                ipc: std::os::fd::OwnedFd::from_raw_fd(made.ipc),
+            };
+            (made.net, made.ipc) = (-1, -1);
+            Ok(namespaces)
+        }
+    }
+
+    fn wait(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            // SAFETY: joining the thread we started, once.
+            unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
+        }
+    }
+}
+
+impl Drop for PendingNamespaces {
+    fn drop(&mut self) {
+        self.wait();
+        // SAFETY: the thread ended; the slot was made by `Box::into_raw` in `prepare`.
+        unsafe {
+            let made = Box::from_raw(self.slot);
+            for fd in [made.net, made.ipc] {
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+}
 
 impl Namespaces {
     /// The namespaces' file descriptors: network, IPC.
@@ -323,11 +477,16 @@ const SECUREBITS: libc::c_ulong = 0b10_1111;
 impl Prepared {
     pub fn new(plan: &IsolationPlan, cwd: &Path) -> io::Result<Prepared> {
         let mut steps = Vec::new();
-        for m in &plan.read_only {
-            steps.push(Step::ReadOnly {
-                point: cstring(&m.point)?,
-                flags: m.flags,
-            });
+        match &plan.read_only {
+            HostMounts::Tree => steps.push(Step::ReadOnlyTree),
+            HostMounts::Each(mounts) => {
+                for m in mounts {
+                    steps.push(Step::ReadOnly {
+                        point: cstring(&m.point)?,
+                        flags: m.flags,
+                    });
+                }
+            }
         }
         let mut expose = plan.expose.clone();
         expose.sort_by_key(|(p, _)| depth(p));
@@ -371,6 +530,7 @@ impl Prepared {
                         .expect("no NUL in a number"),
                     path: cstring(path)?,
                     writable: *writable,
+                    writable_below: *writable && plan.read_only == HostMounts::Tree,
                     slot: *slot,
                 }),
             }
@@ -393,7 +553,6 @@ impl Prepared {
         Ok(Prepared {
             steps,
             cwd: cstring(cwd)?,
-            lo: CString::new("lo").expect("no NUL"),
             user: None,
             namespaces: None,
         })
@@ -418,15 +577,16 @@ impl Prepared {
     }
 
     /// In the run's first process, cloned by [`crate::spawn`] into new PID and mount namespaces,
-    /// whose process 1 it is: builds the run's view, waits at `gate` (the moves into the run's
-    /// cgroups, see `spawn`), enters the network and IPC namespaces mccbuild handed over there
-    /// (or makes its own, loopback up), then mounts the run's /proc, changes to the working
-    /// directory, gives up every capability and forks the tool's process, in which it returns;
-    /// the first process stays as the run's init (see the module's documentation). The mounts
-    /// are built before the gate, so that they overlap with the moves (which may wait for an
-    /// RCU grace period) and with the making of the namespaces; nothing is forked and nothing
-    /// executed before it. `spawner_alive` is a pipe whose write end only the spawner holds
-    /// until the tool executed (see [`become_init`]).
+    /// whose process 1 it is: builds the run's view, waits at `gate` (until mccbuild set the
+    /// run's limits and pinned it, see `spawn`), enters the network and IPC namespaces mccbuild
+    /// handed over there (or makes its own, loopback up), then mounts the run's /proc, changes
+    /// to the working directory, gives up every capability and starts the tool's process
+    /// (`tool`, see [`ToolStart`]); the first process stays as the run's init (see the module's
+    /// documentation) and never returns. The mounts are built before the gate, so that they
+    /// overlap with what mccbuild does meanwhile and with the making of the namespaces; nothing
+    /// is forked and nothing executed before it. `spawner_alive` is a pipe whose write end only
+    /// the spawner holds until the tool executed (see [`become_init`]). Returns only on a
+    /// failure, before the tool's process was started.
     ///
     /// # Safety
     /// Only async-signal-safe system calls on data prepared before the clone; no allocation.
@@ -435,7 +595,21 @@ impl Prepared {
         gate: i32,
         spawner_alive: i32,
         slot: *mut i32,
-    ) -> io::Result<()> {
+        tool: &ToolStart,
+    ) -> io::Error {
+        match self.enter_and_start(gate, spawner_alive, slot, tool) {
+            Err(e) => e,
+        }
+    }
+
+    /// See [`Prepared::enter`].
+    unsafe fn enter_and_start(
+        &self,
+        gate: i32,
+        spawner_alive: i32,
+        slot: *mut i32,
+        tool: &ToolStart,
+    ) -> io::Result<std::convert::Infallible> {
         let fail = |what: i32| -> io::Error {
             // Keep the errno; the step number goes in the high bits for the parent's message.
             let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -473,7 +647,7 @@ impl Prepared {
                 if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWIPC) != 0 {
                     return Err(fail(1));
                 }
-                loopback_up(&self.lo).map_err(|_| fail(3))?;
+                loopback_up().map_err(|_| fail(3))?;
             }
         }
         // Process 1 of the run's PID namespace: the run's own processes only; read-only, so
@@ -492,8 +666,16 @@ impl Prepared {
             return Err(fail(8));
         }
         drop_capabilities(self.user).map_err(|_| fail(9))?;
-        become_init(slot, spawner_alive).map_err(|_| fail(11))
+        Err(fail(become_init(slot, spawner_alive, tool)))
     }
+}
+
+/// How the run's init starts the tool's process: `start(arg)` runs in that process (a child of
+/// the init sharing its memory until it executes the tool, as `vfork`; on its own small stack)
+/// and never returns: it executes the tool, or reports why it could not and exits.
+pub(crate) struct ToolStart {
+    pub start: unsafe fn(*const libc::c_void) -> !,
+    pub arg: *const libc::c_void,
 }
 
 /// The signals the run's init passes on to the tool (those a shell, a user or a scheduler
@@ -512,19 +694,25 @@ const FORWARDED: [libc::c_int; 9] = [
 
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
-/// Forks the tool off process 1 of the run's PID namespace, which stays as the run's minimal
-/// init ([`run_init`]); returns in the tool's process. Before the fork the init asks to be
-/// killed when the thread of mccbuild that started it ends (`PR_SET_PDEATHSIG`, again: every
-/// change of credentials clears it), and checks by `spawner_alive`'s hang-up that it had not
-/// ended before. The fork is a raw `clone`, not the C library's `fork`: the init is a copy of a
-/// multi-threaded mccbuild made without the C library's knowledge (`spawn`), whose locks
-/// (those `fork` takes) may be held by threads it does not have.
+/// Starts the tool's process off process 1 of the run's PID namespace, which stays as the run's
+/// minimal init ([`run_init`]); returns only on a failure (the step's number, errno as the
+/// failing call left it). Before that the init asks to be killed when the thread of mccbuild
+/// that started it ends (`PR_SET_PDEATHSIG`, again: every change of credentials clears it), and
+/// checks by `spawner_alive`'s hang-up that it had not ended before.
+///
+/// The tool's process is cloned as `vfork` does (`CLONE_VM | CLONE_VFORK`, on a stack of its
+/// own in this frame): it shares the init's memory, the init waits until it executed the tool,
+/// and neither copies page tables nor takes the copy-on-write faults of a fork (the init is a
+/// copy of mccbuild, with all its mappings, which the tool then throws away at once). The
+/// clone is the C library's `clone` wrapper (a system call on a given stack), not its `fork`:
+/// the init is a copy of a multi-threaded mccbuild made without the C library's knowledge,
+/// whose locks (those `fork` takes) may be held by threads it does not have.
 ///
 /// # Safety
 /// Between fork and exec: system calls only, on data on the stack.
-unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
+unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &ToolStart) -> i32 {
     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-        return Err(io::Error::last_os_error());
+        return 11;
     }
     let mut pfd = libc::pollfd {
         fd: spawner_alive,
@@ -548,26 +736,51 @@ unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
         libc::sigaction(signal, &action, std::ptr::null_mut());
     }
     if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
-        return Err(io::Error::last_os_error());
+        return 11;
     }
-    match libc::syscall(
-        libc::SYS_clone,
-        libc::SIGCHLD as libc::c_ulong,
-        0usize,
-        0usize,
-        0usize,
-        0usize,
-    ) {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            // The tool: default dispositions (exec resets handled signals), nothing blocked.
-            for signal in FORWARDED {
-                libc::signal(signal, libc::SIG_DFL);
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            Ok(())
+    // Named before the tool starts: this process waits until the tool executed, and whoever
+    // looks at the tool's parent then must see the init (the tool's process has the name
+    // until it executes the tool).
+    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
+    let start = ToolProcess { tool, old };
+    let mut stack = std::mem::MaybeUninit::<[u8; TOOL_STACK]>::uninit();
+    // The top, aligned as the ABI wants (the stack grows down).
+    let top = (stack.as_mut_ptr() as usize + TOOL_STACK) & !15;
+    let pid = libc::clone(
+        tool_process,
+        top as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        (&start as *const ToolProcess).cast_mut().cast(),
+    );
+    if pid < 0 {
+        return 11;
+    }
+    run_init(pid, &set, slot)
+}
+
+/// The stack of the tool's process until it executes the tool (a few frames of system calls;
+/// each 4 KB of it is a page fault, the frame being probed page by page).
+const TOOL_STACK: usize = 16 * 1024;
+
+/// What the tool's process needs (on the init's stack, which it shares until it executes).
+struct ToolProcess<'a> {
+    tool: &'a ToolStart,
+    /// The signal mask the tool gets (the init's before it blocked the forwarded signals).
+    old: libc::sigset_t,
+}
+
+/// The tool's process, cloned by [`become_init`]: default dispositions (exec resets handled
+/// signals, but not ignored ones), the mask it had, then the tool.
+extern "C" fn tool_process(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ToolProcess` on the init's stack, which waits (CLONE_VFORK) until
+    // this process executed or exited; system calls only.
+    unsafe {
+        let start = &*(arg as *const ToolProcess);
+        for signal in FORWARDED {
+            libc::signal(signal, libc::SIG_DFL);
         }
-        tool => run_init(tool as libc::pid_t, &set, slot),
+        libc::sigprocmask(libc::SIG_SETMASK, &start.old, std::ptr::null_mut());
+        (start.tool.start)(start.tool.arg)
     }
 }
 
@@ -578,7 +791,6 @@ unsafe fn become_init(slot: *mut i32, spawner_alive: i32) -> io::Result<()> {
 /// nor the spawner's.
 unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
     libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
-    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
     loop {
         let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
         if signal > 0 && signal != libc::SIGCHLD {
@@ -609,6 +821,26 @@ unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> !
 /// Only async-signal-safe system calls on data prepared before the fork; no allocation.
 unsafe fn apply_step(step: &Step) -> Result<(), i32> {
     match step {
+        Step::ReadOnlyTree => {
+            let attr = MountAttr {
+                attr_set: MOUNT_ATTR_RDONLY,
+                attr_clr: 0,
+                propagation: 0,
+                userns_fd: 0,
+            };
+            // All or nothing: a failure fails the run (a mount left writable is not an option).
+            if libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                AT_RECURSIVE,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ) != 0
+            {
+                return Err(14);
+            }
+        }
         Step::ReadOnly { point, flags } => {
             // A mount the kernel refuses to change (rare) stays as it is: without
             // capabilities the run still cannot write what is not its own.
@@ -672,9 +904,16 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
             source,
             path,
             writable,
+            writable_below,
             slot,
         } => {
             let ro = if *writable { 0 } else { libc::MS_RDONLY };
+            let below = MountAttr {
+                attr_set: 0,
+                attr_clr: MOUNT_ATTR_RDONLY,
+                propagation: 0,
+                userns_fd: 0,
+            };
             if libc::mount(
                 source.as_ptr(),
                 path.as_ptr(),
@@ -689,6 +928,15 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV | ro,
                     std::ptr::null(),
                 ) != 0
+                || (*writable_below
+                    && libc::syscall(
+                        libc::SYS_mount_setattr,
+                        libc::AT_FDCWD,
+                        path.as_ptr(),
+                        AT_RECURSIVE,
+                        &below as *const MountAttr,
+                        std::mem::size_of::<MountAttr>(),
+                    ) != 0)
             {
                 return Err(6);
             }
@@ -715,8 +963,12 @@ unsafe fn apply_step(step: &Step) -> Result<(), i32> {
 /// a capability.
 unsafe fn drop_capabilities(user: Option<(u32, u32)>) -> io::Result<()> {
     for cap in 0..64 {
-        // EINVAL past the kernel's last capability.
-        libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        // EINVAL past the kernel's last capability: all are dropped then.
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+            && *libc::__errno_location() == libc::EINVAL
+        {
+            break;
+        }
     }
     libc::prctl(
         libc::PR_CAP_AMBIENT,
@@ -807,6 +1059,7 @@ pub fn describe_apply_error(e: &io::Error) -> String {
         10 => "mounting the run's own /proc",
         11 => "starting the run's init",
         12 => "waiting to be moved into the run's cgroups",
+        14 => "making the host's mounts read-only",
         crate::spawn::STEP_START => "starting the run's process (standard streams, session)",
         _ => return e.to_string(),
     };
@@ -826,13 +1079,14 @@ fn ancestors_top_down(path: &Path) -> Vec<PathBuf> {
 }
 
 /// `ip link set lo up`, with an ioctl.
-unsafe fn loopback_up(name: &CString) -> io::Result<()> {
+unsafe fn loopback_up() -> io::Result<()> {
+    let name = b"lo";
     let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     let mut req: libc::ifreq = std::mem::zeroed();
-    for (i, b) in name.as_bytes().iter().enumerate() {
+    for (i, b) in name.iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
     let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0;
@@ -865,8 +1119,8 @@ pub(crate) fn probe() -> Result<(), String> {
 }
 
 fn probe_in(dir: &Path) -> Result<(), String> {
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    let host =
+        HostMounts::of_this_host().map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
     let plan = IsolationPlan::new(
         &IsolationRequest {
             run_dir: dir,
@@ -874,7 +1128,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
             hidden: Vec::new(),
             fresh: Vec::new(),
         },
-        &host_mounts(&mounts),
+        &host,
         Path::exists,
     );
     let prepared = Prepared::new(&plan, dir).map_err(|e| e.to_string())?;
@@ -885,6 +1139,7 @@ fn probe_in(dir: &Path) -> Result<(), String> {
         cores: &[],
         isolation: &prepared,
         cgroup: None,
+        memory_limit_bytes: 0,
         namespaces: None,
     })
     .map_err(|e| describe_apply_error(&e))?;
@@ -959,10 +1214,13 @@ mod tests {
         let run = Path::new("/tmp/mccbuild-x");
         let plan = IsolationPlan::new(
             &request(run, vec![], vec![]),
-            &host_mounts(MOUNTINFO),
+            &HostMounts::Each(host_mounts(MOUNTINFO)),
             |_| true,
         );
-        let points: Vec<&Path> = plan.read_only.iter().map(|m| m.point.as_path()).collect();
+        let HostMounts::Each(mounts) = &plan.read_only else {
+            panic!("one by one: {:?}", plan.read_only)
+        };
+        let points: Vec<&Path> = mounts.iter().map(|m| m.point.as_path()).collect();
         assert_eq!(
             points,
             vec![
@@ -971,6 +1229,77 @@ mod tests {
                 Path::new("/mnt/with space")
             ]
         );
+    }
+
+    /// The namespaces made on a bare thread are new ones (not this process's), and neither a
+    /// joined nor a dropped `PendingNamespaces` leaves a descriptor open.
+    #[test]
+    fn namespaces_made_beforehand_are_new_and_leave_nothing_open() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            mccbuild_testkit::skip("new network namespaces need root");
+            return;
+        }
+        use std::os::unix::fs::MetadataExt;
+        // Descriptors of namespaces this process holds (no other test of this crate makes any).
+        let held = || {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|l| l.to_string_lossy().starts_with("net:["))
+                .count()
+        };
+        let own = std::fs::metadata("/proc/self/ns/net").unwrap().ino();
+        let made = Namespaces::prepare().join().unwrap();
+        let [net, _] = made.fds();
+        let theirs = std::fs::metadata(format!("/proc/self/fd/{net}"))
+            .unwrap()
+            .ino();
+        assert_ne!(own, theirs, "a network namespace of its own");
+        assert_eq!(held(), 1);
+        drop(made);
+        drop(Namespaces::prepare());
+        assert_eq!(held(), 0, "no descriptor left open");
+    }
+
+    /// Where the kernel has `mount_setattr`, the whole tree is made read-only in one step,
+    /// first (before anything is covered or bound back), and no mount one by one.
+    #[test]
+    fn the_whole_tree_is_made_read_only_first_in_one_step() {
+        let run = Path::new("/tmp/mccbuild-x");
+        let tool = Path::new("/p/tools/t");
+        let plan = IsolationPlan::new(
+            &request(run, vec![tool], vec![Path::new("/p")]),
+            &HostMounts::Tree,
+            |_| true,
+        );
+        assert_eq!(plan.read_only, HostMounts::Tree);
+        let prepared = Prepared::new(&plan, run).unwrap();
+        assert!(matches!(prepared.steps[0], Step::ReadOnlyTree));
+        let trees = prepared
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::ReadOnlyTree))
+            .count();
+        assert_eq!(trees, 1);
+        assert!(!prepared
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::ReadOnly { .. })));
+        let writable_below = |p: &str| {
+            prepared.steps.iter().any(|s| {
+                matches!(s, Step::Bind { path, writable_below: true, .. }
+                    if path.as_bytes() == p.as_bytes())
+            })
+        };
+        assert!(
+            writable_below("/tmp/mccbuild-x"),
+            "the run's own mounts stay writable"
+        );
+        assert!(!writable_below("/p/tools/t"), "the tool's are read-only");
+        // This machine's kernel (6.x) has it.
+        assert_eq!(HostMounts::of_this_host().unwrap(), HostMounts::Tree);
     }
 
     #[test]
@@ -989,7 +1318,7 @@ mod tests {
                     Path::new("/tmp"),
                 ],
             ),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         // The store's cover is inside the project's with nothing exposed in between: dropped;
@@ -1026,7 +1355,7 @@ mod tests {
                 vec![tool],
                 vec![Path::new("/p"), Path::new("/p/tools/t/cache")],
             ),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         assert!(covers(&plan).contains(&("/p/tools/t/cache", Cover::Empty)));
@@ -1037,7 +1366,7 @@ mod tests {
         let run = Path::new("/tmp/mccbuild-x");
         let plan = IsolationPlan::new(
             &request(run, vec![], vec![Path::new("/nowhere")]),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |p| p != Path::new("/nowhere") && p != Path::new("/var/tmp"),
         );
         assert_eq!(
@@ -1057,7 +1386,7 @@ mod tests {
         let tool = Path::new("/opt/t");
         let mut req = request(run, vec![tool], vec![]);
         req.fresh = vec![run, &home];
-        let plan = IsolationPlan::new(&req, &[], |_| true);
+        let plan = IsolationPlan::new(&req, &HostMounts::Each(Vec::new()), |_| true);
         assert_eq!(plan.expose, vec![(tool.to_path_buf(), false)]);
         assert_eq!(plan.fresh, vec![run.to_path_buf(), home.clone()]);
         let prepared = Prepared::new(&plan, run).unwrap();
@@ -1083,7 +1412,7 @@ mod tests {
         let tool = Path::new("/p/tools/t");
         let plan = IsolationPlan::new(
             &request(run, vec![tool], vec![Path::new("/p")]),
-            &[],
+            &HostMounts::Each(Vec::new()),
             |_| true,
         );
         let prepared = Prepared::new(&plan, &run.join("inst")).unwrap();

@@ -19,7 +19,8 @@ pub mod setup;
 pub mod slurm;
 mod spawn;
 
-use std::path::PathBuf;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -103,4 +104,42 @@ pub fn host_name() -> String {
 /// Now, in RFC 3339.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// A small text file of the kernel's (/proc, a cgroup's files), read with as few system calls
+/// as can be: an open and reads of 4 KB to the end. (The standard library's `read_to_string`
+/// asks for the size first, which such files do not know, then reads from 32 bytes up: 5 to 10
+/// system calls for /proc/self/mountinfo, several of these files per run.)
+pub(crate) fn read_text(path: impl AsRef<Path>) -> io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    /// `read_text` reads what the standard library reads: a /proc file, and a file of several
+    /// of its 4 KB reads.
+    #[test]
+    fn read_text_reads_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        let text: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&big, &text).unwrap();
+        assert_eq!(super::read_text(&big).unwrap(), text);
+        assert_eq!(
+            super::read_text("/proc/self/cgroup").unwrap(),
+            std::fs::read_to_string("/proc/self/cgroup").unwrap()
+        );
+        assert!(super::read_text(dir.path().join("none")).is_err());
+    }
 }

@@ -102,8 +102,11 @@ pub struct LocalExecutor {
     /// Runs enter namespaces and give up their capabilities (see `isolation`).
     isolated: bool,
     counter: AtomicU64,
-    /// The thread reclaiming what dead mccbuild processes left (joined when dropped).
-    reclaimer: Option<std::thread::JoinHandle<()>>,
+    /// The thread reclaiming what dead mccbuild processes left ([`LocalExecutor::reclaim`]):
+    /// started once the first run's tool executes, or when the executor is dropped; joined
+    /// when dropped.
+    reclaimer: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    reclaim_started: std::sync::Once,
     /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
     /// executed: commands that only read the store never move a process.
     warmed: std::sync::Once,
@@ -113,7 +116,13 @@ pub struct LocalExecutor {
 
 impl Drop for LocalExecutor {
     fn drop(&mut self) {
-        if let Some(reclaimer) = self.reclaimer.take() {
+        self.reclaim();
+        let reclaimer = self
+            .reclaimer
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(reclaimer) = reclaimer {
             let _ = reclaimer.join();
         }
     }
@@ -125,14 +134,18 @@ impl LocalExecutor {
     /// `cgroup` (cgroups without namespaces) or `fallback`.
     pub fn new(settings: LocalSettings) -> LocalExecutor {
         let asked = std::env::var("MCCBUILD_SANDBOX").unwrap_or_default();
+        // A run right away, which will most likely be isolated (root, namespaces not ruled
+        // out): its network namespace (~0.6 ms of the kernel's time) is started before the
+        // cgroups are detected, the earlier the more of it overlaps; dropped if not isolated.
+        // SAFETY: geteuid has no preconditions.
+        let early_namespaces = (settings.run_at_once
+            && !settings.probe_isolation
+            && asked.is_empty()
+            && unsafe { libc::geteuid() } == 0)
+            .then(isolation::Namespaces::prepare);
         let support = (asked != "fallback")
             .then(CgroupSupport::detect)
             .filter(CgroupSupport::is_complete);
-        // Beside the probe and the first run (what it removes is never this process's).
-        let reclaimer = {
-            let (root, support) = (settings.work_root.clone(), support.clone());
-            std::thread::spawn(move || reclaim(&root, support.as_ref()))
-        };
         let isolated = support.is_some()
             && asked != "cgroup"
             && (!settings.probe_isolation
@@ -144,14 +157,15 @@ impl LocalExecutor {
                         )
                     })
                     .is_ok());
-        let first_namespaces =
-            (isolated && settings.run_at_once).then(isolation::Namespaces::prepare);
+        let first_namespaces = (isolated && settings.run_at_once)
+            .then(|| early_namespaces.unwrap_or_else(isolation::Namespaces::prepare));
         let executor = LocalExecutor {
             settings,
             cgroups: support,
             isolated,
             counter: AtomicU64::new(0),
-            reclaimer: Some(reclaimer),
+            reclaimer: std::sync::Mutex::new(None),
+            reclaim_started: std::sync::Once::new(),
             warmed: std::sync::Once::new(),
             first_namespaces: std::sync::Mutex::new(first_namespaces),
         };
@@ -159,6 +173,19 @@ impl LocalExecutor {
             executor.warm_up();
         }
         executor
+    }
+
+    /// Starts, once, the reclaiming of what dead mccbuild processes left, on a thread of its
+    /// own (what it removes is never this process's). Called when the first run's tool
+    /// executes, so that its work overlaps with that run instead of delaying its start (on a
+    /// machine with two cores, a third thread at the start of a run takes a core from the
+    /// run's preparation), and when the executor is dropped, if no run ever started.
+    fn reclaim(&self) {
+        self.reclaim_started.call_once(|| {
+            let (root, support) = (self.settings.work_root.clone(), self.cgroups.clone());
+            let thread = std::thread::spawn(move || reclaim(&root, support.as_ref()));
+            *self.reclaimer.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        });
     }
 
     /// The namespaces of a run about to be prepared, isolated: those made for the first run
@@ -175,10 +202,15 @@ impl LocalExecutor {
         Some(made.unwrap_or_else(isolation::Namespaces::prepare))
     }
 
-    /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
     /// Starts the cgroup warm-up once, with the first run or command: its wait then overlaps
-    /// with that run's preparation.
+    /// with that run's preparation. Only for runs that are not isolated, whose processes are
+    /// moved into their groups: an isolated run's process is born in them (`spawn`), and a
+    /// warm-up would only hold the kernel's `cgroup_mutex` for a grace period, delaying the
+    /// creation of the run's groups.
     fn warm_up(&self) {
+        if self.isolated {
+            return;
+        }
         self.warmed.call_once(|| {
             if let Some(support) = &self.cgroups {
                 support.warm_up();
@@ -186,6 +218,7 @@ impl LocalExecutor {
         });
     }
 
+    /// The sandbox runs get (a run key ingredient): `cgroup+namespaces`, `cgroup` or `fallback`.
     pub fn sandbox(&self) -> &'static str {
         match (&self.cgroups, self.isolated) {
             (Some(_), true) => "cgroup+namespaces",
@@ -319,23 +352,26 @@ impl LocalExecutor {
         let env = benchkit_env(spec, dir, bin_view.path());
         let started_at = now_rfc3339();
         let (cpu_limit_s, wall_limit) = time_limits(&spec.limits);
-        let result = run_process(ProcessSpec {
-            program: entry.clone(),
-            args: Vec::new(),
-            cwd: workdir,
-            user: if self.isolated { None } else { user },
-            isolation,
-            env,
-            cpu_limit_s,
-            memory_limit_bytes: spec.limits.memory_mb.saturating_mul(1 << 20),
-            wall_limit,
-            output_limit: self.settings.output_limit,
-            capture_bytes: self.settings.capture_bytes,
-            cores: cores.to_vec(),
-            pids_limit: self.settings.pids_limit,
-            cgroup,
-            cancel: cancel.clone(),
-        })
+        let result = run_process(
+            ProcessSpec {
+                program: entry.clone(),
+                args: Vec::new(),
+                cwd: workdir,
+                user: if self.isolated { None } else { user },
+                isolation,
+                env,
+                cpu_limit_s,
+                memory_limit_bytes: spec.limits.memory_mb.saturating_mul(1 << 20),
+                wall_limit,
+                output_limit: self.settings.output_limit,
+                capture_bytes: self.settings.capture_bytes,
+                cores: cores.to_vec(),
+                pids_limit: self.settings.pids_limit,
+                cgroup,
+                cancel: cancel.clone(),
+            },
+            &|| self.reclaim(),
+        )
         .map_err(|e| {
             InfraError(format!(
                 "cannot start {} for tool {}: {}",
@@ -373,7 +409,7 @@ impl LocalExecutor {
         dir: &Path,
         workdir: &Path,
     ) -> Result<Prepared, InfraError> {
-        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+        let host = isolation::HostMounts::of_this_host()
             .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
         let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let work_root = absolute(&self.settings.work_root);
@@ -395,7 +431,7 @@ impl LocalExecutor {
                 hidden: hidden.iter().map(PathBuf::as_path).collect(),
                 fresh: Vec::new(),
             },
-            &isolation::host_mounts(&mountinfo),
+            &host,
             Path::exists,
         );
         Prepared::new(&plan, workdir).map_err(|e| InfraError(e.to_string()))
@@ -491,7 +527,7 @@ impl LocalExecutor {
         let program_dir = self.program_folder(&program, dir, &hidden)?;
         let (home, tmp) = (dir.join("home"), dir.join("tmp"));
         let isolation = if self.isolated {
-            let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            let host = isolation::HostMounts::of_this_host()
                 .map_err(|e| InfraError(format!("cannot read /proc/self/mountinfo: {e}")))?;
             let plan = IsolationPlan::new(
                 &IsolationRequest {
@@ -504,7 +540,7 @@ impl LocalExecutor {
                         Vec::new()
                     },
                 },
-                &isolation::host_mounts(&mountinfo),
+                &host,
                 Path::exists,
             );
             Some(Prepared::new(&plan, dir).map_err(|e| InfraError(e.to_string()))?)
@@ -523,31 +559,34 @@ impl LocalExecutor {
         // and with the building of the run's view.
         let isolation = isolation.map(|i| i.with_namespaces(namespaces));
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
-        run_process(ProcessSpec {
-            program,
-            args: command.argv[1..].to_vec(),
-            cwd: dir.to_path_buf(),
-            user: None,
-            isolation,
-            env: vec![
-                (
-                    "PATH".to_string(),
-                    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
-                ),
-                ("HOME".to_string(), path("home")),
-                ("TMPDIR".to_string(), path("tmp")),
-                ("LANG".to_string(), "C.UTF-8".to_string()),
-            ],
-            cpu_limit_s: command.cpu_limit_s,
-            memory_limit_bytes: command.memory_limit_bytes,
-            wall_limit: command.wall_limit,
-            output_limit: self.settings.output_limit,
-            capture_bytes: self.settings.capture_bytes,
-            cores: command.cores.clone(),
-            pids_limit: self.settings.pids_limit,
-            cgroup,
-            cancel: cancel.clone(),
-        })
+        run_process(
+            ProcessSpec {
+                program,
+                args: command.argv[1..].to_vec(),
+                cwd: dir.to_path_buf(),
+                user: None,
+                isolation,
+                env: vec![
+                    (
+                        "PATH".to_string(),
+                        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+                    ),
+                    ("HOME".to_string(), path("home")),
+                    ("TMPDIR".to_string(), path("tmp")),
+                    ("LANG".to_string(), "C.UTF-8".to_string()),
+                ],
+                cpu_limit_s: command.cpu_limit_s,
+                memory_limit_bytes: command.memory_limit_bytes,
+                wall_limit: command.wall_limit,
+                output_limit: self.settings.output_limit,
+                capture_bytes: self.settings.capture_bytes,
+                cores: command.cores.clone(),
+                pids_limit: self.settings.pids_limit,
+                cgroup,
+                cancel: cancel.clone(),
+            },
+            &|| self.reclaim(),
+        )
         .map_err(|e| {
             InfraError(format!(
                 "cannot start {}: {}",

@@ -23,7 +23,7 @@ pub fn tag() -> String {
 
 /// The start time of process `pid` (clock ticks since boot), None when there is none.
 fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::read_text(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
     // rest[0] is field 3: the start time, field 22, is rest[19].
@@ -54,12 +54,8 @@ pub fn reclaim_folders(root: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(root) else {
         return 0;
     };
-    let mounts: Vec<PathBuf> = std::fs::read_to_string("/proc/self/mountinfo")
-        .map(|info| crate::isolation::host_mounts(&info))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|m| m.point)
-        .collect();
+    // Read when a folder is to be removed (most of the time none is).
+    let mut mounts: Option<Vec<PathBuf>> = None;
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -68,7 +64,15 @@ pub fn reclaim_folders(root: &Path) -> usize {
             && owner_is_dead(name)
             && entry.file_type().is_ok_and(|t| t.is_dir())
         {
-            detach_mounts_under(&entry.path(), &mounts);
+            let mounts = mounts.get_or_insert_with(|| {
+                crate::read_text("/proc/self/mountinfo")
+                    .map(|info| crate::isolation::host_mounts(&info))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|m| m.point)
+                    .collect()
+            });
+            detach_mounts_under(&entry.path(), mounts);
             if std::fs::remove_dir_all(entry.path()).is_ok() {
                 removed += 1;
             }

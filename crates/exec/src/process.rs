@@ -1,14 +1,15 @@
 //! Running one process tree under limits, and measuring it.
 //!
 //! The tool's first process joins the run's cgroups and its cores before it executes the tool,
-//! so nothing it starts escapes. It is moved into its cgroups by a thread of mccbuild while it
-//! builds its namespaces and view of the files, and waits for that move before it forks the
-//! run's init and the tool: the first move into a cgroup after a quiet while waits for an RCU
-//! grace period of the kernel (10-14 ms here), which then overlaps with the setup instead of
-//! preceding it (see `Gate`). The monitor wakes when the main process exits (pidfd) or every
-//! few milliseconds to check the limits; at a limit the whole tree is killed at once. When the
-//! main process has exited, what it left running (orphans) is killed too, the tree is waited
-//! until empty, and only then are CPU time and peak memory read.
+//! so nothing it starts escapes. Isolated, it is born in its cgroups (see `spawn`). Not
+//! isolated, it is moved into them by a thread of mccbuild while it sets itself up, and waits
+//! for that move before it executes the tool: the first move into a cgroup after a quiet while
+//! waits for an RCU grace period of the kernel (10-14 ms here), which then overlaps with the
+//! setup instead of preceding it (see `Gate`). The monitor, which reads the tool's output too,
+//! wakes when the main process exits (pidfd), when output comes, and every few milliseconds to
+//! check the limits; at a limit the whole tree is killed at once. When the main process has
+//! exited, what it left running (orphans) is killed too, the tree is waited until empty, and
+//! only then are CPU time and peak memory read.
 //!
 //! Without cgroups (a laptop, no root) the fallback limits and measures through the process
 //! session: /proc sampling of its members, rusage of the main process, SIGKILL to the session.
@@ -16,10 +17,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -65,46 +67,42 @@ pub struct ProcessResult {
     pub cancelled: bool,
 }
 
-/// Runs the process tree to its end. Errors are infrastructure failures (the tool could not be
-/// started); everything the tool does is a result.
-pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
+/// Runs the process tree to its end; `started` is called once the tool executes (or could not
+/// be started). Errors are infrastructure failures (the tool could not be started); everything
+/// the tool does is a result.
+pub fn run_process(mut spec: ProcessSpec, started: &dyn Fn()) -> io::Result<ProcessResult> {
     if let Some(cg) = &spec.cgroup {
-        cg.set_memory_limit(spec.memory_limit_bytes)?;
         cg.set_pids_limit(spec.pids_limit)?;
+        // Isolated, the spawn sets it once the run's process is in its groups (see `spawn`).
+        if spec.isolation.is_none() {
+            cg.set_memory_limit(spec.memory_limit_bytes)?;
+        }
     }
     let start = Instant::now();
-    let started = start_tree(&mut spec);
-    let (pid, stdout, stderr, status) = match started {
+    let tree = start_tree(&mut spec);
+    started();
+    let (pid, stdout, stderr, status) = match tree {
         Ok(started) => started,
         Err(e) => {
             // Nothing of the run is left: whatever started is killed, the groups removed.
             if let Some(cg) = &spec.cgroup {
                 cg.kill_all(Duration::from_secs(10));
+                // The run's process used more than the run's memory limit before its tool
+                // started (a limit of a few hundred KB): the run hit its limit, as when the
+                // limit was in place and the kernel killed it.
+                if e.kind() == io::ErrorKind::OutOfMemory {
+                    return Ok(over_memory_at_start(&spec, cg, start));
+                }
                 cg.remove();
             }
             return Err(e);
         }
     };
-    let total_output = Arc::new(AtomicU64::new(0));
-    let over_limit = Arc::new(AtomicBool::new(false));
-    let out_thread = spawn_reader(
-        stdout,
-        true,
-        spec.capture_bytes,
-        spec.output_limit,
-        total_output.clone(),
-        over_limit.clone(),
-    );
-    let err_thread = spawn_reader(
-        stderr,
-        false,
-        spec.capture_bytes,
-        spec.output_limit,
-        total_output,
-        over_limit.clone(),
-    );
+    // The tool's output is read by this thread while it supervises the run (no reader
+    // threads: on a short run, making and ending two threads cost more than the run itself).
+    let mut output = Output::new(stdout, stderr, spec.capture_bytes, spec.output_limit);
     let mut sampler = ProcSampler::new(pid);
-    let mut ended = supervise(&spec, pid, start, &mut sampler, &over_limit)?;
+    let mut ended = supervise(&spec, pid, start, &mut sampler, &mut output)?;
     // Isolated, mccbuild waited for the run's init: the tool's own status is the one it left.
     if let Some(status) = status.as_ref().and_then(StatusSlot::tool_status) {
         ended.status = status;
@@ -116,14 +114,10 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         sampler.sample();
     }
     kill_tree(&spec.cgroup, pid, &sampler);
-    // Read while the readers see the end of their pipes and end (the tree is empty).
     let (cpu_time_s, peak_memory_bytes, oom) = used(&spec, &ended.usage, &mut sampler);
-    let (stdout_capture, parsed) = out_thread
-        .join()
-        .map_err(|_| io::Error::other("stdout reader panicked"))?;
-    let (stderr_capture, _) = err_thread
-        .join()
-        .map_err(|_| io::Error::other("stderr reader panicked"))?;
+    // The tree is empty: every writer of the pipes is gone, what is left in them is read to
+    // their end.
+    let ((stdout_capture, parsed), (stderr_capture, _)) = output.finish();
     drop(t);
     Ok(ProcessResult {
         measurement: Measurement {
@@ -137,6 +131,25 @@ pub fn run_process(mut spec: ProcessSpec) -> io::Result<ProcessResult> {
         parsed,
         cancelled: ended.cancelled,
     })
+}
+
+/// The result of a run whose process used more than its memory limit before its tool started
+/// (see `run_process`): `memory_limit`, with what its groups measured; the groups are removed.
+fn over_memory_at_start(spec: &ProcessSpec, cg: &RunCgroup, start: Instant) -> ProcessResult {
+    let result = ProcessResult {
+        measurement: Measurement {
+            termination: Termination::MemoryLimit,
+            cpu_time_s: cg.cpu_time_s().unwrap_or(0.0),
+            wall_time_s: start.elapsed().as_secs_f64(),
+            peak_memory_bytes: cg.peak_memory().unwrap_or(spec.memory_limit_bytes),
+        },
+        stdout: CapturedOutput::default(),
+        stderr: CapturedOutput::default(),
+        parsed: ParsedOutput::default(),
+        cancelled: false,
+    };
+    cg.remove();
+    result
 }
 
 /// The run's started process tree: the pid mccbuild waits for, the tool's output streams and,
@@ -158,6 +171,7 @@ fn start_tree(spec: &mut ProcessSpec) -> io::Result<Started> {
             cores: &spec.cores,
             isolation: &isolation,
             cgroup: spec.cgroup.as_ref(),
+            memory_limit_bytes: spec.memory_limit_bytes,
         })?;
         return Ok((
             spawned.pid,
@@ -443,14 +457,14 @@ impl Ended {
     }
 }
 
-/// Waits for the main process, killing the tree at a limit (CPU time, memory, wall clock,
-/// output) or when cancelled.
+/// Waits for the main process, reading its output meanwhile, and kills the tree at a limit
+/// (CPU time, memory, wall clock, output) or when cancelled.
 fn supervise(
     spec: &ProcessSpec,
     pid: i32,
     start: Instant,
     sampler: &mut ProcSampler,
-    over_limit: &AtomicBool,
+    output: &mut Output,
 ) -> io::Result<Ended> {
     let fallback = spec.cgroup.is_none();
     let pidfd = pidfd_open(pid);
@@ -461,7 +475,10 @@ fn supervise(
         killed_for: None,
         cancelled: false,
     };
+    // The first check after 1 ms: nothing can have passed a limit before (and most short runs
+    // have ended by then).
     let mut interval = Duration::from_millis(1);
+    let mut next_check = Instant::now() + interval;
     let result = loop {
         // SAFETY: wait4 on our own child, with valid pointers.
         let r = unsafe { libc::wait4(pid, &mut ended.status, libc::WNOHANG, &mut ended.usage) };
@@ -474,41 +491,156 @@ fn supervise(
                 break Err(err);
             }
         }
-        if ended.killed_for.is_none() && !ended.cancelled {
-            let cpu = match &spec.cgroup {
-                Some(cg) => cg.cpu_time_s().unwrap_or(0.0),
-                None => sampler.sample().0,
-            };
-            let reason = if cpu >= spec.cpu_limit_s {
-                Some(Termination::CpuLimit)
-            } else if spec.cgroup.as_ref().is_some_and(|cg| cg.oom_killed())
-                || (fallback && sampler.peak_rss >= spec.memory_limit_bytes)
-            {
-                Some(Termination::MemoryLimit)
-            } else if start.elapsed() >= spec.wall_limit {
-                Some(Termination::WallLimit)
-            } else if over_limit.load(Ordering::Relaxed) {
-                Some(Termination::OutputLimit)
-            } else {
-                None
-            };
-            if spec.cancel.load(Ordering::Relaxed) {
-                ended.cancelled = true;
-                kill_tree(&spec.cgroup, pid, sampler);
-            } else if let Some(reason) = reason {
-                ended.killed_for = Some(reason);
-                kill_tree(&spec.cgroup, pid, sampler);
+        if Instant::now() >= next_check {
+            if ended.killed_for.is_none() && !ended.cancelled {
+                let cpu = match &spec.cgroup {
+                    Some(cg) => cg.cpu_time_s().unwrap_or(0.0),
+                    None => sampler.sample().0,
+                };
+                let reason = if cpu >= spec.cpu_limit_s {
+                    Some(Termination::CpuLimit)
+                } else if spec.cgroup.as_ref().is_some_and(|cg| cg.oom_killed())
+                    || (fallback && sampler.peak_rss >= spec.memory_limit_bytes)
+                {
+                    Some(Termination::MemoryLimit)
+                } else if start.elapsed() >= spec.wall_limit {
+                    Some(Termination::WallLimit)
+                } else if output.total > spec.output_limit {
+                    Some(Termination::OutputLimit)
+                } else {
+                    None
+                };
+                if spec.cancel.load(Ordering::Relaxed) {
+                    ended.cancelled = true;
+                    kill_tree(&spec.cgroup, pid, sampler);
+                } else if let Some(reason) = reason {
+                    ended.killed_for = Some(reason);
+                    kill_tree(&spec.cgroup, pid, sampler);
+                }
             }
+            // Check often at first (short runs end fast), then settle at 20 ms.
+            next_check = Instant::now() + interval;
+            interval = (interval * 2).min(Duration::from_millis(20));
         }
-        wait_readable(pidfd, interval);
-        // Check often at first (short runs end fast), then settle at 20 ms.
-        interval = (interval * 2).min(Duration::from_millis(20));
+        let before = output.total;
+        output.wait_and_read(pidfd, Some(next_check));
+        if before <= spec.output_limit && output.total > spec.output_limit {
+            // Past the output limit: checked (and killed) at once.
+            next_check = Instant::now();
+        }
     };
     if pidfd >= 0 {
         // SAFETY: closing the fd we opened.
         unsafe { libc::close(pidfd) };
     }
     result.map(|()| ended)
+}
+
+/// The run's stdout and stderr, read by the thread that supervises the run as output comes (no
+/// reader threads: on a short run, making and ending two threads cost more than the run).
+struct Output {
+    streams: [OutputStream; 2],
+    /// Bytes read from both so far.
+    total: u64,
+    /// Past this total, what is read is dropped (the monitor kills the tree for it).
+    limit: u64,
+    buf: Vec<u8>,
+}
+
+struct OutputStream {
+    file: std::fs::File,
+    /// Not at its end yet.
+    open: bool,
+    capture: Capture,
+}
+
+impl Output {
+    fn new(
+        stdout: std::fs::File,
+        stderr: std::fs::File,
+        capture_bytes: usize,
+        limit: u64,
+    ) -> Output {
+        let stream = |file, is_stdout| OutputStream {
+            file,
+            open: true,
+            capture: Capture::new(is_stdout, capture_bytes),
+        };
+        Output {
+            streams: [stream(stdout, true), stream(stderr, false)],
+            total: 0,
+            limit,
+            // Grown when a read fills it (most runs print little: 64 KB zeroed up front were
+            // 16 page faults of every run).
+            buf: vec![0u8; 4096],
+        }
+    }
+
+    /// Waits until the run's main process ends (`pidfd` readable; -1: none, the wait is only
+    /// bounded), output arrives, or `until` (None: no bound), and reads once from each stream
+    /// that has output.
+    fn wait_and_read(&mut self, pidfd: i32, until: Option<Instant>) {
+        let fd = |s: &OutputStream| if s.open { s.file.as_raw_fd() } else { -1 };
+        let mut fds = [pidfd, fd(&self.streams[0]), fd(&self.streams[1])].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        // Rounded up: a wake-up before `until` only loops once more.
+        let timeout = until.map_or(-1, |until| {
+            until
+                .saturating_duration_since(Instant::now())
+                .as_micros()
+                .div_ceil(1000)
+                .min(i32::MAX as u128) as i32
+        });
+        // SAFETY: three valid pollfds (negative fds are ignored).
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, timeout) } <= 0 {
+            return;
+        }
+        for i in 0..2 {
+            if fds[i + 1].revents != 0 {
+                self.read_once(i);
+            }
+        }
+    }
+
+    /// One read from stream `i` (poll said it would not block). As before this thread read
+    /// the streams: what comes past the output limit is counted, not kept.
+    fn read_once(&mut self, i: usize) {
+        let stream = &mut self.streams[i];
+        match (&stream.file).read(&mut self.buf) {
+            Ok(0) => stream.open = false,
+            Ok(n) => {
+                stream.capture.bytes += n as u64;
+                self.total += n as u64;
+                if self.total <= self.limit {
+                    stream.capture.feed(&self.buf[..n]);
+                }
+                // A full read: more is coming, in larger reads (up to a pipe's 64 KB).
+                if n == self.buf.len() && n < 64 * 1024 {
+                    self.buf.resize(n * 2, 0);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => stream.open = false,
+        }
+    }
+
+    /// Reads both streams to their end (every writer is gone: the tree is empty) and gives
+    /// what was kept of stdout (with its answers) and of stderr.
+    fn finish(
+        mut self,
+    ) -> (
+        (CapturedOutput, ParsedOutput),
+        (CapturedOutput, ParsedOutput),
+    ) {
+        while self.streams.iter().any(|s| s.open) {
+            self.wait_and_read(-1, None);
+        }
+        let [out, err] = self.streams;
+        (out.capture.finish(), err.capture.finish())
+    }
 }
 
 /// The tree's CPU time and peak memory (its cgroups', else sampled from /proc and rusage), and
@@ -596,81 +728,86 @@ fn pidfd_open(pid: i32) -> i32 {
     unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }
 }
 
-fn wait_readable(fd: i32, timeout: Duration) {
-    if fd < 0 {
-        std::thread::sleep(timeout);
-        return;
-    }
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-}
-
-/// Reads one output stream: keeps its head and tail, feeds stdout to the answer parser, and
-/// raises the flag when the run's total output passes the limit.
-pub(crate) fn spawn_reader(
-    mut stream: impl Read + Send + 'static,
+/// Reads a whole stream (a file) as a run's output is kept: its head and tail, stdout fed to
+/// the answer parser.
+pub(crate) fn capture_all(
+    mut stream: impl Read,
     is_stdout: bool,
     capture_bytes: usize,
-    limit: u64,
-    total: Arc<AtomicU64>,
-    over: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<(CapturedOutput, ParsedOutput)> {
-    std::thread::spawn(move || {
-        let half = capture_bytes / 2;
-        let mut head: Vec<u8> = Vec::new();
-        let mut tail: VecDeque<u8> = VecDeque::new();
-        let mut parser = OutputParser::new();
-        let mut bytes: u64 = 0;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match stream.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            let chunk = &buf[..n];
-            bytes += n as u64;
-            let so_far = total.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-            if so_far > limit {
-                over.store(true, Ordering::Relaxed);
-                continue; // drain without keeping: the monitor kills the tree
+) -> (CapturedOutput, ParsedOutput) {
+    let mut capture = Capture::new(is_stdout, capture_bytes);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                capture.bytes += n as u64;
+                capture.feed(&buf[..n]);
             }
-            if is_stdout {
-                parser.feed(chunk);
-            }
-            let to_head = (half.saturating_sub(head.len())).min(chunk.len());
-            head.extend_from_slice(&chunk[..to_head]);
-            tail.extend(&chunk[to_head..]);
-            while tail.len() > half {
-                let excess = tail.len() - half;
-                tail.drain(..excess);
-            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
-        let truncated = bytes > (head.len() + tail.len()) as u64;
-        let mut text = String::from_utf8_lossy(&head).into_owned();
+    }
+    capture.finish()
+}
+
+/// What is kept of one output stream: its first and last `capture_bytes / 2` bytes, and, for
+/// stdout, the answers parsed as it streams.
+struct Capture {
+    half: usize,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    parser: Option<OutputParser>,
+    /// Bytes of the stream, kept or not (counted by the reader).
+    bytes: u64,
+}
+
+impl Capture {
+    fn new(is_stdout: bool, capture_bytes: usize) -> Capture {
+        Capture {
+            half: capture_bytes / 2,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            parser: is_stdout.then(OutputParser::new),
+            bytes: 0,
+        }
+    }
+
+    /// Keeps what it must of `chunk` (the reader counts it in `bytes`).
+    fn feed(&mut self, chunk: &[u8]) {
+        if let Some(parser) = &mut self.parser {
+            parser.feed(chunk);
+        }
+        let to_head = (self.half.saturating_sub(self.head.len())).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..to_head]);
+        self.tail.extend(&chunk[to_head..]);
+        while self.tail.len() > self.half {
+            let excess = self.tail.len() - self.half;
+            self.tail.drain(..excess);
+        }
+    }
+
+    fn finish(self) -> (CapturedOutput, ParsedOutput) {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let truncated = self.bytes > kept;
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
         if truncated {
             text.push_str(&format!(
                 "\n[... {} bytes not kept ...]\n",
-                bytes - (head.len() + tail.len()) as u64
+                self.bytes - kept
             ));
         }
-        let tail: Vec<u8> = tail.into_iter().collect();
+        let tail: Vec<u8> = self.tail.into_iter().collect();
         text.push_str(&String::from_utf8_lossy(&tail));
         (
             CapturedOutput {
                 text,
-                bytes,
+                bytes: self.bytes,
                 truncated,
             },
-            parser.finish(),
+            self.parser.map(OutputParser::finish).unwrap_or_default(),
         )
-    })
+    }
 }
 
 /// The fallback's view of a session: CPU and memory from /proc.
@@ -751,4 +888,78 @@ fn clock_ticks() -> f64 {
 fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process of `script` (sh) under the fallback (no cgroups, no root needed), with these
+    /// output caps.
+    fn run_sh(script: &str, output_limit: u64, capture_bytes: usize) -> ProcessResult {
+        run_process(
+            ProcessSpec {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".into(), script.into()],
+                cwd: std::env::temp_dir(),
+                env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+                cpu_limit_s: 60.0,
+                memory_limit_bytes: 1 << 30,
+                wall_limit: Duration::from_secs(60),
+                output_limit,
+                capture_bytes,
+                cores: Vec::new(),
+                pids_limit: 4096,
+                cgroup: None,
+                isolation: None,
+                user: None,
+                cancel: Arc::new(AtomicBool::new(false)),
+            },
+            &|| {},
+        )
+        .unwrap()
+    }
+
+    /// Both streams are read by the supervising thread as they fill: a tool writing more than
+    /// a pipe holds to stderr, then to stdout, then to both, is never blocked, every byte is
+    /// counted, the head and tail of each are kept and stdout's answers are parsed.
+    #[test]
+    fn both_streams_are_read_as_they_come_and_kept_head_and_tail() {
+        let r = run_sh(
+            "head -c 300000 /dev/zero | tr '\\0' e >&2; \
+             echo 'STATE_SPACE STATES 42 TECHNIQUES X'; \
+             head -c 300000 /dev/zero | tr '\\0' o; \
+             head -c 200000 /dev/zero | tr '\\0' E >&2; echo; echo last line",
+            256 << 20,
+            1024,
+        );
+        assert_eq!(r.measurement.termination, Termination::Exit { code: 0 });
+        assert_eq!(r.stderr.bytes, 500_000);
+        assert!(r.stderr.truncated);
+        assert!(r.stderr.text.starts_with(&"e".repeat(512)));
+        assert!(r.stderr.text.ends_with(&"E".repeat(512)));
+        assert_eq!(r.stdout.bytes, 35 + 300_000 + 1 + 10);
+        assert!(r.stdout.text.starts_with("STATE_SPACE STATES 42"));
+        assert!(r.stdout.text.ends_with("last line\n"));
+        assert!(!r.parsed.lines.is_empty(), "the answer is parsed");
+    }
+
+    /// Past the output limit (both streams together) the tree is killed at once and nothing
+    /// more is kept, what came before is.
+    #[test]
+    fn output_past_the_limit_kills_the_tree() {
+        let r = run_sh(
+            "echo first; while :; do head -c 65536 /dev/zero; head -c 65536 /dev/zero >&2; done",
+            1 << 20,
+            1024,
+        );
+        assert_eq!(r.measurement.termination, Termination::OutputLimit);
+        assert!(r.stdout.bytes + r.stderr.bytes > 1 << 20);
+        assert!(
+            r.stdout.text.starts_with("first\n"),
+            "{:?}",
+            &r.stdout.text[..20]
+        );
+        assert!(r.measurement.wall_time_s < 30.0);
+    }
 }

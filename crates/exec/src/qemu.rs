@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::local::wall_limit;
-use crate::process::spawn_reader;
+use crate::process::capture_all;
 use crate::{host_name, now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
 use mccbuild_core::hex;
 use mccbuild_core::{CapturedOutput, Measurement, Termination};
@@ -1026,16 +1026,7 @@ fn read_output(
     capture: usize,
 ) -> (CapturedOutput, mccbuild_core::protocol::ParsedOutput) {
     match fs::File::open(path) {
-        Ok(file) => spawn_reader(
-            file,
-            is_stdout,
-            capture,
-            u64::MAX,
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .join()
-        .unwrap_or_default(),
+        Ok(file) => capture_all(file, is_stdout, capture),
         Err(_) => Default::default(),
     }
 }

@@ -8,18 +8,21 @@
 //! the process that calls it), so a run is one fork and one exit shorter, and the init hands the
 //! tool's wait status to mccbuild itself, through a page they share ([`StatusSlot`]).
 //!
-//! The thread that cloned it knows its pid at once: it pins it to the run's cores and moves it
-//! into the run's cgroup v1 groups (a write to `cgroup.procs`, the only way into v1; the first
-//! after a quiet while waits for an RCU grace period) while the process builds its view of the
-//! files, then opens the gate: one byte, which carries the run's network and IPC namespaces
-//! (made by a thread meanwhile) as file descriptors, SCM_RIGHTS on a socket pair. The process
-//! forks nothing and executes nothing before it read that byte, so nothing of the tool runs
-//! outside the run's cgroups; it then enters those namespaces (`setns`), or makes its own if
-//! they could not be made. If the pin or a move fails the process is killed and reaped, and the
-//! run is an infrastructure failure. A failure of the process before the tool executed comes
-//! back as an errno (with the step in its high bits, see
-//! [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the standard
-//! library's `Command` reports one.
+//! It is born in the run's cgroup v1 groups too: for the clone, the cloning thread moves itself
+//! (itself alone: a write of `0` to each group's `tasks`) into them, and back right after
+//! ([`RunCgroup::enter_v1_as_thread`]). Moving the process instead, a write of its pid to
+//! `cgroup.procs`, takes the kernel's global thread-group semaphore, whose first writer after a
+//! quiet while waits for an RCU grace period (6-14 ms here). Once back, the thread pins the
+//! process to the run's cores and sets the run's memory limit while the process builds its view
+//! of the files, then opens the gate: one byte, which carries the run's network and IPC
+//! namespaces (made by a thread meanwhile) as file descriptors, SCM_RIGHTS on a socket pair.
+//! The process forks nothing and executes nothing before it read that byte, so nothing of the
+//! tool runs before it is pinned and limited; it then enters those namespaces (`setns`), or
+//! makes its own if they could not be made. If the pin, the limit or the thread's way back
+//! fails the process is killed and reaped, and the run is an infrastructure failure. A failure
+//! of the process before the tool executed comes back as an errno (with the step in its high
+//! bits, see [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the
+//! standard library's `Command` reports one.
 
 use std::ffi::{c_char, CString};
 use std::fs::File;
@@ -45,6 +48,9 @@ pub(crate) struct Launch<'a> {
     pub namespaces: Option<crate::isolation::PendingNamespaces>,
     /// The run's groups (None: none, as for the probe).
     pub cgroup: Option<&'a RunCgroup>,
+    /// The run's memory limit, set once the process is in its groups (see
+    /// [`RunCgroup::enter_v1_as_thread`]) and before its gate opens.
+    pub memory_limit_bytes: u64,
 }
 
 /// A started run: its init (mccbuild's child) and the tool's output streams.
@@ -193,6 +199,12 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         cgroup: v2.as_ref().map_or(0, |f| f.as_raw_fd() as u64),
         ..CloneArgs::default()
     };
+    // This thread joins the run's cgroup v1 groups for the clone: the process is born in them
+    // (and in its v2 group: CLONE_INTO_CGROUP), no move of it is needed.
+    let in_groups = match launch.cgroup {
+        Some(cgroup) => Some(cgroup.enter_v1_as_thread()?),
+        None => None,
+    };
     // SAFETY: clone3 without CLONE_VM or a stack is a fork: the child runs on a copy of this
     // thread's stack and only makes system calls on `child` (prepared above) until it executes
     // the tool or exits.
@@ -207,21 +219,52 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
         // SAFETY: in the child, see above.
         unsafe { child_main(&child) }
     }
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let pid = pid as libc::pid_t;
+    let cloned = if pid < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid as libc::pid_t)
+    };
+    // Back at once: the thread leaves before anything else (nothing of mccbuild stays in the
+    // run's groups, see `enter_v1_as_thread`).
+    let left = in_groups.map_or(Ok(()), crate::cgroup::ThreadInGroup::leave);
+    let pid = match (cloned, &left) {
+        (Ok(pid), _) => pid,
+        (Err(e), Ok(())) => return Err(e),
+        (Err(e), Err(l)) => return Err(io::Error::other(format!("{e}; {l}"))),
+    };
     drop((stdin, out_w, err_w, report_w, gate_r, alive_r, v2));
     // Pinned from here, not by itself: a process pinning itself waits until the core runs it
     // (milliseconds when another process holds the core); this thread does not wait for that.
-    let started = crate::process::pin_process(pid, launch.cores)
-        .map_err(|e| {
-            io::Error::other(format!(
-                "cannot pin the run to cores {:?}: {e}",
-                launch.cores
-            ))
+    let started = left
+        .and_then(|()| {
+            crate::process::pin_process(pid, launch.cores).map_err(|e| {
+                io::Error::other(format!(
+                    "cannot pin the run to cores {:?}: {e}",
+                    launch.cores
+                ))
+            })
         })
-        .and_then(|()| place_and_release(launch.cgroup, pid, gate_w, launch.namespaces))
+        .and_then(|()| match launch.cgroup {
+            Some(cgroup) => cgroup
+                .set_memory_limit(launch.memory_limit_bytes)
+                .map_err(|e| {
+                    // The kernel refuses a limit below what the group uses already.
+                    let kind = if e.raw_os_error() == Some(libc::EBUSY) {
+                        io::ErrorKind::OutOfMemory
+                    } else {
+                        io::ErrorKind::Other
+                    };
+                    io::Error::new(
+                        kind,
+                        format!(
+                            "cannot set the run's memory limit of {} bytes: {e}",
+                            launch.memory_limit_bytes
+                        ),
+                    )
+                }),
+            None => Ok(()),
+        })
+        .and_then(|()| release(gate_w, launch.namespaces))
         .and_then(|()| read_report(File::from(report_r)));
     // Held until the tool executed (see `isolation::become_init`).
     drop(alive_w);
@@ -302,20 +345,14 @@ fn read_report(mut report: File) -> io::Result<()> {
     }
 }
 
-/// Moves the run's process into its cgroup v1 groups (it is in its v2 group since the clone),
-/// then opens the gate, handing over the run's network and IPC namespaces with the byte when
-/// they were made; closing the gate without the byte makes the process give up.
-fn place_and_release(
-    cgroup: Option<&RunCgroup>,
-    pid: libc::pid_t,
+/// Opens the gate, handing over the run's network and IPC namespaces with the byte when they
+/// were made; closing the gate without the byte makes the process give up.
+fn release(
     gate: OwnedFd,
     namespaces: Option<crate::isolation::PendingNamespaces>,
 ) -> io::Result<()> {
-    if let Some(cgroup) = cgroup {
-        cgroup.move_into_v1(pid)?;
-    }
     // A failure to make them costs only the overlap: the process makes its own.
-    let namespaces = namespaces.and_then(|thread| thread.join().ok()?.ok());
+    let namespaces = namespaces.and_then(|pending| pending.join().ok());
     send_gate(&gate, namespaces.as_ref().map(|n| n.fds()))
 }
 
@@ -471,17 +508,28 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// # Safety
 /// In the child of `clone3`: system calls only, on data prepared before the clone.
 unsafe fn child_main(c: &ChildData) -> ! {
-    let code = match start(c) {
-        Ok(()) => exec(c),
-        Err(e) => e.raw_os_error().unwrap_or(0),
-    };
+    let code = start(c).raw_os_error().unwrap_or(0);
     libc::write(c.report, (&code as *const i32).cast(), 4);
     libc::_exit(127)
 }
 
+/// The tool's process (see [`crate::isolation::ToolStart`]): executes the tool, or reports why
+/// it could not and exits.
+///
+/// # Safety
+/// `arg` is the run's `ChildData`; see [`child_main`].
+unsafe fn tool_main(arg: *const libc::c_void) -> ! {
+    let c = &*(arg as *const ChildData);
+    let code = exec(c);
+    libc::write(c.report, (&code as *const i32).cast(), 4);
+    libc::_exit(127)
+}
+
+/// Returns only on a failure (see [`crate::isolation::Prepared::enter`]).
+///
 /// # Safety
 /// See [`child_main`].
-unsafe fn start(c: &ChildData) -> io::Result<()> {
+unsafe fn start(c: &ChildData) -> io::Error {
     let fail = || {
         let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
         io::Error::from_raw_os_error(errno | (STEP_START << 16))
@@ -489,7 +537,7 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
     // Dies with the thread that started it (mccbuild's death included); if mccbuild died
     // already, the gate is closed without the byte and it gives up there.
     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-        return Err(fail());
+        return fail();
     }
     for fd in c.parent_ends {
         libc::close(fd);
@@ -497,10 +545,10 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
     // mccbuild's standard streams are open (the Rust runtime makes sure), so these pipes are
     // above 2 and dup2 never clobbers one of them.
     if libc::dup2(c.stdin, 0) < 0 || libc::dup2(c.stdout, 1) < 0 || libc::dup2(c.stderr, 2) < 0 {
-        return Err(fail());
+        return fail();
     }
     if libc::setsid() < 0 {
-        return Err(fail());
+        return fail();
     }
     // As the standard library's `Command`: nothing blocked, SIGPIPE by default (mccbuild
     // ignores it).
@@ -513,7 +561,11 @@ unsafe fn start(c: &ChildData) -> io::Result<()> {
         rlim_max: 0,
     };
     libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-    c.isolation.enter(c.gate, c.alive, c.slot)
+    let tool = crate::isolation::ToolStart {
+        start: tool_main,
+        arg: (c as *const ChildData).cast(),
+    };
+    c.isolation.enter(c.gate, c.alive, c.slot, &tool)
 }
 
 /// Executes the tool (the first candidate that exists); returns the errno if none could be.
