@@ -43,6 +43,10 @@ pub struct Session {
     pub binary: Digest,
     /// Per planned run: whether its record is in the store.
     pub(crate) stored: Vec<bool>,
+    /// Per planned run, its record's content digest as the index said when the session opened
+    /// (or when [`Session::record_digests`] last looked), and the results key of those: found
+    /// once, used by whoever needs them while the index is unchanged.
+    records: std::sync::Mutex<RecordDigests>,
     /// Runs in the store to execute again (`run --rerun`), with the digest of the record each
     /// replaces: that record stays, and counts, until the new one is written.
     pub(crate) redo: BTreeMap<usize, Digest>,
@@ -202,14 +206,26 @@ impl Session {
         }
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
-        let found = stored_runs(&plan, &index);
+        let (stored, digests) = stored_runs(&plan, &index);
         drop(t);
+        let mut records = RecordDigests {
+            version: index.version(),
+            digests: digests.into(),
+            results_key: None,
+        };
         if let Some(fingerprints) =
             fingerprints.filter(|_| warnings.is_empty() && corrupt.is_empty())
         {
-            remember_noop(&plan, &store, &index, &found, &binary, &fingerprints);
+            remember_noop(
+                &plan,
+                &store,
+                &index,
+                &stored,
+                &mut records,
+                &binary,
+                &fingerprints,
+            );
         }
-        let stored = found.into_iter().map(|d| d.is_some()).collect();
         Ok(Session {
             plan,
             store,
@@ -220,6 +236,7 @@ impl Session {
             warnings,
             binary,
             stored,
+            records: std::sync::Mutex::new(records),
             redo: BTreeMap::new(),
         })
     }
@@ -342,27 +359,25 @@ impl Session {
     }
 
     pub fn summary(&self, selection: &[usize]) -> PlanSummary {
-        let mut summary = PlanSummary::default();
-        for tool in &self.plan.contest.tools {
-            summary.by_tool.insert(tool.name.clone(), Counts::default());
-        }
+        // Counted by tool number, then named.
+        let mut by_tool = vec![Counts::default(); self.plan.contest.tools.len()];
         for &i in selection {
-            let run = &self.plan.runs[i];
-            let cached = self.is_stored(i);
-            let counts = summary
-                .by_tool
-                .get_mut(&self.plan.contest.tools[run.tool].name)
-                .expect("every tool is listed");
-            for c in [&mut summary.runs, &mut counts.runs] {
-                *c += 1;
+            let counts = &mut by_tool[self.plan.runs[i].tool];
+            counts.runs += 1;
+            match self.is_stored(i) {
+                true => counts.cached += 1,
+                false => counts.to_run += 1,
             }
-            if cached {
-                summary.cached += 1;
-                counts.cached += 1;
-            } else {
-                summary.to_run += 1;
-                counts.to_run += 1;
-            }
+        }
+        let mut summary = PlanSummary::default();
+        for (tool, counts) in self.plan.contest.tools.iter().zip(by_tool) {
+            summary.runs += counts.runs;
+            summary.cached += counts.cached;
+            summary.to_run += counts.to_run;
+            let listed = summary.by_tool.entry(tool.name.clone()).or_default();
+            listed.runs += counts.runs;
+            listed.cached += counts.cached;
+            listed.to_run += counts.to_run;
         }
         summary
     }
@@ -384,8 +399,32 @@ impl Session {
     /// The key of the results of the plan with the index as it is now (runs recorded by this
     /// command included): docs/cache.md, "Cached results".
     pub fn results_key(&self) -> Digest {
-        let digests = stored_runs(&self.plan, &self.index);
-        crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary)
+        let mut guard = self.current_records();
+        let records = &mut *guard;
+        *records.results_key.get_or_insert_with(|| {
+            let _t = phase("results key");
+            crate::results_cache::results_key(&self.plan, &records.digests, &self.binary)
+        })
+    }
+
+    /// Per planned run, its record's content digest (`None`: not stored), as the index says
+    /// now: looked up when the session opened, and again only after the index changed.
+    pub fn record_digests(&self) -> std::sync::Arc<[Option<Digest>]> {
+        self.current_records().digests.clone()
+    }
+
+    /// The record digests of the index as it is now (looked up again if it changed since).
+    fn current_records(&self) -> std::sync::MutexGuard<'_, RecordDigests> {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        if records.version != self.index.version() {
+            let _t = phase("stored runs");
+            *records = RecordDigests {
+                version: self.index.version(),
+                digests: stored_runs(&self.plan, &self.index).1.into(),
+                results_key: None,
+            };
+        }
+        records
     }
 
     /// The answer parser's diagnostics of the given planned runs that are in the store's index
@@ -600,22 +639,45 @@ pub fn machine_problems_of(contest: &Contest) -> Problems {
     problems
 }
 
-/// Per planned run: `Some` when it is stored, with its record's digest (one index lookup per
-/// run, on every core: 300,000 lookups in a table of tens of megabytes).
-fn stored_runs(plan: &Plan, index: &Index) -> Vec<Option<Option<Digest>>> {
-    let mut found: Vec<Option<Option<Digest>>> = vec![None; plan.runs.len()];
+/// Per planned run's record, as an index said at one of its versions ([`Index::version`]).
+struct RecordDigests {
+    version: u64,
+    /// Per planned run: its record's content digest (`None`: not stored).
+    digests: std::sync::Arc<[Option<Digest>]>,
+    /// The results key of the plan with these records, once computed.
+    results_key: Option<Digest>,
+}
+
+/// Per planned run: whether it is stored, and its record's content digest (one index lookup
+/// per run, on every core: 300,000 lookups in a table of tens of megabytes).
+fn stored_runs(plan: &Plan, index: &Index) -> (Vec<bool>, Vec<Option<Digest>>) {
+    let n = plan.runs.len();
+    let mut stored = vec![false; n];
+    let mut digests: Vec<Option<Digest>> = vec![None; n];
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = plan.runs.len().div_ceil(threads).max(16 * 1024);
+    let chunk = n.div_ceil(threads).max(16 * 1024);
     std::thread::scope(|scope| {
-        for (runs, out) in plan.runs.chunks(chunk).zip(found.chunks_mut(chunk)) {
+        for ((runs, stored), digests) in plan
+            .runs
+            .chunks(chunk)
+            .zip(stored.chunks_mut(chunk))
+            .zip(digests.chunks_mut(chunk))
+        {
             scope.spawn(move || {
-                for (run, slot) in runs.iter().zip(out) {
-                    *slot = index.lookup(&run.key);
-                }
+                index.lookup_each(
+                    runs.len(),
+                    |i| &runs[i].key,
+                    |i, found| {
+                        if let Some(found) = found {
+                            stored[i] = true;
+                            digests[i] = found;
+                        }
+                    },
+                );
             });
         }
     });
-    found
+    (stored, digests)
 }
 
 /// The contest's plan, its executor and the digest of the running binary: from the plan
@@ -705,12 +767,12 @@ fn remember_noop(
     plan: &Plan,
     store: &Store,
     index: &Index,
-    found: &[Option<Option<Digest>>],
+    stored: &[bool],
+    records: &mut RecordDigests,
     binary: &Digest,
     fingerprints: &Fingerprints,
 ) {
-    if !plan.problems.0.is_empty() || !plan.left_out.is_empty() || found.iter().any(Option::is_none)
-    {
+    if !plan.problems.0.is_empty() || !plan.left_out.is_empty() || stored.contains(&false) {
         return;
     }
     let _t = phase("no-op: remember");
@@ -734,7 +796,9 @@ fn remember_noop(
     let remembered = crate::noop::Remembered {
         runs: plan.runs.len(),
         by_tool,
-        results: crate::results_cache::results_key(plan, |i| found[i].flatten(), binary),
+        results: *records.results_key.get_or_insert_with(|| {
+            crate::results_cache::results_key(plan, &records.digests, binary)
+        }),
         loose: index.loose_records(),
     };
     let _ = std::fs::create_dir_all(store.meta_dir());
