@@ -114,7 +114,7 @@ impl Session {
         use_snapshot: bool,
     ) -> Result<Session, Error> {
         let (contest, store, lock) = begin(manifest, lock)?;
-        Session::open_begun(contest, store, lock, use_snapshot)
+        Session::open_begun(contest, store, lock, use_snapshot, None)
     }
 
     /// For `run` and `plan` without a filter: the no-op remembered for the contest at
@@ -128,7 +128,8 @@ impl Session {
         podium: bool,
     ) -> Result<Opening, Error> {
         let (contest, store, lock) = begin(manifest, lock)?;
-        if let Some(remembered) = recall(&contest, &store) {
+        let (recalled, taken) = recall(&contest, &store);
+        if let Some(remembered) = recalled {
             let report = match podium {
                 true => crate::results_cache::load(&store, &remembered.results),
                 false => None,
@@ -140,10 +141,12 @@ impl Session {
                     lock,
                     remembered,
                     report,
+                    taken,
                 })));
             }
         }
-        Session::open_begun(contest, store, lock, true)
+        // The fingerprints taken to recall the no-op are those the plan snapshot is read under.
+        Session::open_begun(contest, store, lock, true, taken)
             .map(Session::warn)
             .map(|s| Opening::Session(Box::new(s)))
     }
@@ -153,6 +156,7 @@ impl Session {
         store: Store,
         lock: Option<StoreLock>,
         use_snapshot: bool,
+        known: Option<Taken>,
     ) -> Result<Session, Error> {
         let had_index = store.index_path().exists();
         let mut warnings: Vec<String> = Vec::new();
@@ -162,7 +166,7 @@ impl Session {
             std::thread::spawn(move || Index::load(&store))
         };
         let (plan, executor, binary, fingerprints) =
-            plan_of(contest, &store, use_snapshot, &mut warnings)?;
+            plan_of(contest, &store, use_snapshot, known, &mut warnings)?;
         let t = phase("index load");
         let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
             let mut index = Index::load(&store);
@@ -530,13 +534,16 @@ pub struct Noop {
     pub remembered: crate::noop::Remembered,
     /// The cached podium report it names, when asked for.
     pub report: Option<ScoresReport>,
+    /// The fingerprints it was recalled under.
+    taken: Option<Taken>,
 }
 
 impl Noop {
     /// The session in full, for a command that needs more than the no-op (the store's lock
     /// kept), its warnings said.
     pub fn into_session(self) -> Result<Session, Error> {
-        Session::open_begun(self.contest, self.store, self.lock, true).map(Session::warn)
+        Session::open_begun(self.contest, self.store, self.lock, true, self.taken)
+            .map(Session::warn)
     }
 
     /// `mccbuild plan`'s counts: every run stored.
@@ -587,31 +594,40 @@ impl Noop {
 /// The no-op remembered for `contest` if it is keyed by the files as they are now: the plan's
 /// fingerprint, the answers' stamps and the store files' stamps give its key (docs/cache.md,
 /// "The remembered no-op"); none of them too fresh to be trusted.
-fn recall(contest: &Contest, store: &Store) -> Option<crate::noop::Remembered> {
+/// Also the fingerprints it took, when it took them (for the session opened when it was no
+/// hit: its plan snapshot is read under them).
+fn recall(contest: &Contest, store: &Store) -> (Option<crate::noop::Remembered>, Option<Taken>) {
     if contest.executor.kind == ExecutorKind::Qemu || !store.notes.is_empty() {
-        return None;
+        return (None, None);
     }
     let _t = phase("no-op: recall");
     let path = crate::noop::path(&store.meta_dir(), &contest.manifest_path);
-    let (key, store_files, remembered) = crate::noop::read(&path)?;
-    let executor = executor_for(contest, &mut DigestCache::in_memory()).ok()?;
-    let exe = std::env::current_exe().ok()?;
-    let plan = Fingerprint::of(
-        contest,
-        &executor.key_ingredients(),
-        ArchiveLimits::default(),
-        &exe,
-    );
-    let answers = snapshot::answers_fingerprint(contest);
+    let Some((key, store_files, remembered)) = crate::noop::read(&path) else {
+        return (None, None);
+    };
+    let Ok(executor) = executor_for(contest, &mut DigestCache::in_memory()) else {
+        return (None, None);
+    };
+    let exe = std::env::current_exe().unwrap_or_default();
+    let taken = Taken {
+        plan: Fingerprint::of(
+            contest,
+            &executor.key_ingredients(),
+            ArchiveLimits::default(),
+            &exe,
+        ),
+        answers: snapshot::answers_fingerprint(contest),
+    };
     let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &store_files);
-    if plan.racy || answers.racy || racy {
-        return None;
-    }
-    let hit = crate::noop::key(&plan.digest, &answers.digest, &files) == key;
-    hit.then(|| {
+    let hit = !taken.plan.racy
+        && !taken.answers.racy
+        && !racy
+        && crate::noop::key(&taken.plan.digest, &taken.answers.digest, &files) == key;
+    let remembered = hit.then(|| {
         let _t = phase("no-op: remembered");
         remembered
-    })
+    });
+    (remembered, Some(taken))
 }
 
 /// [`Session::machine_problems`] of a contest.
@@ -687,6 +703,7 @@ fn plan_of(
     contest: Contest,
     store: &Store,
     use_snapshot: bool,
+    known: Option<Taken>,
     warnings: &mut Vec<String>,
 ) -> Result<Planned, Error> {
     let digests = store.meta_dir().join("digests.bin");
@@ -701,11 +718,37 @@ fn plan_of(
     let limits = ArchiveLimits::default();
     let exe = std::env::current_exe().unwrap_or_default();
     let snapshot_path = snapshot::snapshot_path(&store.meta_dir(), &contest.manifest_path);
-    let t = phase("plan snapshot: fingerprint");
-    let fingerprint = Fingerprint::of(&contest, &ingredients, limits, &exe);
-    // Taken before the answers are read (as the fingerprint before the plan's files).
-    let answers = snapshot::answers_fingerprint(&contest);
+    // The fingerprints (stat calls) are taken while the snapshot is read (or were by
+    // `recall`), both before the answers are read (as the fingerprint before the plan's files).
+    let fingerprints_of = |contest: &Contest| match known {
+        Some(known) => known,
+        None => {
+            let _t = phase("plan snapshot: fingerprint");
+            Taken {
+                plan: Fingerprint::of(contest, &ingredients, limits, &exe),
+                answers: snapshot::answers_fingerprint(contest),
+            }
+        }
+    };
+    let t = phase("plan snapshot");
+    let (taken, loaded) = match use_snapshot {
+        true => {
+            let mut taken = None;
+            let (_, loaded) = snapshot::load(&snapshot_path, contest, |contest| {
+                let both = fingerprints_of(contest);
+                let plan = both.plan.clone();
+                taken = Some(both);
+                plan
+            });
+            (taken.expect("the fingerprints are taken"), loaded)
+        }
+        false => (fingerprints_of(&contest), Err(Box::new(contest))),
+    };
     drop(t);
+    let Taken {
+        plan: fingerprint,
+        answers,
+    } = taken;
     // What a remembered no-op of this plan would be keyed by (docs/cache.md, "The remembered
     // no-op"): nothing is remembered for a QEMU contest (its guest's digests are not in the
     // fingerprint's stamps) or while a stamp is too fresh.
@@ -714,12 +757,6 @@ fn plan_of(
             plan: fingerprint.digest,
             answers: answers.digest,
         });
-    let t = phase("plan snapshot");
-    let loaded = match use_snapshot {
-        true => snapshot::load(&snapshot_path, &fingerprint, contest),
-        false => Err(Box::new(contest)),
-    };
-    drop(t);
     let (plan, binary) = match loaded {
         Ok(hit) => {
             if let Some(mut cache) = cache.filter(|_| qemu) {
@@ -752,6 +789,14 @@ fn plan_of(
 /// What [`plan_of`] gives: the plan, its executor, the binary's digest, and what a remembered
 /// no-op of it would be keyed by (`None`: not to be remembered).
 type Planned = (Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>);
+
+/// The fingerprints of a contest's plan and of the answers every command reads besides it
+/// (crates/plan/src/snapshot.rs), from the files as they were when taken.
+#[derive(Clone)]
+pub struct Taken {
+    plan: Fingerprint,
+    answers: Fingerprint,
+}
 
 /// The digests a remembered no-op is keyed by besides the store's stamps.
 struct Fingerprints {
