@@ -632,10 +632,10 @@ impl Index {
         self.file.position(key)
     }
 
-    /// The file keys of one shard (a contiguous range: keys are sorted).
-    fn file_shard(&self, shard: usize) -> impl Iterator<Item = &RunKey> {
+    /// The positions of the file keys of one shard (a contiguous range: keys are sorted).
+    fn file_shard(&self, shard: usize) -> std::ops::Range<usize> {
         let buckets = &self.file.buckets;
-        (buckets[shard << 8] as usize..buckets[(shard + 1) << 8] as usize).map(|i| self.file.key(i))
+        buckets[shard << 8] as usize..buckets[(shard + 1) << 8] as usize
     }
 
     fn is_loose(&self, key: &RunKey) -> bool {
@@ -707,11 +707,16 @@ impl Index {
         // Loose records gone (a packed record is not in this folder).
         let gone: Vec<RunKey> =
             self.file_shard(shard)
-                .filter(|k| !present.contains(k) && !self.removed.contains(k) && self.is_loose(k))
-                .chain(added.iter().filter(|k| {
+                .filter(|&i| {
+                    let k = self.file.key(i);
+                    matches!(self.meta_at(i).place, Place::Loose(_))
+                        && !present.contains(k)
+                        && !self.removed.contains(k)
+                })
+                .map(|i| *self.file.key(i))
+                .chain(added.iter().copied().filter(|k| {
                     !present.contains(k) && self.added.contains_key(k) && self.is_loose(k)
                 }))
-                .copied()
                 .collect();
         let mut gone = gone;
         gone.sort_unstable();
@@ -775,6 +780,21 @@ impl Index {
         }
     }
 
+    /// [`Index::meta_of`] the file key at position `i` (without looking it up).
+    fn meta_at(&self, i: usize) -> Meta {
+        let key = self.file.key(i);
+        if let Some(m) = self.meta.get(key) {
+            return *m;
+        }
+        match self.added.contains_key(key) {
+            true => Meta::default(),
+            false => Meta {
+                digest: Some(self.file.digest(i)),
+                place: self.file_places[i],
+            },
+        }
+    }
+
     /// Stats every indexed loose record; reads again and checks those whose file changed since
     /// they were verified (docs/cache.md, "Self-verifying records").
     fn verify(&mut self, store: &Store, report: &mut LoadReport) {
@@ -784,21 +804,17 @@ impl Index {
             Place::Packed { .. } => None,
         };
         // The file's keys in file order (one shard folder after the other), compared with the
-        // stamps at the same positions: no lookup per key on a quiet store.
-        let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
+        // stamps at the same positions: no lookup per key.
         let mut moved = stat_moved(
             store,
             self.file.len(),
             |i| *self.file.key(i),
             |i| {
-                if quiet {
-                    return loose_stamp(self.file_places[i]);
+                let stamp = loose_stamp(self.meta_at(i).place)?;
+                match self.removed.contains(self.file.key(i)) {
+                    true => None,
+                    false => Some(stamp),
                 }
-                let key = self.file.key(i);
-                if self.removed.contains(key) {
-                    return None;
-                }
-                loose_stamp(self.meta_of(key).place)
             },
         );
         // Then the keys learnt since the file was written.
