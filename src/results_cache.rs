@@ -3,7 +3,7 @@
 
 use mccbuild_core::digest::{hex, Digest};
 use mccbuild_plan::manifest::ToolKind;
-use mccbuild_plan::Plan;
+use mccbuild_plan::{Plan, Run};
 use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;
 
@@ -12,7 +12,7 @@ const RESULTS_SCHEMA: u32 = 5;
 
 /// Runs per part of the results key hashed on its own (on any core; a fixed count, so the key
 /// does not depend on the machine).
-const RUNS_PER_PART: usize = 1 << 15;
+pub const RUNS_PER_PART: usize = 1 << 15;
 
 /// The key of a plan's results: everything scoring depends on. The rules text, the scoring
 /// shape of the contest (tools with family and kind, models with kind and size, which values each
@@ -22,9 +22,21 @@ const RUNS_PER_PART: usize = 1 << 15;
 /// prints the cached report; a stale report cannot be found.
 ///
 /// `record_digests` holds each planned run's record digest (`None`: not stored). The runs are
-/// hashed in parts of [`RUNS_PER_PART`] (each run a fixed-width record: examination instance,
-/// tool, key, digest), the parts on every core, and their digests go into the key in order.
+/// hashed in parts of [`RUNS_PER_PART`] ([`PartHasher`]), the parts on every core, and their
+/// digests go into the key in order ([`results_key_of_parts`]).
 pub fn results_key(plan: &Plan, record_digests: &[Option<Digest>], binary: &Digest) -> Digest {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    results_key_of_parts(plan, &runs_parts(plan, record_digests, threads), binary)
+}
+
+/// [`results_key`] from the digests of its parts of runs, in order (each made by a
+/// [`PartHasher`] from [`RUNS_PER_PART`] runs, the last from the rest).
+pub fn results_key_of_parts(plan: &Plan, parts: &[Digest], binary: &Digest) -> Digest {
+    assert_eq!(
+        parts.len(),
+        plan.runs.len().div_ceil(RUNS_PER_PART),
+        "one digest per part of the runs"
+    );
     // Streamed into the hasher through a small buffer (the encoding of 300,000 runs is tens
     // of megabytes): the same bytes, so the same key, as hashing them at once.
     let mut hasher = blake3::Hasher::new();
@@ -88,11 +100,57 @@ pub fn results_key(plan: &Plan, record_digests: &[Option<Digest>], binary: &Dige
     put(b"runs");
     put(&(plan.runs.len() as u64).to_le_bytes());
     hasher.update(&buf);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for part in runs_parts(plan, record_digests, threads) {
-        hasher.update(&part);
+    for part in parts {
+        hasher.update(part);
     }
     *hasher.finalize().as_bytes()
+}
+
+/// One part of the runs of a results key: each run as a fixed-width record (its examination
+/// instance, its tool, then 1 and its record's content digest, or 0 and its key when it is not
+/// stored), hashed through a buffer that stays in the cache.
+pub struct PartHasher {
+    hasher: blake3::Hasher,
+    buf: Vec<u8>,
+}
+
+impl Default for PartHasher {
+    fn default() -> PartHasher {
+        PartHasher {
+            hasher: blake3::Hasher::new(),
+            buf: Vec::with_capacity(1 << 16),
+        }
+    }
+}
+
+impl PartHasher {
+    /// The next run of the part, with its record's content digest (`None`: not stored).
+    pub fn add(&mut self, run: &Run, record: Option<&Digest>) {
+        if self.buf.len() + RUN_BYTES > self.buf.capacity() {
+            self.hasher.update(&self.buf);
+            self.buf.clear();
+        }
+        self.buf
+            .extend_from_slice(&(run.exam_instance as u64).to_le_bytes());
+        self.buf.extend_from_slice(&(run.tool as u64).to_le_bytes());
+        // A record's content digest stands for its key too (a record holds its run's key, and
+        // is verified against it).
+        match record {
+            Some(d) => {
+                self.buf.push(1);
+                self.buf.extend_from_slice(d);
+            }
+            None => {
+                self.buf.push(0);
+                self.buf.extend_from_slice(&run.key.0);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Digest {
+        self.hasher.update(&self.buf);
+        *self.hasher.finalize().as_bytes()
+    }
 }
 
 /// The digests of the parts of [`results_key`]'s runs, in order, hashed on `threads` threads.
@@ -113,37 +171,17 @@ fn runs_parts(plan: &Plan, record_digests: &[Option<Digest>], threads: usize) ->
     std::thread::scope(|scope| {
         for parts in mine {
             scope.spawn(move || {
-                // Through a buffer that stays in the cache.
-                let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
                 for (p, digest) in parts {
                     let start = p * RUNS_PER_PART;
                     let end = (start + RUNS_PER_PART).min(plan.runs.len());
-                    let mut hasher = blake3::Hasher::new();
-                    buf.clear();
+                    let mut part = PartHasher::default();
                     for (run, record) in plan.runs[start..end]
                         .iter()
                         .zip(&record_digests[start..end])
                     {
-                        if buf.len() + RUN_BYTES > buf.capacity() {
-                            hasher.update(&buf);
-                            buf.clear();
-                        }
-                        buf.extend_from_slice(&(run.exam_instance as u64).to_le_bytes());
-                        buf.extend_from_slice(&(run.tool as u64).to_le_bytes());
-                        buf.extend_from_slice(&run.key.0);
-                        match record {
-                            Some(d) => {
-                                buf.push(1);
-                                buf.extend_from_slice(d);
-                            }
-                            None => {
-                                buf.push(0);
-                                buf.extend_from_slice(&[0; 32]);
-                            }
-                        }
+                        part.add(run, record.as_ref());
                     }
-                    hasher.update(&buf);
-                    *digest = *hasher.finalize().as_bytes();
+                    *digest = part.finish();
                 }
             });
         }
@@ -151,8 +189,8 @@ fn runs_parts(plan: &Plan, record_digests: &[Option<Digest>], threads: usize) ->
     digests
 }
 
-/// Bytes of one run in a part of the results key.
-const RUN_BYTES: usize = 8 + 8 + 32 + 1 + 32;
+/// Bytes of one run in a part of the results key ([`PartHasher`]).
+const RUN_BYTES: usize = 8 + 8 + 1 + 32;
 
 /// Reads a cached results report (`store/results/<key>.json`), if there is one.
 pub fn load(store: &Store, key: &Digest) -> Option<ScoresReport> {
@@ -417,10 +455,12 @@ mod tests {
             changed("a record's digest", results_key(&plan, &digests, &binary));
             digests[i] = None;
             changed("a record gone", results_key(&plan, &digests, &binary));
-            digests[i] = was;
+            // The key of a run not stored (a stored run's key is in its record, whose
+            // digest is in the key).
             plan.runs[i].key.0[9] ^= 1;
             changed("a run's key", results_key(&plan, &digests, &binary));
             plan.runs[i].key.0[9] ^= 1;
+            digests[i] = was;
             plan.runs[i].tool = (plan.runs[i].tool + 1) % plan.contest.tools.len();
             changed("a run's tool", results_key(&plan, &digests, &binary));
             plan.runs[i].exam_instance += 1;

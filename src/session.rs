@@ -210,13 +210,8 @@ impl Session {
         }
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
-        let (stored, digests) = stored_runs(&plan, &index);
+        let (stored, mut records) = stored_runs(&plan, &index);
         drop(t);
-        let mut records = RecordDigests {
-            version: index.version(),
-            digests: digests.into(),
-            results_key: None,
-        };
         if let Some(fingerprints) =
             fingerprints.filter(|_| warnings.is_empty() && corrupt.is_empty())
         {
@@ -341,6 +336,9 @@ impl Session {
                 )));
             }
         }
+        if filter.is_empty() {
+            return Ok((0..self.plan.runs.len()).collect());
+        }
         let edition = &contest.edition;
         Ok(self
             .plan
@@ -403,17 +401,12 @@ impl Session {
     /// The key of the results of the plan with the index as it is now (runs recorded by this
     /// command included): docs/cache.md, "Cached results".
     pub fn results_key(&self) -> Digest {
-        let mut guard = self.current_records();
-        let records = &mut *guard;
-        *records.results_key.get_or_insert_with(|| {
-            let _t = phase("results key");
-            crate::results_cache::results_key(&self.plan, &records.digests, &self.binary)
-        })
+        self.current_records().results_key(&self.plan, &self.binary)
     }
 
     /// Per planned run, its record's content digest (`None`: not stored), as the index says
     /// now: looked up when the session opened, and again only after the index changed.
-    pub fn record_digests(&self) -> std::sync::Arc<[Option<Digest>]> {
+    pub fn record_digests(&self) -> std::sync::Arc<Vec<Option<Digest>>> {
         self.current_records().digests.clone()
     }
 
@@ -422,11 +415,7 @@ impl Session {
         let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
         if records.version != self.index.version() {
             let _t = phase("stored runs");
-            *records = RecordDigests {
-                version: self.index.version(),
-                digests: stored_runs(&self.plan, &self.index).1.into(),
-                results_key: None,
-            };
+            *records = stored_runs(&self.plan, &self.index).1;
         }
         records
     }
@@ -659,41 +648,80 @@ pub fn machine_problems_of(contest: &Contest) -> Problems {
 struct RecordDigests {
     version: u64,
     /// Per planned run: its record's content digest (`None`: not stored).
-    digests: std::sync::Arc<[Option<Digest>]>,
+    digests: std::sync::Arc<Vec<Option<Digest>>>,
+    /// The digests of the parts of the runs in the results key (src/results_cache.rs).
+    parts: Vec<Digest>,
     /// The results key of the plan with these records, once computed.
     results_key: Option<Digest>,
 }
 
-/// Per planned run: whether it is stored, and its record's content digest (one index lookup
-/// per run, on every core: 300,000 lookups in a table of tens of megabytes).
-fn stored_runs(plan: &Plan, index: &Index) -> (Vec<bool>, Vec<Option<Digest>>) {
+impl RecordDigests {
+    /// The results key of `plan` with these records, computed once.
+    fn results_key(&mut self, plan: &Plan, binary: &Digest) -> Digest {
+        *self.results_key.get_or_insert_with(|| {
+            let _t = phase("results key");
+            crate::results_cache::results_key_of_parts(plan, &self.parts, binary)
+        })
+    }
+}
+
+/// Per planned run: whether it is stored, and its record's content digest, as `index` says
+/// now; with the parts of the results key hashed on the way. One pass over the runs in parts
+/// of [`crate::results_cache::RUNS_PER_PART`], the parts shared among the cores, each part's
+/// lookups made together ([`Index::lookup_each`]: 300,000 lookups in a table of tens of
+/// megabytes).
+fn stored_runs(plan: &Plan, index: &Index) -> (Vec<bool>, RecordDigests) {
+    use crate::results_cache::{PartHasher, RUNS_PER_PART};
     let n = plan.runs.len();
     let mut stored = vec![false; n];
     let mut digests: Vec<Option<Digest>> = vec![None; n];
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = n.div_ceil(threads).max(16 * 1024);
+    let mut parts = vec![[0u8; 32]; n.div_ceil(RUNS_PER_PART)];
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, parts.len().max(1));
+    // Each thread takes every `threads`-th part.
+    let mut shares: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for (p, ((part, stored), digests)) in parts
+        .iter_mut()
+        .zip(stored.chunks_mut(RUNS_PER_PART))
+        .zip(digests.chunks_mut(RUNS_PER_PART))
+        .enumerate()
+    {
+        shares[p % threads].push((
+            &plan.runs[p * RUNS_PER_PART..][..stored.len()],
+            part,
+            stored,
+            digests,
+        ));
+    }
     std::thread::scope(|scope| {
-        for ((runs, stored), digests) in plan
-            .runs
-            .chunks(chunk)
-            .zip(stored.chunks_mut(chunk))
-            .zip(digests.chunks_mut(chunk))
-        {
+        for share in shares {
             scope.spawn(move || {
-                index.lookup_each(
-                    runs.len(),
-                    |i| &runs[i].key,
-                    |i, found| {
-                        if let Some(found) = found {
-                            stored[i] = true;
-                            digests[i] = found;
-                        }
-                    },
-                );
+                for (runs, part, stored, digests) in share {
+                    let mut hasher = PartHasher::default();
+                    index.lookup_each(
+                        runs.len(),
+                        |i| &runs[i].key,
+                        |i, found| {
+                            if let Some(found) = found {
+                                stored[i] = true;
+                                digests[i] = found;
+                            }
+                            hasher.add(&runs[i], digests[i].as_ref());
+                        },
+                    );
+                    *part = hasher.finish();
+                }
             });
         }
     });
-    (stored, digests)
+    let records = RecordDigests {
+        version: index.version(),
+        digests: std::sync::Arc::new(digests),
+        parts,
+        results_key: None,
+    };
+    (stored, records)
 }
 
 /// The contest's plan, its executor and the digest of the running binary: from the plan
@@ -841,9 +869,7 @@ fn remember_noop(
     let remembered = crate::noop::Remembered {
         runs: plan.runs.len(),
         by_tool,
-        results: *records.results_key.get_or_insert_with(|| {
-            crate::results_cache::results_key(plan, &records.digests, binary)
-        }),
+        results: records.results_key(plan, binary),
         loose: index.loose_records(),
     };
     let _ = std::fs::create_dir_all(store.meta_dir());
@@ -897,4 +923,109 @@ fn line_of_tool_key(manifest: &Path, tool: &str, key: &str) -> Option<Location> 
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mccbuild_core::{CapturedOutput, Measurement, Response, Termination};
+    use mccbuild_store::{RunRecord, RECORD_FORMAT};
+
+    /// A record of `run` (its answers do not matter here).
+    fn record_of(plan: &Plan, run: &mccbuild_plan::Run) -> RunRecord {
+        RunRecord {
+            format: RECORD_FORMAT,
+            key: run.key,
+            mccbuild_version: "test".into(),
+            tool: plan.contest.tools[run.tool].name.clone(),
+            instance: plan.instance_of(run).name.clone(),
+            examination: plan.exam_name(run).to_string(),
+            executor: [("kind".to_string(), "local".to_string())].into(),
+            limits: run.limits,
+            started_at: "2026-11-22T00:00:00Z".into(),
+            finished_at: "2026-11-22T00:00:01Z".into(),
+            measurement: Measurement {
+                termination: Termination::Exit { code: 0 },
+                cpu_time_s: 0.5,
+                wall_time_s: 0.6,
+                peak_memory_bytes: 1 << 20,
+            },
+            method: "test".into(),
+            cores: vec![0],
+            host: "h".into(),
+            response: Response::CannotCompute,
+            answers: Vec::new(),
+            diagnostics: Vec::new(),
+            stdout: CapturedOutput::default(),
+            stderr: CapturedOutput::default(),
+            vm: None,
+            slurm: None,
+        }
+    }
+
+    /// The pass that finds which runs are stored also hashes the results key's parts: it says
+    /// what one lookup per run says, and its key is the key of the digests it found; it is done
+    /// again when the index changed.
+    #[test]
+    fn stored_runs_agree_with_lookups_and_give_the_results_key() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
+        let executor = vec![("kind".to_string(), "test".to_string())];
+        let mut plan = Plan::build(
+            contest,
+            &executor,
+            &mut DigestCache::in_memory(),
+            ArchiveLimits::default(),
+        )
+        .expect("the demo plans");
+        // More runs than two parts of the results key: the demo's, with other keys.
+        let demo = plan.runs.clone();
+        let mut copy = 0u8;
+        while plan.runs.len() <= 2 * crate::results_cache::RUNS_PER_PART {
+            copy += 1;
+            plan.runs.extend(demo.iter().cloned().map(|mut run| {
+                run.key.0[2] ^= copy;
+                run.key.0[3] = copy;
+                run
+            }));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        // Two runs in three stored.
+        let records: Vec<RunRecord> = plan
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 != 0)
+            .map(|(_, run)| record_of(&plan, run))
+            .collect();
+        let (mut index, _) = Index::load(&store);
+        index.put_packed(&store, &records).unwrap();
+        let (mut index, _) = Index::load(&store);
+        let check = |index: &Index| {
+            let (stored, records) = stored_runs(&plan, index);
+            for (i, run) in plan.runs.iter().enumerate() {
+                let found = index.lookup(&run.key);
+                assert_eq!(stored[i], found.is_some(), "run {i}");
+                assert_eq!(records.digests[i], found.flatten(), "run {i}");
+            }
+            let binary = [5; 32];
+            let mut records = records;
+            assert_eq!(
+                records.results_key(&plan, &binary),
+                crate::results_cache::results_key(&plan, &records.digests, &binary)
+            );
+            assert_eq!(records.version, index.version());
+            records.results_key(&plan, &binary)
+        };
+        let before = check(&index);
+        assert_eq!(
+            stored_runs(&plan, &index).0.iter().filter(|s| **s).count(),
+            records.len()
+        );
+        // A run stored since: another key.
+        let new = record_of(&plan, &plan.runs[0]);
+        index.insert(new.key, mccbuild_store::Summary::of(&new), [8; 32]);
+        assert_ne!(check(&index), before);
+    }
 }
