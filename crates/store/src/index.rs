@@ -711,7 +711,7 @@ impl Index {
                     let k = self.file.key(i);
                     matches!(self.meta_at(i).place, Place::Loose(_))
                         && !present.contains(k)
-                        && !self.removed.contains(k)
+                        && (self.removed.is_empty() || !self.removed.contains(k))
                 })
                 .map(|i| *self.file.key(i))
                 .chain(added.iter().copied().filter(|k| {
@@ -782,16 +782,20 @@ impl Index {
 
     /// [`Index::meta_of`] the file key at position `i` (without looking it up).
     fn meta_at(&self, i: usize) -> Meta {
+        let in_file = Meta {
+            digest: Some(self.file.digest(i)),
+            place: self.file_places[i],
+        };
+        if self.meta.is_empty() && self.added.is_empty() {
+            return in_file;
+        }
         let key = self.file.key(i);
         if let Some(m) = self.meta.get(key) {
             return *m;
         }
         match self.added.contains_key(key) {
             true => Meta::default(),
-            false => Meta {
-                digest: Some(self.file.digest(i)),
-                place: self.file_places[i],
-            },
+            false => in_file,
         }
     }
 
@@ -811,7 +815,7 @@ impl Index {
             |i| *self.file.key(i),
             |i| {
                 let stamp = loose_stamp(self.meta_at(i).place)?;
-                match self.removed.contains(self.file.key(i)) {
+                match !self.removed.is_empty() && self.removed.contains(self.file.key(i)) {
                     true => None,
                     false => Some(stamp),
                 }
