@@ -601,7 +601,7 @@ impl Index {
         };
         drop(t);
         if report.index_problem.is_some() {
-            index.dirty = true;
+            index.touch();
         }
         index.reconcile(store, &mut report);
         (index, report)
@@ -646,7 +646,6 @@ impl Index {
     /// read again when its file changed), then the shard folders whose modification time
     /// changed, then the stamp of every loose record.
     pub fn reconcile(&mut self, store: &Store, report: &mut LoadReport) {
-        self.version = next_version();
         let t = phase("index: packs");
         self.reconcile_packs(store, report);
         drop(t);
@@ -673,7 +672,7 @@ impl Index {
             let trusted = settled(mtime).filter(|_| !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
-                self.dirty = true;
+                self.touch();
             }
         }
         drop(t);
@@ -763,7 +762,7 @@ impl Index {
                 place: Place::Loose(Some(stamp)),
             },
         );
-        self.dirty = true;
+        self.touch();
     }
 
     /// The digest and place known for a stored key.
@@ -871,7 +870,7 @@ impl Index {
                     place: Place::Loose(Some(stamp)),
                 },
             );
-            self.dirty = true;
+            self.touch();
             return;
         }
         report.records_reverified += 1;
@@ -1016,7 +1015,6 @@ impl Index {
     /// Records a run just stored as a loose record, with its record's content digest (its
     /// file's stamp is taken when the index is next saved or loaded).
     pub fn insert(&mut self, key: RunKey, summary: Summary, digest: Digest) {
-        self.version = next_version();
         self.removed.remove(&key);
         self.added.insert(key, summary);
         self.meta.insert(
@@ -1026,16 +1024,17 @@ impl Index {
                 place: Place::Loose(None),
             },
         );
-        self.dirty = true;
+        self.touch();
     }
 
     /// Forgets a run whose record was removed.
     pub fn remove(&mut self, key: &RunKey) {
-        self.version = next_version();
-        self.meta.remove(key);
+        let had_meta = self.meta.remove(key).is_some();
         if self.added.remove(key).is_some() || self.file_position(key).is_some() {
             self.removed.insert(*key);
-            self.dirty = true;
+            self.touch();
+        } else if had_meta {
+            self.touch();
         }
     }
 
@@ -1044,16 +1043,22 @@ impl Index {
         self.dirty
     }
 
-    /// A number that changes with every call that may change what the index says (a run
-    /// stored, removed, found again...), never the same for two indexes of one process: what
-    /// was looked up in an index stays true while its version is the same.
+    /// The index learnt something its file does not hold: it is to be written, and what it
+    /// says may have changed (a new [`Index::version`]).
+    fn touch(&mut self) {
+        self.dirty = true;
+        self.version = next_version();
+    }
+
+    /// A number that changes whenever what the index says may have changed (a run stored,
+    /// removed, read again, packed...), never the same for two indexes of one process: what was
+    /// looked up in an index stays true while its version is the same.
     pub fn version(&self) -> u64 {
         self.version
     }
 
     /// Saves the index if it changed (after reconciling with records written meanwhile).
     pub fn save(&mut self, store: &Store) -> io::Result<()> {
-        self.version = next_version();
         let mut report = LoadReport::default();
         self.reconcile(store, &mut report);
         if !self.dirty {
@@ -1148,7 +1153,7 @@ impl Index {
                     }
                     if self.packs_mtime != settled(mtime) {
                         self.packs_mtime = settled(mtime);
-                        self.dirty = true;
+                        self.touch();
                     }
                 }
                 // Unreadable for now: what is known stays, and it is listed again next time.
@@ -1217,7 +1222,7 @@ impl Index {
         }
         self.packs.remove(&p);
         self.damage.retain(|d| d.pack != p);
-        self.dirty = true;
+        self.touch();
     }
 
     /// Reads pack `p` whole (new to the index, or its file changed) and verifies every line:
@@ -1301,7 +1306,7 @@ impl Index {
             });
         }
         self.packs.insert(p, Some(Stamp::of(&meta)));
-        self.dirty = true;
+        self.touch();
     }
 
     /// Packs the loose records into segment files (`crate::pack`) when there are at least
@@ -1311,7 +1316,6 @@ impl Index {
     /// point leaves every record readable (at worst twice: the loose copy counts until the
     /// index knows the pack, and is removed by the next packing).
     pub fn pack(&mut self, store: &Store, min_loose: usize) -> io::Result<PackOutcome> {
-        self.version = next_version();
         let mut outcome = PackOutcome::default();
         // Present while a packing is under way: a killed one may have left loose copies.
         let marker = pack::packs_dir(store).join("PACKING");
@@ -1388,7 +1392,6 @@ impl Index {
     /// in between leaves packs the next load finds and verifies. Returns the records' content
     /// digests, in order.
     pub fn put_packed(&mut self, store: &Store, records: &[RunRecord]) -> io::Result<Vec<Digest>> {
-        self.version = next_version();
         let mut digests = Vec::with_capacity(records.len());
         let mut next = self.next_pack_number(store)?;
         let mut start = 0;
@@ -1417,7 +1420,7 @@ impl Index {
             next += 1;
         }
         self.packs_mtime = None;
-        self.dirty = true;
+        self.touch();
         self.write(store)?;
         Ok(digests)
     }
@@ -1459,7 +1462,7 @@ impl Index {
             );
         }
         self.packs.insert(number, Some(Stamp::of(&stamp)));
-        self.dirty = true;
+        self.touch();
         Ok(())
     }
 
@@ -2303,6 +2306,16 @@ mod tests {
         let (mut index, _) = Index::load(&store);
         let (other, _) = Index::load(&store);
         assert_ne!(index.version(), other.version(), "two loads, two versions");
+        // What changes nothing the index says keeps its version: reading, saving, reconciling
+        // with a store that did not change, a packing with nothing to pack, removing a run
+        // that is not stored.
+        let version = index.version();
+        let _ = (index.lookup(&keys[1]), index.get(&keys[1]), index.len());
+        index.save(&store).unwrap();
+        index.reconcile(&store, &mut LoadReport::default());
+        assert_eq!(index.pack(&store, 1).unwrap().records, 0);
+        index.remove(&keys[6]);
+        assert_eq!(index.version(), version, "nothing changed");
         let mut seen = vec![index.version(), other.version()];
         let mut moved = |index: &Index, what: &str| {
             assert!(!seen.contains(&index.version()), "{what}");
@@ -2313,17 +2326,13 @@ mod tests {
         moved(&index, "a run recorded");
         index.remove(&keys[0]);
         moved(&index, "a run removed");
-        index.reconcile(&store, &mut LoadReport::default());
-        moved(&index, "reconciled");
-        index.save(&store).unwrap();
-        moved(&index, "saved");
-        index.pack(&store, 1).unwrap();
-        moved(&index, "packed");
         index.put_packed(&store, &[sample_record(keys[8])]).unwrap();
         moved(&index, "runs put into a pack");
-        let version = index.version();
-        let _ = (index.lookup(&keys[1]), index.get(&keys[1]), index.len());
-        assert_eq!(index.version(), version, "reading changes nothing");
+        store.put(&sample_record(keys[9])).unwrap();
+        index.reconcile(&store, &mut LoadReport::default());
+        moved(&index, "a record found by reconciling");
+        assert!(index.pack(&store, 1).unwrap().records > 0);
+        moved(&index, "records packed");
     }
 
     #[test]
