@@ -113,6 +113,7 @@ impl Session {
         lock: Option<(LockWait, &str)>,
         use_snapshot: bool,
     ) -> Result<Session, Error> {
+        let _t = phase("opened");
         let (contest, store, lock) = begin(manifest, lock)?;
         Session::open_begun(contest, store, lock, use_snapshot, None)
     }
@@ -127,6 +128,7 @@ impl Session {
         lock: Option<(LockWait, &str)>,
         podium: bool,
     ) -> Result<Opening, Error> {
+        let t = phase("opened");
         let (contest, store, lock) = begin(manifest, lock)?;
         let (recalled, taken) = recall(&contest, &store);
         if let Some(remembered) = recalled {
@@ -146,7 +148,9 @@ impl Session {
             }
         }
         // The fingerprints taken to recall the no-op are those the plan snapshot is read under.
-        Session::open_begun(contest, store, lock, true, taken)
+        let session = Session::open_begun(contest, store, lock, true, taken);
+        drop(t);
+        session
             .map(Session::warn)
             .map(|s| Opening::Session(Box::new(s)))
     }
@@ -594,18 +598,8 @@ fn recall(contest: &Contest, store: &Store) -> (Option<crate::noop::Remembered>,
     let Some((key, store_files, remembered)) = crate::noop::read(&path) else {
         return (None, None);
     };
-    let Ok(executor) = executor_for(contest, &mut DigestCache::in_memory()) else {
+    let Ok(taken) = Taken::of(contest, &mut DigestCache::in_memory()) else {
         return (None, None);
-    };
-    let exe = std::env::current_exe().unwrap_or_default();
-    let taken = Taken {
-        plan: Fingerprint::of(
-            contest,
-            &executor.key_ingredients(),
-            ArchiveLimits::default(),
-            &exe,
-        ),
-        answers: snapshot::answers_fingerprint(contest),
     };
     let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &store_files);
     let hit = !taken.plan.racy
@@ -741,21 +735,15 @@ fn plan_of(
     let t = phase("digest cache load");
     let mut cache = qemu.then(|| DigestCache::load(&digests));
     drop(t);
-    let executor = executor_for(&contest, cache.get_or_insert_with(DigestCache::in_memory))?;
-    let ingredients = executor.key_ingredients();
-    let limits = ArchiveLimits::default();
-    let exe = std::env::current_exe().unwrap_or_default();
     let snapshot_path = snapshot::snapshot_path(&store.meta_dir(), &contest.manifest_path);
-    // The fingerprints (stat calls) are taken while the snapshot is read (or were by
-    // `recall`), both before the answers are read (as the fingerprint before the plan's files).
-    let fingerprints_of = |contest: &Contest| match known {
-        Some(known) => known,
+    // The executor (its probes of the machine) and the fingerprints (stat calls) are made while
+    // the snapshot is read (or were by `recall`), the fingerprints before the answers are read
+    // (as the fingerprint before the plan's files).
+    let taking = |contest: &Contest| match known {
+        Some(known) => Ok(known),
         None => {
-            let _t = phase("plan snapshot: fingerprint");
-            Taken {
-                plan: Fingerprint::of(contest, &ingredients, limits, &exe),
-                answers: snapshot::answers_fingerprint(contest),
-            }
+            let _t = phase("plan snapshot: executor and fingerprint");
+            Taken::of(contest, cache.get_or_insert_with(DigestCache::in_memory))
         }
     };
     let t = phase("plan snapshot");
@@ -763,20 +751,21 @@ fn plan_of(
         true => {
             let mut taken = None;
             let (_, loaded) = snapshot::load(&snapshot_path, contest, |contest| {
-                let both = fingerprints_of(contest);
-                let plan = both.plan.clone();
-                taken = Some(both);
+                let now = taking(contest);
+                let plan = now.as_ref().ok().map(|t| t.plan.clone());
+                taken = Some(now);
                 plan
             });
             (taken.expect("the fingerprints are taken"), loaded)
         }
-        false => (fingerprints_of(&contest), Err(Box::new(contest))),
+        false => (taking(&contest), Err(Box::new(contest))),
     };
     drop(t);
     let Taken {
         plan: fingerprint,
         answers,
-    } = taken;
+        executor,
+    } = taken?;
     // What a remembered no-op of this plan would be keyed by (docs/cache.md, "The remembered
     // no-op"): nothing is remembered for a QEMU contest (its guest's digests are not in the
     // fingerprint's stamps) or while a stamp is too fresh.
@@ -802,8 +791,11 @@ fn plan_of(
             };
             let t = phase("plan");
             let declared_tools = contest.tools.len();
+            let ingredients = executor.key_ingredients();
+            let limits = ArchiveLimits::default();
             let plan = Plan::build_runs(*contest, &ingredients, &mut cache, limits)?;
             drop(t);
+            let exe = std::env::current_exe().unwrap_or_default();
             let binary = cache.file_digest(&exe).unwrap_or([0; 32]);
             save_digests(&mut cache, warnings);
             // A store that cannot be written only costs the making of the plan again.
@@ -818,12 +810,31 @@ fn plan_of(
 /// no-op of it would be keyed by (`None`: not to be remembered).
 type Planned = (Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>);
 
-/// The fingerprints of a contest's plan and of the answers every command reads besides it
-/// (crates/plan/src/snapshot.rs), from the files as they were when taken.
-#[derive(Clone)]
+/// A contest's executor, and the fingerprints of its plan and of the answers every command
+/// reads besides it (crates/plan/src/snapshot.rs), from the files as they were when taken.
 pub struct Taken {
     plan: Fingerprint,
     answers: Fingerprint,
+    executor: Box<dyn RunExecutor>,
+}
+
+impl Taken {
+    /// The executor of `contest` (which probes the machine: its sandbox is a key ingredient)
+    /// and the fingerprints now.
+    fn of(contest: &Contest, cache: &mut DigestCache) -> Result<Taken, Error> {
+        let executor = executor_for(contest, cache)?;
+        let exe = std::env::current_exe().unwrap_or_default();
+        Ok(Taken {
+            plan: Fingerprint::of(
+                contest,
+                &executor.key_ingredients(),
+                ArchiveLimits::default(),
+                &exe,
+            ),
+            answers: snapshot::answers_fingerprint(contest),
+            executor,
+        })
+    }
 }
 
 /// The digests a remembered no-op is keyed by besides the store's stamps.

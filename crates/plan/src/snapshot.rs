@@ -293,17 +293,20 @@ pub fn snapshot_path(meta_dir: &Path, manifest: &Path) -> PathBuf {
     meta_dir.join(format!("plan-{}.bin", &digest.to_hex()[..16]))
 }
 
+/// A plan from its snapshot, with the digest of the binary that made it; or the contest back.
+pub type Loaded = Result<(Plan, Digest), Box<Contest>>;
+
 /// The plan kept at `path` for `contest` if it was made under the fingerprint that
 /// `fingerprint` computes, with the digest of the binary that made it; otherwise the contest
-/// back (no snapshot, another fingerprint, or a damaged one: the caller makes the plan). The
-/// fingerprint (stat calls) is computed on another thread while the snapshot is read, and the
-/// two compared once both are done: a snapshot is only ever used under the fingerprint it was
-/// made under, whichever was known first.
+/// back (no snapshot, another fingerprint, a damaged one, or no fingerprint: the caller makes
+/// the plan). The fingerprint (stat calls) is computed on another thread while the snapshot is
+/// read, and the two compared once both are done: a snapshot is only ever used under the
+/// fingerprint it was made under, whichever was known first.
 pub fn load(
     path: &Path,
     contest: Contest,
-    fingerprint: impl FnOnce(&Contest) -> Fingerprint + Send,
-) -> (Fingerprint, Result<(Plan, Digest), Box<Contest>>) {
+    fingerprint: impl FnOnce(&Contest) -> Option<Fingerprint> + Send,
+) -> (Option<Fingerprint>, Loaded) {
     let (fingerprint, kept) = std::thread::scope(|scope| {
         let computing = scope.spawn(|| fingerprint(&contest));
         let kept = read(path, &contest);
@@ -312,8 +315,10 @@ pub fn load(
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         (fingerprint, kept)
     });
-    let plan = match kept {
-        Some((made_under, kept)) if made_under == fingerprint.digest => kept.into_plan(contest),
+    let plan = match (kept, &fingerprint) {
+        (Some((made_under, kept)), Some(fingerprint)) if made_under == fingerprint.digest => {
+            kept.into_plan(contest)
+        }
         _ => Err(Box::new(contest)),
     };
     (fingerprint, plan)
@@ -981,7 +986,7 @@ mod tests {
     }
 
     fn load_snapshot(path: &Path, fp: &Fingerprint, dir: &Path) -> Option<(Plan, Digest)> {
-        super::load(path, load(dir), |_| fp.clone()).1.ok()
+        super::load(path, load(dir), |_| Some(fp.clone())).1.ok()
     }
 
     #[test]
