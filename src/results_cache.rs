@@ -192,15 +192,17 @@ fn runs_parts(plan: &Plan, record_digests: &[Option<Digest>], threads: usize) ->
 /// Bytes of one run in a part of the results key ([`PartHasher`]).
 const RUN_BYTES: usize = 8 + 8 + 1 + 32;
 
+/// Where the results report of `key` is cached (`store/results/<key>.json`).
+pub fn path(store: &Store, key: &Digest) -> std::path::PathBuf {
+    store
+        .root()
+        .join("results")
+        .join(format!("{}.json", hex(key)))
+}
+
 /// Reads a cached results report (`store/results/<key>.json`), if there is one.
 pub fn load(store: &Store, key: &Digest) -> Option<ScoresReport> {
-    let bytes = std::fs::read(
-        store
-            .root()
-            .join("results")
-            .join(format!("{}.json", hex(key))),
-    )
-    .ok()?;
+    let bytes = std::fs::read(path(store, key)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -130,7 +130,7 @@ impl Session {
     ) -> Result<Opening, Error> {
         let t = phase("opened");
         let (contest, store, lock) = begin(manifest, lock)?;
-        let (recalled, taken) = recall(&contest, &store);
+        let (recalled, taken) = recall(&contest, &store, podium);
         if let Some(remembered) = recalled {
             let report = match podium {
                 true => crate::results_cache::load(&store, &remembered.results),
@@ -586,29 +586,41 @@ impl Noop {
 
 /// The no-op remembered for `contest` if it is keyed by the files as they are now: the plan's
 /// fingerprint, the answers' stamps and the store files' stamps give its key (docs/cache.md,
-/// "The remembered no-op"); none of them too fresh to be trusted.
-/// Also the fingerprints it took, when it took them (for the session opened when it was no
-/// hit: its plan snapshot is read under them).
-fn recall(contest: &Contest, store: &Store) -> (Option<crate::noop::Remembered>, Option<Taken>) {
+/// "The remembered no-op"); none of them too fresh to be trusted. With `podium`, only when the
+/// podium report it names is in the results cache. Also the executor and fingerprints it took,
+/// when it took them (for the session opened when it was no hit: its plan snapshot is read
+/// under them). What costs least is looked at first: the store files' stamps and the report's
+/// presence before the executor and the plan's fingerprint, which a memo that cannot hold does
+/// not take (the session takes them beside the snapshot's reading).
+fn recall(
+    contest: &Contest,
+    store: &Store,
+    podium: bool,
+) -> (Option<crate::noop::Remembered>, Option<Taken>) {
     if contest.executor.kind == ExecutorKind::Qemu || !store.notes.is_empty() {
         return (None, None);
     }
     let _t = phase("no-op: recall");
     let path = crate::noop::path(&store.meta_dir(), &contest.manifest_path);
-    let Some((key, store_files, remembered)) = crate::noop::read(&path) else {
+    let Some(memo) = crate::noop::read(&path) else {
         return (None, None);
     };
+    let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &memo.store_files);
+    if racy || files != memo.store_digest {
+        return (None, None);
+    }
+    if podium && !crate::results_cache::path(store, &memo.remembered.results).exists() {
+        return (None, None);
+    }
     let Ok(taken) = Taken::of(contest, &mut DigestCache::in_memory()) else {
         return (None, None);
     };
-    let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &store_files);
     let hit = !taken.plan.racy
         && !taken.answers.racy
-        && !racy
-        && crate::noop::key(&taken.plan.digest, &taken.answers.digest, &files) == key;
+        && crate::noop::key(&taken.plan.digest, &taken.answers.digest, &files) == memo.key;
     let remembered = hit.then(|| {
         let _t = phase("no-op: remembered");
-        remembered
+        memo.remembered
     });
     (remembered, Some(taken))
 }
@@ -884,7 +896,7 @@ fn remember_noop(
         loose: index.loose_records(),
     };
     let _ = std::fs::create_dir_all(store.meta_dir());
-    let _ = crate::noop::write(&path, &key, footing.paths, remembered);
+    let _ = crate::noop::write(&path, &key, footing.paths, &footing.digest, remembered);
 }
 
 fn save_digests(cache: &mut DigestCache, warnings: &mut Vec<String>) {
