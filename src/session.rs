@@ -834,16 +834,30 @@ impl Taken {
     /// The executor of `contest` (which probes the machine: its sandbox is a key ingredient)
     /// and the fingerprints now.
     fn of(contest: &Contest, cache: &mut DigestCache) -> Result<Taken, Error> {
-        let executor = executor_for(contest, cache)?;
         let exe = std::env::current_exe().unwrap_or_default();
+        // The stat calls beside the executor's probes.
+        let (stamps, answers, executor) = std::thread::scope(|scope| {
+            let stamping = scope.spawn(|| {
+                (
+                    Fingerprint::stamps(contest, &exe),
+                    snapshot::answers_fingerprint(contest),
+                )
+            });
+            let executor = executor_for(contest, cache);
+            let (stamps, answers) = stamping
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (stamps, answers, executor)
+        });
+        let executor = executor?;
         Ok(Taken {
-            plan: Fingerprint::of(
+            plan: Fingerprint::with_stamps(
                 contest,
                 &executor.key_ingredients(),
                 ArchiveLimits::default(),
-                &exe,
+                &stamps,
             ),
-            answers: snapshot::answers_fingerprint(contest),
+            answers,
             executor,
         })
     }

@@ -71,18 +71,48 @@ impl Fingerprint {
         archive_limits: ArchiveLimits,
         exe: &Path,
     ) -> Fingerprint {
+        Fingerprint::with_stamps(
+            contest,
+            executor,
+            archive_limits,
+            &Fingerprint::stamps(contest, exe),
+        )
+    }
+
+    /// The stat calls of [`Fingerprint::of`]: the stamps of the binary at `exe` and of every
+    /// file and folder the plan of `contest` reads, as one fingerprint (taken beside the
+    /// making of the executor, whose key ingredients [`Fingerprint::with_stamps`] adds).
+    pub fn stamps(contest: &Contest, exe: &Path) -> Fingerprint {
         let mut walk = Walk {
             hasher: blake3::Hasher::new(),
             racy: false,
+        };
+        walk.entry(exe, false);
+        for (path, deep) in read_by_plan(contest) {
+            walk.entry(&path, deep);
+        }
+        Fingerprint {
+            digest: *walk.hasher.finalize().as_bytes(),
+            racy: walk.racy,
+        }
+    }
+
+    /// [`Fingerprint::of`] from the [`Fingerprint::stamps`] taken for `contest`.
+    pub fn with_stamps(
+        contest: &Contest,
+        executor: &[(String, String)],
+        archive_limits: ArchiveLimits,
+        stamps: &Fingerprint,
+    ) -> Fingerprint {
+        let mut walk = Walk {
+            hasher: blake3::Hasher::new(),
+            racy: stamps.racy,
         };
         walk.text("schema", &format!("mccbuild plan snapshot {FORMAT}"));
         walk.text("contest", &format!("{contest:?}"));
         walk.text("executor", &format!("{executor:?}"));
         walk.text("archive limits", &format!("{archive_limits:?}"));
-        walk.entry(exe, false);
-        for (path, deep) in read_by_plan(contest) {
-            walk.entry(&path, deep);
-        }
+        walk.hasher.update(&stamps.digest);
         Fingerprint {
             digest: *walk.hasher.finalize().as_bytes(),
             racy: walk.racy,
