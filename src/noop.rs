@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use mccbuild_core::digest::{hex, Digest};
 use serde::{Deserialize, Serialize};
 
-/// The file's first bytes; another format is not read.
-const MAGIC: &str = "mccbuild no-op 1";
+/// The file's first bytes; another format is not read. (1: without the store files' digest
+/// apart.)
+const MAGIC: &str = "mccbuild no-op 2";
 
 /// What every planned run being stored comes to, for the commands that answer from it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +37,20 @@ pub struct Remembered {
 struct Memo {
     /// The store's files the finding rests on (relative to the store's root).
     store_files: Vec<String>,
+    /// The digest of their stamps then (also in the key): a command that finds other stamps
+    /// knows the memo does not hold before it takes the plan's fingerprint.
+    store_digest: String,
     remembered: Remembered,
+}
+
+/// A memo as read: its key, the store's files it rests on with the digest of their stamps
+/// then, what it remembers.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Recalled {
+    pub key: Digest,
+    pub store_files: Vec<String>,
+    pub store_digest: Digest,
+    pub remembered: Remembered,
 }
 
 /// Where the remembered no-op of the contest at `manifest` lives in the store's `meta` folder
@@ -58,8 +72,8 @@ pub fn key(plan: &Digest, answers: &Digest, store_files: &Digest) -> Digest {
     *hasher.finalize().as_bytes()
 }
 
-/// The file at `path`, if it is whole: its key, the store files it names, what it remembers.
-pub fn read(path: &Path) -> Option<(Digest, Vec<String>, Remembered)> {
+/// The file at `path`, if it is whole and of this format.
+pub fn read(path: &Path) -> Option<Recalled> {
     let bytes = std::fs::read(path).ok()?;
     let newline = bytes.iter().position(|&b| b == b'\n')?;
     let head = std::str::from_utf8(&bytes[..newline]).ok()?;
@@ -71,23 +85,31 @@ pub fn read(path: &Path) -> Option<(Digest, Vec<String>, Remembered)> {
         return None;
     }
     let memo: Memo = serde_json::from_slice(body).ok()?;
-    Some((key, memo.store_files, memo.remembered))
+    Some(Recalled {
+        key,
+        store_files: memo.store_files,
+        store_digest: mccbuild_core::RunKey::from_hex(&memo.store_digest)?.0,
+        remembered: memo.remembered,
+    })
 }
 
 /// The key of the no-op remembered at `path`, if there is a whole one.
 pub fn key_at(path: &Path) -> Option<Digest> {
-    read(path).map(|(key, _, _)| key)
+    read(path).map(|memo| memo.key)
 }
 
-/// Keeps `remembered` at `path` under `key`. Atomic: a reader sees the old file or the new.
+/// Keeps `remembered` at `path` under `key`, with the store's files it rests on and the digest
+/// of their stamps. Atomic: a reader sees the old file or the new.
 pub fn write(
     path: &Path,
     key: &Digest,
     store_files: Vec<String>,
+    store_digest: &Digest,
     remembered: Remembered,
 ) -> std::io::Result<()> {
     let body = serde_json::to_vec(&Memo {
         store_files,
+        store_digest: hex(store_digest),
         remembered,
     })
     .map_err(std::io::Error::other)?;
@@ -123,11 +145,19 @@ mod tests {
     fn a_remembered_no_op_reads_back_and_a_damaged_one_does_not() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("noop.bin");
-        write(&path, &[7; 32], vec!["index.bin".into()], sample()).unwrap();
-        let (key, files, remembered) = read(&path).expect("whole");
-        assert_eq!(key, [7; 32]);
-        assert_eq!(files, vec!["index.bin".to_string()]);
-        assert_eq!(remembered, sample());
+        write(
+            &path,
+            &[7; 32],
+            vec!["index.bin".into()],
+            &[6; 32],
+            sample(),
+        )
+        .unwrap();
+        let memo = read(&path).expect("whole");
+        assert_eq!(memo.key, [7; 32]);
+        assert_eq!(memo.store_files, vec!["index.bin".to_string()]);
+        assert_eq!(memo.store_digest, [6; 32]);
+        assert_eq!(memo.remembered, sample());
         assert_eq!(key_at(&path), Some([7; 32]));
         let whole = std::fs::read(&path).unwrap();
         for at in [0, 20, whole.len() / 2, whole.len() - 2] {
@@ -140,6 +170,16 @@ mod tests {
             std::fs::write(&path, &whole[..len]).unwrap();
             assert!(read(&path).is_none(), "cut at {len}");
         }
+        // A memo of the first format (its store files' digest not apart) is not read.
+        let text = String::from_utf8(whole.clone()).unwrap();
+        std::fs::write(
+            &path,
+            text.replacen("mccbuild no-op 2", "mccbuild no-op 1", 1),
+        )
+        .unwrap();
+        assert!(read(&path).is_none(), "format 1");
+        std::fs::write(&path, &whole).unwrap();
+        assert!(read(&path).is_some());
     }
 
     #[test]

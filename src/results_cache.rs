@@ -3,12 +3,16 @@
 
 use mccbuild_core::digest::{hex, Digest};
 use mccbuild_plan::manifest::ToolKind;
-use mccbuild_plan::Plan;
+use mccbuild_plan::{Plan, Run};
 use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;
 
-/// Bump when what the results report holds changes.
-const RESULTS_SCHEMA: u32 = 4;
+/// Bump when what the results report holds, or the encoding of its key, changes.
+const RESULTS_SCHEMA: u32 = 5;
+
+/// Runs per part of the results key hashed on its own (on any core; a fixed count, so the key
+/// does not depend on the machine).
+pub const RUNS_PER_PART: usize = 1 << 15;
 
 /// The key of a plan's results: everything scoring depends on. The rules text, the scoring
 /// shape of the contest (tools with family and kind, models with kind and size, which values each
@@ -16,11 +20,23 @@ const RESULTS_SCHEMA: u32 = 4;
 /// when it is stored (a run redone with another outcome has another record, so another key), and
 /// the mccbuild binary itself (the scoring code). Equal keys mean equal results, so a no-op `run`
 /// prints the cached report; a stale report cannot be found.
-pub fn results_key(
-    plan: &Plan,
-    record_digest: impl Fn(usize) -> Option<Digest>,
-    binary: &Digest,
-) -> Digest {
+///
+/// `record_digests` holds each planned run's record digest (`None`: not stored). The runs are
+/// hashed in parts of [`RUNS_PER_PART`] ([`PartHasher`]), the parts on every core, and their
+/// digests go into the key in order ([`results_key_of_parts`]).
+pub fn results_key(plan: &Plan, record_digests: &[Option<Digest>], binary: &Digest) -> Digest {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    results_key_of_parts(plan, &runs_parts(plan, record_digests, threads), binary)
+}
+
+/// [`results_key`] from the digests of its parts of runs, in order (each made by a
+/// [`PartHasher`] from [`RUNS_PER_PART`] runs, the last from the rest).
+pub fn results_key_of_parts(plan: &Plan, parts: &[Digest], binary: &Digest) -> Digest {
+    assert_eq!(
+        parts.len(),
+        plan.runs.len().div_ceil(RUNS_PER_PART),
+        "one digest per part of the runs"
+    );
     // Streamed into the hasher through a small buffer (the encoding of 300,000 runs is tens
     // of megabytes): the same bytes, so the same key, as hashing them at once.
     let mut hasher = blake3::Hasher::new();
@@ -81,29 +97,112 @@ pub fn results_key(
             put(c.value.to_string().as_bytes());
         }
     }
-    for (i, run) in plan.runs.iter().enumerate() {
-        put(&[run.exam_instance as u64, run.tool as u64]
-            .map(u64::to_le_bytes)
-            .concat());
-        put(&run.key.0);
-        match record_digest(i) {
-            Some(digest) => put(&digest),
-            None => put(&[]),
+    put(b"runs");
+    put(&(plan.runs.len() as u64).to_le_bytes());
+    hasher.update(&buf);
+    for part in parts {
+        hasher.update(part);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// One part of the runs of a results key: each run as a fixed-width record (its examination
+/// instance, its tool, then 1 and its record's content digest, or 0 and its key when it is not
+/// stored), hashed through a buffer that stays in the cache.
+pub struct PartHasher {
+    hasher: blake3::Hasher,
+    buf: Vec<u8>,
+}
+
+impl Default for PartHasher {
+    fn default() -> PartHasher {
+        PartHasher {
+            hasher: blake3::Hasher::new(),
+            buf: Vec::with_capacity(1 << 16),
         }
     }
-    hasher.update(&buf);
-    *hasher.finalize().as_bytes()
+}
+
+impl PartHasher {
+    /// The next run of the part, with its record's content digest (`None`: not stored).
+    pub fn add(&mut self, run: &Run, record: Option<&Digest>) {
+        if self.buf.len() + RUN_BYTES > self.buf.capacity() {
+            self.hasher.update(&self.buf);
+            self.buf.clear();
+        }
+        self.buf
+            .extend_from_slice(&(run.exam_instance as u64).to_le_bytes());
+        self.buf.extend_from_slice(&(run.tool as u64).to_le_bytes());
+        // A record's content digest stands for its key too (a record holds its run's key, and
+        // is verified against it).
+        match record {
+            Some(d) => {
+                self.buf.push(1);
+                self.buf.extend_from_slice(d);
+            }
+            None => {
+                self.buf.push(0);
+                self.buf.extend_from_slice(&run.key.0);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Digest {
+        self.hasher.update(&self.buf);
+        *self.hasher.finalize().as_bytes()
+    }
+}
+
+/// The digests of the parts of [`results_key`]'s runs, in order, hashed on `threads` threads.
+fn runs_parts(plan: &Plan, record_digests: &[Option<Digest>], threads: usize) -> Vec<Digest> {
+    assert_eq!(
+        plan.runs.len(),
+        record_digests.len(),
+        "one record digest per planned run"
+    );
+    let parts = plan.runs.len().div_ceil(RUNS_PER_PART);
+    let mut digests = vec![[0u8; 32]; parts];
+    let threads = threads.clamp(1, parts.max(1));
+    // Each thread takes every `threads`-th part.
+    let mut mine: Vec<Vec<(usize, &mut Digest)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (p, digest) in digests.iter_mut().enumerate() {
+        mine[p % threads].push((p, digest));
+    }
+    std::thread::scope(|scope| {
+        for parts in mine {
+            scope.spawn(move || {
+                for (p, digest) in parts {
+                    let start = p * RUNS_PER_PART;
+                    let end = (start + RUNS_PER_PART).min(plan.runs.len());
+                    let mut part = PartHasher::default();
+                    for (run, record) in plan.runs[start..end]
+                        .iter()
+                        .zip(&record_digests[start..end])
+                    {
+                        part.add(run, record.as_ref());
+                    }
+                    *digest = part.finish();
+                }
+            });
+        }
+    });
+    digests
+}
+
+/// Bytes of one run in a part of the results key ([`PartHasher`]).
+const RUN_BYTES: usize = 8 + 8 + 1 + 32;
+
+/// Where the results report of `key` is cached (`store/results/<key>.json`).
+pub fn path(store: &Store, key: &Digest) -> std::path::PathBuf {
+    store
+        .root()
+        .join("results")
+        .join(format!("{}.json", hex(key)))
 }
 
 /// Reads a cached results report (`store/results/<key>.json`), if there is one.
 pub fn load(store: &Store, key: &Digest) -> Option<ScoresReport> {
-    let bytes = std::fs::read(
-        store
-            .root()
-            .join("results")
-            .join(format!("{}.json", hex(key))),
-    )
-    .ok()?;
+    let bytes = std::fs::read(path(store, key)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -296,5 +395,111 @@ impl<W: std::io::Write> std::io::Write for JsonTee<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mccbuild_plan::digest_cache::DigestCache;
+    use mccbuild_plan::instance::ArchiveLimits;
+    use mccbuild_plan::manifest::Contest;
+
+    /// The demo contest's plan, its runs repeated (each copy with other keys) past two parts
+    /// of the results key, and a record digest for most runs.
+    fn plan_and_digests() -> (Plan, Vec<Option<Digest>>) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
+        let executor = vec![("kind".to_string(), "test".to_string())];
+        let mut plan = Plan::build(
+            contest,
+            &executor,
+            &mut DigestCache::in_memory(),
+            ArchiveLimits::default(),
+        )
+        .expect("the demo plans");
+        let demo = plan.runs.clone();
+        let mut copy = 0u8;
+        while plan.runs.len() <= 2 * RUNS_PER_PART {
+            copy += 1;
+            plan.runs.extend(demo.iter().cloned().map(|mut run| {
+                run.key.0[0] ^= copy;
+                run.key.0[1] = copy;
+                run
+            }));
+        }
+        let digests = (0..plan.runs.len())
+            .map(|i| (i % 5 != 0).then(|| *blake3::hash(&i.to_le_bytes()).as_bytes()))
+            .collect();
+        (plan, digests)
+    }
+
+    #[test]
+    fn every_ingredient_of_the_runs_changes_the_results_key() {
+        let (mut plan, mut digests) = plan_and_digests();
+        let binary = [3; 32];
+        let base = results_key(&plan, &digests, &binary);
+        assert_eq!(
+            base,
+            results_key(&plan, &digests, &binary),
+            "the same inputs"
+        );
+        let mut seen = vec![base];
+        let mut changed = |what: &str, key: Digest| {
+            assert!(!seen.contains(&key), "{what} left the key as it was");
+            seen.push(key);
+        };
+        changed("the binary", results_key(&plan, &digests, &[4; 32]));
+        // In the first part, in a later one, the very last run.
+        for i in [7, RUNS_PER_PART + 11, plan.runs.len() - 1] {
+            let was = digests[i];
+            digests[i] = Some([i as u8; 32]);
+            changed("a record's digest", results_key(&plan, &digests, &binary));
+            digests[i] = None;
+            changed("a record gone", results_key(&plan, &digests, &binary));
+            // The key of a run not stored (a stored run's key is in its record, whose
+            // digest is in the key).
+            plan.runs[i].key.0[9] ^= 1;
+            changed("a run's key", results_key(&plan, &digests, &binary));
+            plan.runs[i].key.0[9] ^= 1;
+            digests[i] = was;
+            plan.runs[i].tool = (plan.runs[i].tool + 1) % plan.contest.tools.len();
+            changed("a run's tool", results_key(&plan, &digests, &binary));
+            plan.runs[i].exam_instance += 1;
+            changed(
+                "a run's examination instance",
+                results_key(&plan, &digests, &binary),
+            );
+        }
+        let run = plan.runs.pop().unwrap();
+        let digest = digests.pop().unwrap();
+        changed("a run fewer", results_key(&plan, &digests, &binary));
+        plan.runs.push(run);
+        digests.push(digest);
+        plan.runs.swap(3, 4);
+        digests.swap(3, 4);
+        changed(
+            "two runs in another order",
+            results_key(&plan, &digests, &binary),
+        );
+        plan.contest.name.push('!');
+        changed("the contest's name", results_key(&plan, &digests, &binary));
+        plan.instances[0].name.push('!');
+        changed("an instance's name", results_key(&plan, &digests, &binary));
+    }
+
+    /// The runs are hashed in parts of a fixed size, whatever the number of threads.
+    #[test]
+    fn the_parts_of_the_results_key_do_not_depend_on_the_threads() {
+        let (plan, digests) = plan_and_digests();
+        let one = runs_parts(&plan, &digests, 1);
+        assert_eq!(one.len(), plan.runs.len().div_ceil(RUNS_PER_PART));
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                runs_parts(&plan, &digests, threads),
+                one,
+                "{threads} threads"
+            );
+        }
     }
 }

@@ -44,6 +44,10 @@ pub struct Session {
     pub binary: Digest,
     /// Per planned run: whether its record is in the store.
     pub(crate) stored: Vec<bool>,
+    /// Per planned run, its record's content digest as the index said when the session opened
+    /// (or when [`Session::record_digests`] last looked), and the results key of those: found
+    /// once, used by whoever needs them while the index is unchanged.
+    records: std::sync::Mutex<RecordDigests>,
     /// Runs in the store to execute again (`run --rerun`), with the digest of the record each
     /// replaces: that record stays, and counts, until the new one is written.
     pub(crate) redo: BTreeMap<usize, Digest>,
@@ -110,8 +114,9 @@ impl Session {
         lock: Option<(LockWait, &str)>,
         use_snapshot: bool,
     ) -> Result<Session, Error> {
+        let _t = phase("opened");
         let (contest, store, lock) = begin(manifest, lock)?;
-        Session::open_begun(contest, store, lock, use_snapshot)
+        Session::open_begun(contest, store, lock, use_snapshot, None)
     }
 
     /// For `run` and `plan` without a filter: the no-op remembered for the contest at
@@ -124,8 +129,10 @@ impl Session {
         lock: Option<(LockWait, &str)>,
         podium: bool,
     ) -> Result<Opening, Error> {
+        let t = phase("opened");
         let (contest, store, lock) = begin(manifest, lock)?;
-        if let Some(remembered) = recall(&contest, &store) {
+        let (recalled, taken) = recall(&contest, &store, podium);
+        if let Some(remembered) = recalled {
             let report = match podium {
                 true => crate::results_cache::load(&store, &remembered.results),
                 false => None,
@@ -137,10 +144,14 @@ impl Session {
                     lock,
                     remembered,
                     report,
+                    taken,
                 })));
             }
         }
-        Session::open_begun(contest, store, lock, true)
+        // The fingerprints taken to recall the no-op are those the plan snapshot is read under.
+        let session = Session::open_begun(contest, store, lock, true, taken);
+        drop(t);
+        session
             .map(Session::warn)
             .map(|s| Opening::Session(Box::new(s)))
     }
@@ -150,6 +161,7 @@ impl Session {
         store: Store,
         lock: Option<StoreLock>,
         use_snapshot: bool,
+        known: Option<Taken>,
     ) -> Result<Session, Error> {
         let had_index = store.index_path().exists();
         let mut warnings: Vec<String> = Vec::new();
@@ -159,7 +171,7 @@ impl Session {
             std::thread::spawn(move || Index::load(&store))
         };
         let (plan, executor, binary, fingerprints) =
-            plan_of(contest, &store, use_snapshot, &mut warnings)?;
+            plan_of(contest, &store, use_snapshot, known, &mut warnings)?;
         let t = phase("index load");
         let (mut index, loaded) = index_loading.join().unwrap_or_else(|_| {
             let mut index = Index::load(&store);
@@ -203,14 +215,21 @@ impl Session {
         }
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
-        let found = stored_runs(&plan, &index);
+        let (stored, mut records) = stored_runs(&plan, &index);
         drop(t);
         if let Some(fingerprints) =
             fingerprints.filter(|_| warnings.is_empty() && corrupt.is_empty())
         {
-            remember_noop(&plan, &store, &index, &found, &binary, &fingerprints);
+            remember_noop(
+                &plan,
+                &store,
+                &index,
+                &stored,
+                &mut records,
+                &binary,
+                &fingerprints,
+            );
         }
-        let stored = found.into_iter().map(|d| d.is_some()).collect();
         Ok(Session {
             plan,
             store,
@@ -221,6 +240,7 @@ impl Session {
             warnings,
             binary,
             stored,
+            records: std::sync::Mutex::new(records),
             redo: BTreeMap::new(),
         })
     }
@@ -321,6 +341,9 @@ impl Session {
                 )));
             }
         }
+        if filter.is_empty() {
+            return Ok((0..self.plan.runs.len()).collect());
+        }
         let edition = &contest.edition;
         Ok(self
             .plan
@@ -343,27 +366,25 @@ impl Session {
     }
 
     pub fn summary(&self, selection: &[usize]) -> PlanSummary {
-        let mut summary = PlanSummary::default();
-        for tool in &self.plan.contest.tools {
-            summary.by_tool.insert(tool.name.clone(), Counts::default());
-        }
+        // Counted by tool number, then named.
+        let mut by_tool = vec![Counts::default(); self.plan.contest.tools.len()];
         for &i in selection {
-            let run = &self.plan.runs[i];
-            let cached = self.is_stored(i);
-            let counts = summary
-                .by_tool
-                .get_mut(&self.plan.contest.tools[run.tool].name)
-                .expect("every tool is listed");
-            for c in [&mut summary.runs, &mut counts.runs] {
-                *c += 1;
+            let counts = &mut by_tool[self.plan.runs[i].tool];
+            counts.runs += 1;
+            match self.is_stored(i) {
+                true => counts.cached += 1,
+                false => counts.to_run += 1,
             }
-            if cached {
-                summary.cached += 1;
-                counts.cached += 1;
-            } else {
-                summary.to_run += 1;
-                counts.to_run += 1;
-            }
+        }
+        let mut summary = PlanSummary::default();
+        for (tool, counts) in self.plan.contest.tools.iter().zip(by_tool) {
+            summary.runs += counts.runs;
+            summary.cached += counts.cached;
+            summary.to_run += counts.to_run;
+            let listed = summary.by_tool.entry(tool.name.clone()).or_default();
+            listed.runs += counts.runs;
+            listed.cached += counts.cached;
+            listed.to_run += counts.to_run;
         }
         summary
     }
@@ -413,8 +434,23 @@ impl Session {
     /// The key of the results of the plan with the index as it is now (runs recorded by this
     /// command included): docs/cache.md, "Cached results".
     pub fn results_key(&self) -> Digest {
-        let digests = stored_runs(&self.plan, &self.index);
-        crate::results_cache::results_key(&self.plan, |i| digests[i].flatten(), &self.binary)
+        self.current_records().results_key(&self.plan, &self.binary)
+    }
+
+    /// Per planned run, its record's content digest (`None`: not stored), as the index says
+    /// now: looked up when the session opened, and again only after the index changed.
+    pub fn record_digests(&self) -> std::sync::Arc<Vec<Option<Digest>>> {
+        self.current_records().digests.clone()
+    }
+
+    /// The record digests of the index as it is now (looked up again if it changed since).
+    fn current_records(&self) -> std::sync::MutexGuard<'_, RecordDigests> {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        if records.version != self.index.version() {
+            let _t = phase("stored runs");
+            *records = stored_runs(&self.plan, &self.index).1;
+        }
+        records
     }
 
     /// The answer parser's diagnostics of the given planned runs that are in the store's index
@@ -520,13 +556,16 @@ pub struct Noop {
     pub remembered: crate::noop::Remembered,
     /// The cached podium report it names, when asked for.
     pub report: Option<ScoresReport>,
+    /// The fingerprints it was recalled under.
+    taken: Option<Taken>,
 }
 
 impl Noop {
     /// The session in full, for a command that needs more than the no-op (the store's lock
     /// kept), its warnings said.
     pub fn into_session(self) -> Result<Session, Error> {
-        Session::open_begun(self.contest, self.store, self.lock, true).map(Session::warn)
+        Session::open_begun(self.contest, self.store, self.lock, true, self.taken)
+            .map(Session::warn)
     }
 
     /// `mccbuild plan`'s counts: every run stored.
@@ -576,32 +615,43 @@ impl Noop {
 
 /// The no-op remembered for `contest` if it is keyed by the files as they are now: the plan's
 /// fingerprint, the answers' stamps and the store files' stamps give its key (docs/cache.md,
-/// "The remembered no-op"); none of them too fresh to be trusted.
-fn recall(contest: &Contest, store: &Store) -> Option<crate::noop::Remembered> {
+/// "The remembered no-op"); none of them too fresh to be trusted. With `podium`, only when the
+/// podium report it names is in the results cache. Also the executor and fingerprints it took,
+/// when it took them (for the session opened when it was no hit: its plan snapshot is read
+/// under them). What costs least is looked at first: the store files' stamps and the report's
+/// presence before the executor and the plan's fingerprint, which a memo that cannot hold does
+/// not take (the session takes them beside the snapshot's reading).
+fn recall(
+    contest: &Contest,
+    store: &Store,
+    podium: bool,
+) -> (Option<crate::noop::Remembered>, Option<Taken>) {
     if contest.executor.kind == ExecutorKind::Qemu || !store.notes.is_empty() {
-        return None;
+        return (None, None);
     }
     let _t = phase("no-op: recall");
     let path = crate::noop::path(&store.meta_dir(), &contest.manifest_path);
-    let (key, store_files, remembered) = crate::noop::read(&path)?;
-    let executor = executor_for(contest, &mut DigestCache::in_memory()).ok()?;
-    let exe = std::env::current_exe().ok()?;
-    let plan = Fingerprint::of(
-        contest,
-        &executor.key_ingredients(),
-        ArchiveLimits::default(),
-        &exe,
-    );
-    let answers = snapshot::answers_fingerprint(contest);
-    let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &store_files);
-    if plan.racy || answers.racy || racy {
-        return None;
+    let Some(memo) = crate::noop::read(&path) else {
+        return (None, None);
+    };
+    let (files, racy) = mccbuild_store::index::stamps_digest(store.root(), &memo.store_files);
+    if racy || files != memo.store_digest {
+        return (None, None);
     }
-    let hit = crate::noop::key(&plan.digest, &answers.digest, &files) == key;
-    hit.then(|| {
+    if podium && !crate::results_cache::path(store, &memo.remembered.results).exists() {
+        return (None, None);
+    }
+    let Ok(taken) = Taken::of(contest, &mut DigestCache::in_memory()) else {
+        return (None, None);
+    };
+    let hit = !taken.plan.racy
+        && !taken.answers.racy
+        && crate::noop::key(&taken.plan.digest, &taken.answers.digest, &files) == memo.key;
+    let remembered = hit.then(|| {
         let _t = phase("no-op: remembered");
-        remembered
-    })
+        memo.remembered
+    });
+    (remembered, Some(taken))
 }
 
 /// [`Session::machine_problems`] of a contest.
@@ -629,22 +679,84 @@ pub fn machine_problems_of(contest: &Contest) -> Problems {
     problems
 }
 
-/// Per planned run: `Some` when it is stored, with its record's digest (one index lookup per
-/// run, on every core: 300,000 lookups in a table of tens of megabytes).
-fn stored_runs(plan: &Plan, index: &Index) -> Vec<Option<Option<Digest>>> {
-    let mut found: Vec<Option<Option<Digest>>> = vec![None; plan.runs.len()];
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = plan.runs.len().div_ceil(threads).max(16 * 1024);
+/// Per planned run's record, as an index said at one of its versions ([`Index::version`]).
+struct RecordDigests {
+    version: u64,
+    /// Per planned run: its record's content digest (`None`: not stored).
+    digests: std::sync::Arc<Vec<Option<Digest>>>,
+    /// The digests of the parts of the runs in the results key (src/results_cache.rs).
+    parts: Vec<Digest>,
+    /// The results key of the plan with these records, once computed.
+    results_key: Option<Digest>,
+}
+
+impl RecordDigests {
+    /// The results key of `plan` with these records, computed once.
+    fn results_key(&mut self, plan: &Plan, binary: &Digest) -> Digest {
+        *self.results_key.get_or_insert_with(|| {
+            let _t = phase("results key");
+            crate::results_cache::results_key_of_parts(plan, &self.parts, binary)
+        })
+    }
+}
+
+/// Per planned run: whether it is stored, and its record's content digest, as `index` says
+/// now; with the parts of the results key hashed on the way. One pass over the runs in parts
+/// of [`crate::results_cache::RUNS_PER_PART`], the parts shared among the cores, each part's
+/// lookups made together ([`Index::lookup_each`]: 300,000 lookups in a table of tens of
+/// megabytes).
+fn stored_runs(plan: &Plan, index: &Index) -> (Vec<bool>, RecordDigests) {
+    use crate::results_cache::{PartHasher, RUNS_PER_PART};
+    let n = plan.runs.len();
+    let mut stored = vec![false; n];
+    let mut digests: Vec<Option<Digest>> = vec![None; n];
+    let mut parts = vec![[0u8; 32]; n.div_ceil(RUNS_PER_PART)];
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, parts.len().max(1));
+    // Each thread takes every `threads`-th part.
+    let mut shares: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for (p, ((part, stored), digests)) in parts
+        .iter_mut()
+        .zip(stored.chunks_mut(RUNS_PER_PART))
+        .zip(digests.chunks_mut(RUNS_PER_PART))
+        .enumerate()
+    {
+        shares[p % threads].push((
+            &plan.runs[p * RUNS_PER_PART..][..stored.len()],
+            part,
+            stored,
+            digests,
+        ));
+    }
     std::thread::scope(|scope| {
-        for (runs, out) in plan.runs.chunks(chunk).zip(found.chunks_mut(chunk)) {
+        for share in shares {
             scope.spawn(move || {
-                for (run, slot) in runs.iter().zip(out) {
-                    *slot = index.lookup(&run.key);
+                for (runs, part, stored, digests) in share {
+                    let mut hasher = PartHasher::default();
+                    index.lookup_each(
+                        runs.len(),
+                        |i| &runs[i].key,
+                        |i, found| {
+                            if let Some(found) = found {
+                                stored[i] = true;
+                                digests[i] = found;
+                            }
+                            hasher.add(&runs[i], digests[i].as_ref());
+                        },
+                    );
+                    *part = hasher.finish();
                 }
             });
         }
     });
-    found
+    let records = RecordDigests {
+        version: index.version(),
+        digests: std::sync::Arc::new(digests),
+        parts,
+        results_key: None,
+    };
+    (stored, records)
 }
 
 /// The contest's plan, its executor and the digest of the running binary: from the plan
@@ -654,6 +766,7 @@ fn plan_of(
     contest: Contest,
     store: &Store,
     use_snapshot: bool,
+    known: Option<Taken>,
     warnings: &mut Vec<String>,
 ) -> Result<Planned, Error> {
     let digests = store.meta_dir().join("digests.bin");
@@ -663,16 +776,37 @@ fn plan_of(
     let t = phase("digest cache load");
     let mut cache = qemu.then(|| DigestCache::load(&digests));
     drop(t);
-    let executor = executor_for(&contest, cache.get_or_insert_with(DigestCache::in_memory))?;
-    let ingredients = executor.key_ingredients();
-    let limits = ArchiveLimits::default();
-    let exe = std::env::current_exe().unwrap_or_default();
     let snapshot_path = snapshot::snapshot_path(&store.meta_dir(), &contest.manifest_path);
-    let t = phase("plan snapshot: fingerprint");
-    let fingerprint = Fingerprint::of(&contest, &ingredients, limits, &exe);
-    // Taken before the answers are read (as the fingerprint before the plan's files).
-    let answers = snapshot::answers_fingerprint(&contest);
+    // The executor (its probes of the machine) and the fingerprints (stat calls) are made while
+    // the snapshot is read (or were by `recall`), the fingerprints before the answers are read
+    // (as the fingerprint before the plan's files).
+    let taking = |contest: &Contest| match known {
+        Some(known) => Ok(known),
+        None => {
+            let _t = phase("plan snapshot: executor and fingerprint");
+            Taken::of(contest, cache.get_or_insert_with(DigestCache::in_memory))
+        }
+    };
+    let t = phase("plan snapshot");
+    let (taken, loaded) = match use_snapshot {
+        true => {
+            let mut taken = None;
+            let (_, loaded) = snapshot::load(&snapshot_path, contest, |contest| {
+                let now = taking(contest);
+                let plan = now.as_ref().ok().map(|t| t.plan.clone());
+                taken = Some(now);
+                plan
+            });
+            (taken.expect("the fingerprints are taken"), loaded)
+        }
+        false => (taking(&contest), Err(Box::new(contest))),
+    };
     drop(t);
+    let Taken {
+        plan: fingerprint,
+        answers,
+        executor,
+    } = taken?;
     // What a remembered no-op of this plan would be keyed by (docs/cache.md, "The remembered
     // no-op"): nothing is remembered for a QEMU contest (its guest's digests are not in the
     // fingerprint's stamps) or while a stamp is too fresh.
@@ -681,12 +815,6 @@ fn plan_of(
             plan: fingerprint.digest,
             answers: answers.digest,
         });
-    let t = phase("plan snapshot");
-    let loaded = match use_snapshot {
-        true => snapshot::load(&snapshot_path, &fingerprint, contest),
-        false => Err(Box::new(contest)),
-    };
-    drop(t);
     let (plan, binary) = match loaded {
         Ok(hit) => {
             if let Some(mut cache) = cache.filter(|_| qemu) {
@@ -704,8 +832,11 @@ fn plan_of(
             };
             let t = phase("plan");
             let declared_tools = contest.tools.len();
+            let ingredients = executor.key_ingredients();
+            let limits = ArchiveLimits::default();
             let plan = Plan::build_runs(*contest, &ingredients, &mut cache, limits)?;
             drop(t);
+            let exe = std::env::current_exe().unwrap_or_default();
             let binary = cache.file_digest(&exe).unwrap_or([0; 32]);
             save_digests(&mut cache, warnings);
             // A store that cannot be written only costs the making of the plan again.
@@ -719,6 +850,47 @@ fn plan_of(
 /// What [`plan_of`] gives: the plan, its executor, the binary's digest, and what a remembered
 /// no-op of it would be keyed by (`None`: not to be remembered).
 type Planned = (Plan, Box<dyn RunExecutor>, Digest, Option<Fingerprints>);
+
+/// A contest's executor, and the fingerprints of its plan and of the answers every command
+/// reads besides it (crates/plan/src/snapshot.rs), from the files as they were when taken.
+pub struct Taken {
+    plan: Fingerprint,
+    answers: Fingerprint,
+    executor: Box<dyn RunExecutor>,
+}
+
+impl Taken {
+    /// The executor of `contest` (which probes the machine: its sandbox is a key ingredient)
+    /// and the fingerprints now.
+    fn of(contest: &Contest, cache: &mut DigestCache) -> Result<Taken, Error> {
+        let exe = std::env::current_exe().unwrap_or_default();
+        // The stat calls beside the executor's probes.
+        let (stamps, answers, executor) = std::thread::scope(|scope| {
+            let stamping = scope.spawn(|| {
+                (
+                    Fingerprint::stamps(contest, &exe),
+                    snapshot::answers_fingerprint(contest),
+                )
+            });
+            let executor = executor_for(contest, cache);
+            let (stamps, answers) = stamping
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (stamps, answers, executor)
+        });
+        let executor = executor?;
+        Ok(Taken {
+            plan: Fingerprint::with_stamps(
+                contest,
+                &executor.key_ingredients(),
+                ArchiveLimits::default(),
+                &stamps,
+            ),
+            answers,
+            executor,
+        })
+    }
+}
 
 /// The digests a remembered no-op is keyed by besides the store's stamps.
 struct Fingerprints {
@@ -734,12 +906,12 @@ fn remember_noop(
     plan: &Plan,
     store: &Store,
     index: &Index,
-    found: &[Option<Option<Digest>>],
+    stored: &[bool],
+    records: &mut RecordDigests,
     binary: &Digest,
     fingerprints: &Fingerprints,
 ) {
-    if !plan.problems.0.is_empty() || !plan.left_out.is_empty() || found.iter().any(Option::is_none)
-    {
+    if !plan.problems.0.is_empty() || !plan.left_out.is_empty() || stored.contains(&false) {
         return;
     }
     let _t = phase("no-op: remember");
@@ -763,11 +935,11 @@ fn remember_noop(
     let remembered = crate::noop::Remembered {
         runs: plan.runs.len(),
         by_tool,
-        results: crate::results_cache::results_key(plan, |i| found[i].flatten(), binary),
+        results: records.results_key(plan, binary),
         loose: index.loose_records(),
     };
     let _ = std::fs::create_dir_all(store.meta_dir());
-    let _ = crate::noop::write(&path, &key, footing.paths, remembered);
+    let _ = crate::noop::write(&path, &key, footing.paths, &footing.digest, remembered);
 }
 
 fn save_digests(cache: &mut DigestCache, warnings: &mut Vec<String>) {
@@ -817,4 +989,109 @@ fn line_of_tool_key(manifest: &Path, tool: &str, key: &str) -> Option<Location> 
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mccbuild_core::{CapturedOutput, Measurement, Response, Termination};
+    use mccbuild_store::{RunRecord, RECORD_FORMAT};
+
+    /// A record of `run` (its answers do not matter here).
+    fn record_of(plan: &Plan, run: &mccbuild_plan::Run) -> RunRecord {
+        RunRecord {
+            format: RECORD_FORMAT,
+            key: run.key,
+            mccbuild_version: "test".into(),
+            tool: plan.contest.tools[run.tool].name.clone(),
+            instance: plan.instance_of(run).name.clone(),
+            examination: plan.exam_name(run).to_string(),
+            executor: [("kind".to_string(), "local".to_string())].into(),
+            limits: run.limits,
+            started_at: "2026-11-22T00:00:00Z".into(),
+            finished_at: "2026-11-22T00:00:01Z".into(),
+            measurement: Measurement {
+                termination: Termination::Exit { code: 0 },
+                cpu_time_s: 0.5,
+                wall_time_s: 0.6,
+                peak_memory_bytes: 1 << 20,
+            },
+            method: "test".into(),
+            cores: vec![0],
+            host: "h".into(),
+            response: Response::CannotCompute,
+            answers: Vec::new(),
+            diagnostics: Vec::new(),
+            stdout: CapturedOutput::default(),
+            stderr: CapturedOutput::default(),
+            vm: None,
+            slurm: None,
+        }
+    }
+
+    /// The pass that finds which runs are stored also hashes the results key's parts: it says
+    /// what one lookup per run says, and its key is the key of the digests it found; it is done
+    /// again when the index changed.
+    #[test]
+    fn stored_runs_agree_with_lookups_and_give_the_results_key() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
+        let executor = vec![("kind".to_string(), "test".to_string())];
+        let mut plan = Plan::build(
+            contest,
+            &executor,
+            &mut DigestCache::in_memory(),
+            ArchiveLimits::default(),
+        )
+        .expect("the demo plans");
+        // More runs than two parts of the results key: the demo's, with other keys.
+        let demo = plan.runs.clone();
+        let mut copy = 0u8;
+        while plan.runs.len() <= 2 * crate::results_cache::RUNS_PER_PART {
+            copy += 1;
+            plan.runs.extend(demo.iter().cloned().map(|mut run| {
+                run.key.0[2] ^= copy;
+                run.key.0[3] = copy;
+                run
+            }));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        // Two runs in three stored.
+        let records: Vec<RunRecord> = plan
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 != 0)
+            .map(|(_, run)| record_of(&plan, run))
+            .collect();
+        let (mut index, _) = Index::load(&store);
+        index.put_packed(&store, &records).unwrap();
+        let (mut index, _) = Index::load(&store);
+        let check = |index: &Index| {
+            let (stored, records) = stored_runs(&plan, index);
+            for (i, run) in plan.runs.iter().enumerate() {
+                let found = index.lookup(&run.key);
+                assert_eq!(stored[i], found.is_some(), "run {i}");
+                assert_eq!(records.digests[i], found.flatten(), "run {i}");
+            }
+            let binary = [5; 32];
+            let mut records = records;
+            assert_eq!(
+                records.results_key(&plan, &binary),
+                crate::results_cache::results_key(&plan, &records.digests, &binary)
+            );
+            assert_eq!(records.version, index.version());
+            records.results_key(&plan, &binary)
+        };
+        let before = check(&index);
+        assert_eq!(
+            stored_runs(&plan, &index).0.iter().filter(|s| **s).count(),
+            records.len()
+        );
+        // A run stored since: another key.
+        let new = record_of(&plan, &plan.runs[0]);
+        index.insert(new.key, mccbuild_store::Summary::of(&new), [8; 32]);
+        assert_ne!(check(&index), before);
+    }
 }

@@ -25,13 +25,13 @@ use crate::manifest::{mcc_model_name, Contest, InstanceSource, ModelKindDecl, To
 use crate::reference::Reference;
 use crate::results_file::{read_results, vector_length, ResultRow};
 
-/// An instance of the contest.
+/// An instance of the contest. (What its files are, [`InstanceFacts`], is read while the plan
+/// is made, into its runs' keys and value ids, and not kept.)
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlannedInstance {
     pub name: String,
     pub model: usize,
     pub source: InstanceSource,
-    pub facts: Arc<InstanceFacts>,
 }
 
 /// A model with its kind resolved (`inputs` models: surprise if they carry `NewModel`).
@@ -165,7 +165,7 @@ impl Plan {
         };
         let t = phase("plan: instances");
         let mut left_out = Vec::new();
-        let (mut models, mut instances) = declared_instances(
+        let (mut models, mut instances, facts) = declared_instances(
             &contest,
             cache,
             archive_limits,
@@ -194,7 +194,7 @@ impl Plan {
             corrections: None,
             left_out,
         };
-        plan.add_executed_runs(executor);
+        plan.add_executed_runs(executor, &facts);
         drop(t);
         let t = phase("plan: imported runs");
         plan.add_imported_runs(&imported, &imported_instance);
@@ -306,9 +306,10 @@ impl Plan {
         &self.instances[self.exam_instances[run.exam_instance].instance]
     }
 
-    /// The runs of the declared instances: every examination of every instance that some
-    /// tool takes part in, and the runs of those tools.
-    fn add_executed_runs(&mut self, executor: &[(String, String)]) {
+    /// The runs of the declared instances (`facts[i]`: the facts of declared instance `i`):
+    /// every examination of every instance that some tool takes part in, and the runs of those
+    /// tools.
+    fn add_executed_runs(&mut self, executor: &[(String, String)], facts: &[Arc<InstanceFacts>]) {
         let contest = &self.contest;
         let edition = contest.edition.clone();
         let keys = KeyBuilder::new(&self.tools, executor);
@@ -328,7 +329,7 @@ impl Plan {
                     .collect()
             })
             .collect();
-        for (i, instance) in self.instances.iter().enumerate() {
+        for (i, (instance, facts)) in self.instances.iter().zip(facts).enumerate() {
             if matches!(instance.source, InstanceSource::Imported(_)) {
                 continue;
             }
@@ -344,6 +345,7 @@ impl Plan {
                 }
                 let Some(formula_ids) = formula_ids(
                     instance,
+                    facts,
                     &self.models[instance.model].name,
                     exam,
                     &users[exam_id],
@@ -352,16 +354,16 @@ impl Plan {
                 ) else {
                     continue;
                 };
-                let truth = expected_answer(contest, instance, exam, &mut self.problems);
+                let truth = expected_answer(contest, instance, facts, exam, &mut self.problems);
                 let ei = self.exam_instances.len();
                 self.exam_instances
                     .push(exam_instance(i, exam_id, exam, formula_ids, truth));
                 // What the run must not see (M-9; a ground-truth task's expected answer). Hidden
                 // files are not part of the run's key either: correcting an expected answer
                 // re-scores, it does not rerun.
-                let hidden = hidden_files(&edition, exam_id, kind, |f| instance.facts.has_file(f));
+                let hidden = hidden_files(&edition, exam_id, kind, |f| facts.has_file(f));
                 let hidden_refs: Vec<&str> = hidden.iter().map(String::as_str).collect();
-                let content = instance.facts.visible_digest(&hidden_refs);
+                let content = facts.visible_digest(&hidden_refs);
                 let limits = contest.limits_for(exam_id);
                 tasks.push(keys.task(&instance.name, &content, &exam.name, &reading(exam), limits));
                 let hidden: Arc<[String]> = hidden.into();
@@ -557,6 +559,7 @@ fn exam_instance(
 /// empty, or missing or broken (a problem, and the examination instance is left out).
 fn formula_ids(
     instance: &PlannedInstance,
+    facts: &InstanceFacts,
     model: &str,
     exam: &Examination,
     users: &[&str],
@@ -575,13 +578,13 @@ fn formula_ids(
         });
         None
     };
-    match instance.facts.formulas.get(file) {
+    match facts.formulas.get(file) {
         Some(Err(e)) => leave_out(file_problem(instance, file, e).help(format!(
             "the {} runs of instance {} are left out until it is fixed",
             exam.name, instance.name
         ))),
         None => {
-            let what = if instance.facts.has_file(file) {
+            let what = if facts.has_file(file) {
                 "is not a formula file (its root element is not <property-set>)"
             } else {
                 "is missing"
@@ -616,12 +619,13 @@ fn file_problem(instance: &PlannedInstance, file: &str, problem: &FileProblem) -
 fn expected_answer(
     contest: &Contest,
     instance: &PlannedInstance,
+    facts: &InstanceFacts,
     exam: &Examination,
     problems: &mut Problems,
 ) -> Option<Arc<[Option<Value>]>> {
     let file = exam.truth_file.as_ref()?;
     let path = instance.source.path();
-    match instance.facts.texts.get(file).map(|t| parse_truth(t)) {
+    match facts.texts.get(file).map(|t| parse_truth(t)) {
         Some(Ok(value)) if value.kind() == exam.value => Some(Arc::from(vec![Some(value)])),
         Some(Ok(value)) => {
             problems.push(Problem::new(
@@ -784,18 +788,24 @@ fn tool_identities(
 }
 
 /// The models of the manifest and their instances (inspected: a broken one is left out, an
-/// instance with a broken model file is a problem but planned), each model's kind resolved.
+/// instance with a broken model file is a problem but planned), each model's kind resolved, and
+/// each instance's facts.
 fn declared_instances(
     contest: &Contest,
     cache: &mut DigestCache,
     archive_limits: ArchiveLimits,
     problems: &mut Problems,
     left_out: &mut Vec<LeftOut>,
-) -> (Vec<PlannedModel>, Vec<PlannedInstance>) {
+) -> (
+    Vec<PlannedModel>,
+    Vec<PlannedInstance>,
+    Vec<Arc<InstanceFacts>>,
+) {
     let edition = &contest.edition;
     let model_file = &edition.instances.model_file;
     let mut models = Vec::new();
     let mut instances: Vec<PlannedInstance> = Vec::new();
+    let mut all_facts: Vec<Arc<InstanceFacts>> = Vec::new();
     for (m, model) in contest.models.iter().enumerate() {
         let mut planned = Vec::new();
         let mut any_new = false;
@@ -824,8 +834,8 @@ fn declared_instances(
                         name: decl.name.clone(),
                         model: m,
                         source: decl.source.clone(),
-                        facts,
                     });
+                    all_facts.push(facts);
                 }
                 Err(e) => {
                     problems.push(
@@ -850,7 +860,7 @@ fn declared_instances(
             instances: planned,
         });
     }
-    (models, instances)
+    (models, instances, all_facts)
 }
 
 /// The instances of the results files (known by name only), grouped into models by the MCC
@@ -908,7 +918,6 @@ fn imported_instances(
                 name: row.instance.clone(),
                 model,
                 source: InstanceSource::Imported(contest.results[f].clone()),
-                facts: Arc::new(InstanceFacts::default()),
             });
         }
     }
@@ -936,6 +945,20 @@ mod tests {
         .expect("the demo plans");
         assert!(plan.runs.len() > 50, "{} runs", plan.runs.len());
         let edition = &plan.contest.edition;
+        // Each instance's facts read again, as the plan read them.
+        let facts: Vec<Arc<InstanceFacts>> = plan
+            .instances
+            .iter()
+            .map(|i| {
+                instance_facts(
+                    &i.name,
+                    &i.source,
+                    &mut DigestCache::in_memory(),
+                    ArchiveLimits::default(),
+                )
+                .expect("the demo's instances read")
+            })
+            .collect();
         for run in &plan.runs {
             let ei = &plan.exam_instances[run.exam_instance];
             let instance = &plan.instances[ei.instance];
@@ -945,7 +968,7 @@ mod tests {
             let direct = run_key(&KeyInputs {
                 tool,
                 instance: &instance.name,
-                instance_content: &instance.facts.visible_digest(&hidden),
+                instance_content: &facts[ei.instance].visible_digest(&hidden),
                 examination: &exam.name,
                 reading: &reading(exam),
                 limits: run.limits,

@@ -31,8 +31,8 @@ use std::sync::Arc;
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
-use mccbuild_core::RunKey;
-use mccbuild_rules::edition::{Limits, TimeLimit};
+use mccbuild_core::{RunKey, Value};
+use mccbuild_rules::edition::{ExamId, Limits, TimeLimit};
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchiveLimits;
@@ -43,10 +43,12 @@ use crate::plan::{Plan, Run, RunOrigin};
 
 /// The first bytes of a snapshot file.
 const MAGIC: &[u8; 8] = b"MCCBPLAN";
-/// The snapshot's layout; a snapshot of another layout is made again.
-const FORMAT: u32 = 1;
-/// The header: the magic, the format, the fingerprint, the digest of the rest.
-const HEADER: usize = 8 + 4 + 32 + 32;
+/// The snapshot's layout; a snapshot of another layout is made again. (1: the instances' facts
+/// kept, one digest of the whole; 2: no facts, value ids front-coded, a digest per section.)
+const FORMAT: u32 = 2;
+/// The header: the magic, the format, the fingerprint, the digests of the payload and of the
+/// runs section, the payload's length and the number of runs.
+const HEADER: usize = 8 + 4 + 32 + 32 + 32 + 8 + 8;
 /// Where dpkg keeps what is installed (rewritten by every install, upgrade and removal).
 const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 /// Where dpkg keeps what an interrupted run of it changed, not yet in its status file.
@@ -69,18 +71,48 @@ impl Fingerprint {
         archive_limits: ArchiveLimits,
         exe: &Path,
     ) -> Fingerprint {
+        Fingerprint::with_stamps(
+            contest,
+            executor,
+            archive_limits,
+            &Fingerprint::stamps(contest, exe),
+        )
+    }
+
+    /// The stat calls of [`Fingerprint::of`]: the stamps of the binary at `exe` and of every
+    /// file and folder the plan of `contest` reads, as one fingerprint (taken beside the
+    /// making of the executor, whose key ingredients [`Fingerprint::with_stamps`] adds).
+    pub fn stamps(contest: &Contest, exe: &Path) -> Fingerprint {
         let mut walk = Walk {
             hasher: blake3::Hasher::new(),
             racy: false,
+        };
+        walk.entry(exe, false);
+        for (path, deep) in read_by_plan(contest) {
+            walk.entry(&path, deep);
+        }
+        Fingerprint {
+            digest: *walk.hasher.finalize().as_bytes(),
+            racy: walk.racy,
+        }
+    }
+
+    /// [`Fingerprint::of`] from the [`Fingerprint::stamps`] taken for `contest`.
+    pub fn with_stamps(
+        contest: &Contest,
+        executor: &[(String, String)],
+        archive_limits: ArchiveLimits,
+        stamps: &Fingerprint,
+    ) -> Fingerprint {
+        let mut walk = Walk {
+            hasher: blake3::Hasher::new(),
+            racy: stamps.racy,
         };
         walk.text("schema", &format!("mccbuild plan snapshot {FORMAT}"));
         walk.text("contest", &format!("{contest:?}"));
         walk.text("executor", &format!("{executor:?}"));
         walk.text("archive limits", &format!("{archive_limits:?}"));
-        walk.entry(exe, false);
-        for (path, deep) in read_by_plan(contest) {
-            walk.entry(&path, deep);
-        }
+        walk.hasher.update(&stamps.digest);
         Fingerprint {
             digest: *walk.hasher.finalize().as_bytes(),
             racy: walk.racy,
@@ -205,19 +237,33 @@ impl Walk {
 }
 
 /// Bytes of one run in the snapshot's runs section: its key, then its tool, examination
-/// instance, hidden files (an index into the table of the plan's distinct lists, shared by every
-/// tool's run of one examination instance) and limits (an index into the table of distinct
-/// limits), then its origin (0 executed, 1 imported) with the file, row and line of an imported
-/// one; integers little-endian. Fixed-width records read back without a parser, beside the
-/// rest.
+/// instance, hidden files (an index into the table of the plan's distinct lists) and limits (an
+/// index into the table of distinct limits), then its origin (0 executed, 1 imported) with the
+/// file, row and line of an imported one; integers little-endian. Fixed-width records, read
+/// through a small buffer straight into the plan's runs, beside the rest.
 const RUN_BYTES: usize = 32 + 4 * 4 + 1 + 3 * 4;
+/// Runs read at a time (their bytes stay in the cache while they are hashed and decoded).
+const RUNS_PER_READ: usize = 4096;
 
-/// What the snapshot stores besides its runs: the plan of [`Plan::build_runs`] without the
-/// contest (loaded fresh by every command, and part of the fingerprint; the tools the results
-/// files add to it are kept by name and cores) and without the results files' rows (their runs
-/// and keys are what counts; `import`, which needs the rows, makes its plan from the files),
-/// with the digest of the binary that made it. Written from borrows, read into owned values
-/// (the same postcard layout).
+/// The first part of the payload: what the runs section's records point into, decoded before
+/// the rest so that the runs can be read beside it.
+#[derive(Serialize, Deserialize)]
+struct Tables {
+    /// The distinct lists of hidden files.
+    hidden: Vec<Vec<String>>,
+    /// The distinct limits.
+    limits: Vec<(u64, u64, TimeLimit)>,
+    /// How many tools and examination instances the plan has (the runs' indices are below).
+    tools: u64,
+    exam_instances: u64,
+}
+
+/// What the snapshot stores besides its runs, after [`Tables`]: the plan of
+/// [`Plan::build_runs`] without the contest (loaded fresh by every command, and part of the
+/// fingerprint; the tools the results files add to it are kept by name and cores) and without
+/// the results files' rows (their runs and keys are what counts; `import`, which needs the rows,
+/// makes its plan from the files), with the digest of the binary that made it. Written from
+/// borrows, read with the value ids borrowed (the same postcard layout).
 #[derive(Serialize)]
 struct PayloadOut<'a> {
     binary: Digest,
@@ -225,25 +271,48 @@ struct PayloadOut<'a> {
     tools: &'a [ToolIdentity],
     models: &'a [PlannedModel],
     instances: &'a [PlannedInstance],
-    exam_instances: &'a [ExamInstance],
-    hidden: Vec<&'a [String]>,
-    limits: Vec<(u64, u64, TimeLimit)>,
+    exam_instances: Vec<ExamKept>,
+    ids: Blob,
     problems: &'a Problems,
     left_out: &'a [LeftOut],
 }
 
 #[derive(Deserialize)]
-struct PayloadIn {
+struct PayloadIn<'a> {
     binary: Digest,
     imported_tools: Vec<(String, u32)>,
     tools: Vec<ToolIdentity>,
     models: Vec<PlannedModel>,
     instances: Vec<PlannedInstance>,
-    exam_instances: Vec<ExamInstance>,
-    hidden: Vec<Vec<String>>,
-    limits: Vec<(u64, u64, TimeLimit)>,
+    exam_instances: Vec<ExamKept>,
+    ids: &'a [u8],
     problems: Problems,
     left_out: Vec<LeftOut>,
+}
+
+/// Bytes written as one byte string.
+struct Blob(Vec<u8>);
+
+impl Serialize for Blob {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+/// An examination instance as the snapshot keeps it (no reference answers or decisions: they
+/// are read by every command). Its value ids are those of its examination in the rules (taken
+/// from the contest, loaded fresh), or `count` ids front-coded in the payload's id bytes from
+/// `at` on: each as the length of the start it shares with the id before it (a varint), the
+/// length of the rest (a varint) and the rest (formula ids share their instance's and
+/// examination's names, so the ids of an edition take a tenth of their text).
+#[derive(Serialize, Deserialize)]
+struct ExamKept {
+    instance: usize,
+    exam: ExamId,
+    /// `None`: the examination's ids in the rules; otherwise `(count, at)`.
+    ids: Option<(u32, u64)>,
+    scored: usize,
+    truth: Option<Vec<Option<Value>>>,
 }
 
 /// Where the snapshot of the contest at `manifest` lives in the store's `meta` folder: one per
@@ -254,118 +323,264 @@ pub fn snapshot_path(meta_dir: &Path, manifest: &Path) -> PathBuf {
     meta_dir.join(format!("plan-{}.bin", &digest.to_hex()[..16]))
 }
 
-/// The plan kept at `path` for `contest` if its fingerprint is `fingerprint`, with the digest
-/// of the binary that made it; otherwise the contest back (no snapshot, another fingerprint, or
-/// a damaged one: the caller makes the plan).
+/// A plan from its snapshot, with the digest of the binary that made it; or the contest back.
+pub type Loaded = Result<(Plan, Digest), Box<Contest>>;
+
+/// The plan kept at `path` for `contest` if it was made under the fingerprint that
+/// `fingerprint` computes, with the digest of the binary that made it; otherwise the contest
+/// back (no snapshot, another fingerprint, a damaged one, or no fingerprint: the caller makes
+/// the plan). The fingerprint (stat calls) is computed on another thread while the snapshot is
+/// read, and the two compared once both are done: a snapshot is only ever used under the
+/// fingerprint it was made under, whichever was known first.
 pub fn load(
     path: &Path,
-    fingerprint: &Fingerprint,
     contest: Contest,
-) -> Result<(Plan, Digest), Box<Contest>> {
+    fingerprint: impl FnOnce(&Contest) -> Option<Fingerprint> + Send,
+) -> (Option<Fingerprint>, Loaded) {
+    let (fingerprint, kept) = std::thread::scope(|scope| {
+        let computing = scope.spawn(|| fingerprint(&contest));
+        let kept = read(path, &contest);
+        let fingerprint = computing
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (fingerprint, kept)
+    });
+    let plan = match (kept, &fingerprint) {
+        (Some((made_under, kept)), Some(fingerprint)) if made_under == fingerprint.digest => {
+            kept.into_plan(contest)
+        }
+        _ => Err(Box::new(contest)),
+    };
+    (fingerprint, plan)
+}
+
+/// What a snapshot holds, decoded and verified (but for the contest it belongs to).
+struct Kept {
+    binary: Digest,
+    imported_tools: Vec<(String, u32)>,
+    tools: Vec<ToolIdentity>,
+    models: Vec<PlannedModel>,
+    instances: Vec<PlannedInstance>,
+    exam_instances: Vec<ExamInstance>,
+    runs: Vec<Run>,
+    problems: Problems,
+    left_out: Vec<LeftOut>,
+}
+
+impl Kept {
+    fn into_plan(self, mut contest: Contest) -> Result<(Plan, Digest), Box<Contest>> {
+        for (name, cores) in &self.imported_tools {
+            let tool = imported_tool(&contest, name, *cores);
+            contest.tools.push(tool);
+        }
+        if contest.tools.len() != self.tools.len() {
+            return Err(Box::new(contest));
+        }
+        let plan = Plan {
+            contest,
+            imported: None,
+            tools: self.tools,
+            models: self.models,
+            instances: self.instances,
+            exam_instances: self.exam_instances,
+            runs: self.runs,
+            problems: self.problems,
+            reference: None,
+            corrections: None,
+            left_out: self.left_out,
+        };
+        Ok((plan, self.binary))
+    }
+}
+
+/// The snapshot at `path` with the fingerprint it was made under, if it is one of this format
+/// and whole: both sections' digests hold. The payload is read and checked first; then a second
+/// thread reads the runs section through a small buffer (hashing it and decoding each run into
+/// place) while this one decodes the payload, a third thread taking half of the value ids.
+fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
+    use std::io::Read;
     let t = phase("plan snapshot: read");
-    let bytes = read_if_made_under(path, fingerprint).unwrap_or_default();
+    let mut file = fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header).ok()?;
+    if header[..8] != MAGIC[..] || header[8..12] != FORMAT.to_le_bytes() {
+        return None;
+    }
+    let made_under: Digest = header[12..44].try_into().ok()?;
+    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
+    let (payload_len, runs) = (word(108), word(116));
+    let whole = (HEADER as u64)
+        .checked_add(payload_len)?
+        .checked_add(runs.checked_mul(RUN_BYTES as u64)?)?;
+    if whole != size {
+        return None;
+    }
+    let (payload_len, runs) = (
+        usize::try_from(payload_len).ok()?,
+        usize::try_from(runs).ok()?,
+    );
+    let mut payload = vec![0u8; payload_len];
+    file.read_exact(&mut payload).ok()?;
     drop(t);
     let t = phase("plan snapshot: verify");
-    let sections = sections_of(&bytes, fingerprint);
+    if blake3::hash(&payload).as_bytes()[..] != header[44..76] {
+        return None;
+    }
     drop(t);
-    let Some((payload, runs)) = sections else {
-        return Err(Box::new(contest));
-    };
-    let t = phase("plan snapshot: decode");
-    // The runs' fixed-width records beside the rest's postcard.
-    let (p, raw_runs) = std::thread::scope(|scope| {
-        let raw = scope.spawn(|| read_runs(runs));
-        let p = postcard::from_bytes::<PayloadIn>(payload).ok();
-        (p, raw.join().ok().flatten())
-    });
-    drop(t);
-    let (Some(p), Some(raw_runs)) = (p, raw_runs) else {
-        return Err(Box::new(contest));
-    };
-    let hidden: Vec<Arc<[String]>> = p.hidden.into_iter().map(Arc::from).collect();
-    let mut runs = Vec::with_capacity(raw_runs.len());
-    for r in raw_runs {
-        let (Some(hidden), Some(&(time_s, memory_mb, time)), true, true) = (
-            hidden.get(r.hidden),
-            p.limits.get(r.limits),
-            r.tool < p.tools.len(),
-            r.exam_instance < p.exam_instances.len(),
-        ) else {
-            return Err(Box::new(contest));
-        };
-        runs.push(Run {
-            tool: r.tool,
-            exam_instance: r.exam_instance,
-            key: r.key,
-            limits: Limits {
+    let _t = phase("plan snapshot: decode");
+    let (tables, rest) = postcard::take_from_bytes::<Tables>(&payload).ok()?;
+    let tables = RunTables {
+        hidden: tables.hidden.into_iter().map(Arc::from).collect(),
+        limits: tables
+            .limits
+            .iter()
+            .map(|&(time_s, memory_mb, time)| Limits {
                 time_s,
                 memory_mb,
                 time,
-            },
-            hidden: hidden.clone(),
-            origin: r.origin,
-        });
-    }
-    let mut contest = contest;
-    for (name, cores) in &p.imported_tools {
-        let tool = imported_tool(&contest, name, *cores);
-        contest.tools.push(tool);
-    }
-    if contest.tools.len() != p.tools.len() {
-        return Err(Box::new(contest));
-    }
-    let plan = Plan {
-        contest,
-        imported: None,
-        tools: p.tools,
-        models: p.models,
-        instances: p.instances,
-        exam_instances: p.exam_instances,
-        runs,
-        problems: p.problems,
-        reference: None,
-        corrections: None,
-        left_out: p.left_out,
+            })
+            .collect(),
+        tools: usize::try_from(tables.tools).ok()?,
+        exam_instances: usize::try_from(tables.exam_instances).ok()?,
     };
-    Ok((plan, p.binary))
-}
-
-/// The bytes of the snapshot at `path` if its header names this format and `fingerprint`: a
-/// snapshot of another plan is not read past its header.
-fn read_if_made_under(path: &Path, fingerprint: &Fingerprint) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = fs::File::open(path)?;
-    let mut bytes = vec![0u8; HEADER];
-    file.read_exact(&mut bytes)?;
-    if bytes[..MAGIC.len()] != MAGIC[..]
-        || bytes[8..12] != FORMAT.to_le_bytes()
-        || bytes[12..44] != fingerprint.digest
-    {
-        return Ok(Vec::new());
-    }
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// A run as its record in the runs section says (indices not yet checked).
-struct RawRun {
-    key: RunKey,
-    tool: usize,
-    exam_instance: usize,
-    hidden: usize,
-    limits: usize,
-    origin: RunOrigin,
-}
-
-fn read_runs(section: &[u8]) -> Option<Vec<RawRun>> {
-    if section.len() % RUN_BYTES != 0 {
+    let runs_digest: Digest = header[76..108].try_into().ok()?;
+    let runs_at = (HEADER + payload_len) as u64;
+    let edition = &contest.edition;
+    let (p, exam_instances, runs) = std::thread::scope(|scope| {
+        let reading = scope.spawn(|| read_runs(&file, runs_at, runs, &runs_digest, &tables));
+        let p = postcard::from_bytes::<PayloadIn>(rest).ok();
+        let exam_instances = p.as_ref().and_then(|p| {
+            // The value ids in two halves, on two threads (each id is an allocation).
+            let (first, second) = p.exam_instances.split_at(p.exam_instances.len() / 2);
+            std::thread::scope(|halves| {
+                let other = halves.spawn(|| exam_instances_of(second, p.ids, edition));
+                let mut all = exam_instances_of(first, p.ids, edition)?;
+                all.extend(other.join().ok()??);
+                Some(all)
+            })
+        });
+        (p, exam_instances, reading.join().ok().flatten())
+    });
+    let p = p?;
+    if p.tools.len() != tables.tools || p.exam_instances.len() != tables.exam_instances {
         return None;
     }
-    let u32_at =
-        |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap()) as usize;
-    section
-        .chunks_exact(RUN_BYTES)
-        .map(|r| {
+    Some((
+        made_under,
+        Kept {
+            binary: p.binary,
+            imported_tools: p.imported_tools,
+            tools: p.tools,
+            models: p.models,
+            instances: p.instances,
+            exam_instances: exam_instances?,
+            runs: runs?,
+            problems: p.problems,
+            left_out: p.left_out,
+        },
+    ))
+}
+
+/// The examination instances as kept, their value ids decoded from `ids` (`None`: not of this
+/// contest, or not whole).
+fn exam_instances_of(
+    kept: &[ExamKept],
+    ids: &[u8],
+    edition: &mccbuild_rules::edition::Edition,
+) -> Option<Vec<ExamInstance>> {
+    let mut id = String::new();
+    kept.iter()
+        .map(|ei| {
+            let ids: Arc<[Arc<str>]> = match ei.ids {
+                None => edition.examinations.get(ei.exam)?.answer_ids().into(),
+                Some((count, at)) => {
+                    let mut bytes = ids.get(usize::try_from(at).ok()?..)?;
+                    let mut list = Vec::with_capacity(count as usize);
+                    id.clear();
+                    for _ in 0..count {
+                        let shared = varint(&mut bytes)?;
+                        let len = varint(&mut bytes)?;
+                        if shared > id.len() || !id.is_char_boundary(shared) || len > bytes.len() {
+                            return None;
+                        }
+                        let (rest, after) = bytes.split_at(len);
+                        id.truncate(shared);
+                        id.push_str(std::str::from_utf8(rest).ok()?);
+                        bytes = after;
+                        list.push(Arc::<str>::from(id.as_str()));
+                    }
+                    list.into()
+                }
+            };
+            Some(ExamInstance {
+                instance: ei.instance,
+                exam: ei.exam,
+                ids,
+                scored: ei.scored,
+                truth: ei.truth.clone().map(Arc::from),
+                reference: None,
+                corrections: None,
+            })
+        })
+        .collect()
+}
+
+/// Reads a LEB128 number off the front of `bytes`.
+fn varint(bytes: &mut &[u8]) -> Option<usize> {
+    let mut n: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        n |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return usize::try_from(n).ok();
+        }
+    }
+    None
+}
+
+/// Writes `n` as LEB128.
+fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// The tables the runs section's records point into, and the counts their indices must be
+/// below.
+struct RunTables {
+    hidden: Vec<Arc<[String]>>,
+    limits: Vec<Limits>,
+    tools: usize,
+    exam_instances: usize,
+}
+
+/// The `count` runs of the runs section at `offset`, if its digest is `digest` and every run
+/// points into `tables`: read through a small buffer, each piece hashed and decoded into place.
+fn read_runs(
+    file: &fs::File,
+    offset: u64,
+    count: usize,
+    digest: &Digest,
+    tables: &RunTables,
+) -> Option<Vec<Run>> {
+    use std::os::unix::fs::FileExt;
+    let u32_at = |r: &[u8], at: usize| {
+        u32::from_le_bytes(r[at..at + 4].try_into().unwrap_or([0; 4])) as usize
+    };
+    let mut runs = Vec::with_capacity(count);
+    let mut buf = vec![0u8; RUNS_PER_READ * RUN_BYTES];
+    let mut hasher = blake3::Hasher::new();
+    let mut done = 0;
+    while done < count {
+        let piece = &mut buf[..(count - done).min(RUNS_PER_READ) * RUN_BYTES];
+        file.read_exact_at(piece, offset + (done * RUN_BYTES) as u64)
+            .ok()?;
+        hasher.update(piece);
+        for r in piece.chunks_exact(RUN_BYTES) {
             let origin = match r[48] {
                 0 => RunOrigin::Executed,
                 1 => RunOrigin::Imported {
@@ -375,36 +590,60 @@ fn read_runs(section: &[u8]) -> Option<Vec<RawRun>> {
                 },
                 _ => return None,
             };
-            Some(RawRun {
-                key: RunKey(r[..32].try_into().unwrap()),
-                tool: u32_at(r, 32),
-                exam_instance: u32_at(r, 36),
-                hidden: u32_at(r, 40),
-                limits: u32_at(r, 44),
+            let (tool, exam_instance) = (u32_at(r, 32), u32_at(r, 36));
+            if tool >= tables.tools || exam_instance >= tables.exam_instances {
+                return None;
+            }
+            runs.push(Run {
+                tool,
+                exam_instance,
+                key: RunKey(r[..32].try_into().ok()?),
+                limits: *tables.limits.get(u32_at(r, 44))?,
+                hidden: tables.hidden.get(u32_at(r, 40))?.clone(),
                 origin,
-            })
-        })
-        .collect()
+            });
+        }
+        done += piece.len() / RUN_BYTES;
+    }
+    (hasher.finalize().as_bytes() == digest).then_some(runs)
 }
 
-/// The two sections of a snapshot file (its postcard part and its runs), if it is one of this
-/// format, made under `fingerprint`, and whole (its digest matches).
-fn sections_of<'a>(bytes: &'a [u8], fingerprint: &Fingerprint) -> Option<(&'a [u8], &'a [u8])> {
-    let header = HEADER;
-    if bytes.len() < header + 8 || &bytes[..MAGIC.len()] != MAGIC {
+/// The value ids of an examination instance as [`ExamKept`] keeps them: `None` when they are
+/// its examination's in the rules, otherwise their count and where in `out` they were written
+/// (front-coded).
+fn coded_ids(
+    ei: &ExamInstance,
+    edition: &mccbuild_rules::edition::Edition,
+    out: &mut Vec<u8>,
+) -> Option<(u32, u64)> {
+    let exam = &edition.examinations[ei.exam];
+    let from_rules = exam.formula_file.is_none()
+        && ei.scored == exam.values.len()
+        && ei.ids.iter().map(|id| &**id).eq(exam
+            .values
+            .iter()
+            .chain(&exam.optional_values)
+            .map(|id| &**id));
+    if from_rules {
         return None;
     }
-    let format = u32::from_le_bytes(bytes[8..12].try_into().ok()?);
-    if format != FORMAT || bytes[12..44] != fingerprint.digest {
-        return None;
+    let at = out.len() as u64;
+    let mut before = "";
+    for id in ei.ids.iter() {
+        let mut shared = before
+            .bytes()
+            .zip(id.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        while !id.is_char_boundary(shared) {
+            shared -= 1;
+        }
+        put_varint(out, shared);
+        put_varint(out, id.len() - shared);
+        out.extend_from_slice(&id.as_bytes()[shared..]);
+        before = id;
     }
-    let body = &bytes[header..];
-    if blake3::hash(body).as_bytes()[..] != bytes[44..76] {
-        return None;
-    }
-    let len = usize::try_from(u64::from_le_bytes(body[..8].try_into().ok()?)).ok()?;
-    let rest = &body[8..];
-    (len <= rest.len()).then(|| rest.split_at(len))
+    Some((ei.ids.len() as u32, at))
 }
 
 /// Keeps `plan` (as [`Plan::build_runs`] made it from a contest of `declared_tools` tools: no
@@ -421,18 +660,18 @@ pub fn save(
     if fingerprint.racy {
         return Ok(());
     }
-    let mut hidden_index: HashMap<*const [String], u32> = HashMap::new();
+    let edition = &plan.contest.edition;
+    // The distinct lists of hidden files (most examination instances hide the same ones).
+    let mut hidden_index: HashMap<&[String], u32> = HashMap::new();
     let mut hidden: Vec<&[String]> = Vec::new();
     let mut limits_index: HashMap<Limits, u32> = HashMap::new();
     let mut limits: Vec<(u64, u64, TimeLimit)> = Vec::new();
     let mut runs: Vec<u8> = Vec::with_capacity(plan.runs.len() * RUN_BYTES);
     for run in &plan.runs {
-        let h = *hidden_index
-            .entry(Arc::as_ptr(&run.hidden))
-            .or_insert_with(|| {
-                hidden.push(&run.hidden);
-                hidden.len() as u32 - 1
-            });
+        let h = *hidden_index.entry(&run.hidden).or_insert_with(|| {
+            hidden.push(&run.hidden);
+            hidden.len() as u32 - 1
+        });
         let l = *limits_index.entry(run.limits).or_insert_with(|| {
             limits.push((run.limits.time_s, run.limits.memory_mb, run.limits.time));
             limits.len() as u32 - 1
@@ -450,7 +689,26 @@ pub fn save(
             runs.extend_from_slice(&(n as u32).to_le_bytes());
         }
     }
-    let payload = postcard::to_allocvec(&PayloadOut {
+    let mut ids = Vec::new();
+    let exam_instances: Vec<ExamKept> = plan
+        .exam_instances
+        .iter()
+        .map(|ei| ExamKept {
+            instance: ei.instance,
+            exam: ei.exam,
+            ids: coded_ids(ei, edition, &mut ids),
+            scored: ei.scored,
+            truth: ei.truth.as_deref().map(<[_]>::to_vec),
+        })
+        .collect();
+    let mut payload = postcard::to_allocvec(&Tables {
+        hidden: hidden.iter().map(|h| h.to_vec()).collect(),
+        limits,
+        tools: plan.tools.len() as u64,
+        exam_instances: plan.exam_instances.len() as u64,
+    })
+    .map_err(io::Error::other)?;
+    let payload_rest = postcard::to_allocvec(&PayloadOut {
         binary,
         imported_tools: plan.contest.tools[declared_tools.min(plan.contest.tools.len())..]
             .iter()
@@ -459,23 +717,23 @@ pub fn save(
         tools: &plan.tools,
         models: &plan.models,
         instances: &plan.instances,
-        exam_instances: &plan.exam_instances,
-        hidden,
-        limits,
+        exam_instances,
+        ids: Blob(ids),
         problems: &plan.problems,
         left_out: &plan.left_out,
     })
     .map_err(io::Error::other)?;
-    let mut body = Vec::with_capacity(8 + payload.len() + runs.len());
-    body.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    body.extend_from_slice(&payload);
-    body.extend_from_slice(&runs);
-    let mut bytes = Vec::with_capacity(HEADER + body.len());
+    payload.extend_from_slice(&payload_rest);
+    let mut bytes = Vec::with_capacity(HEADER + payload.len() + runs.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
     bytes.extend_from_slice(&fingerprint.digest);
-    bytes.extend_from_slice(blake3::hash(&body).as_bytes());
-    bytes.extend_from_slice(&body);
+    bytes.extend_from_slice(blake3::hash(&payload).as_bytes());
+    bytes.extend_from_slice(blake3::hash(&runs).as_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(plan.runs.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    bytes.extend_from_slice(&runs);
     // Renamed into place without waiting for the disk: after a crash a snapshot whose bytes
     // did not reach it fails its digest and is made again, which costs less than a sync of
     // tens of MB on every plan made.
@@ -758,7 +1016,7 @@ mod tests {
     }
 
     fn load_snapshot(path: &Path, fp: &Fingerprint, dir: &Path) -> Option<(Plan, Digest)> {
-        super::load(path, fp, load(dir)).ok()
+        super::load(path, load(dir), |_| Some(fp.clone())).1.ok()
     }
 
     #[test]
@@ -769,7 +1027,24 @@ mod tests {
         let fp = trusted(dir.path());
         save(&path, &fp, &plan, 1, [7; 32]).unwrap();
         let whole = fs::read(&path).unwrap();
-        for at in [whole.len() / 2, whole.len() - 1, 80] {
+        let payload = u64::from_le_bytes(whole[108..116].try_into().unwrap()) as usize;
+        let runs_at = HEADER + payload;
+        assert_eq!(whole.len(), runs_at + plan.runs.len() * RUN_BYTES);
+        // A byte flipped in the header (the format, the digests, the counts), in the payload
+        // (its tables, the value ids at its end) and in the runs (a key, an index, an origin).
+        for at in [
+            9,
+            50,
+            80,
+            110,
+            118,
+            HEADER + 1,
+            runs_at - 3,
+            runs_at + 5,
+            runs_at + RUN_BYTES + 40,
+            runs_at + 2 * RUN_BYTES + 48,
+            whole.len() - 1,
+        ] {
             let mut bytes = whole.clone();
             bytes[at] ^= 0x20;
             fs::write(&path, &bytes).unwrap();
@@ -778,15 +1053,115 @@ mod tests {
                 "byte {at} flipped"
             );
         }
-        for len in [0, 10, 76, whole.len() - 1] {
+        for len in [0, 10, 76, HEADER, runs_at, runs_at + 7, whole.len() - 1] {
             fs::write(&path, &whole[..len]).unwrap();
             assert!(
                 load_snapshot(&path, &fp, dir.path()).is_none(),
                 "cut at {len}"
             );
         }
+        let mut longer = whole.clone();
+        longer.push(0);
+        fs::write(&path, &longer).unwrap();
+        assert!(
+            load_snapshot(&path, &fp, dir.path()).is_none(),
+            "a byte more"
+        );
+        // A snapshot of the first format (the same header's start) is made again.
+        let mut first = whole.clone();
+        first[8..12].copy_from_slice(&1u32.to_le_bytes());
+        fs::write(&path, &first).unwrap();
+        assert!(load_snapshot(&path, &fp, dir.path()).is_none(), "format 1");
         fs::write(&path, &whole).unwrap();
         assert!(load_snapshot(&path, &fp, dir.path()).is_some());
+    }
+
+    /// Value ids are kept front-coded: ids that share a start (or are the start of the one
+    /// before, or empty, or share part of a character) come back as they were; the rules' ids
+    /// are taken from the contest.
+    #[test]
+    fn value_ids_come_back_as_they_were() {
+        let dir = contest_dir();
+        let edition = load(dir.path()).edition;
+        let formula = edition
+            .examinations
+            .iter()
+            .position(|e| e.formula_file.is_some())
+            .unwrap();
+        let rules = edition
+            .examinations
+            .iter()
+            .position(|e| e.formula_file.is_none())
+            .unwrap();
+        let exam_instance = |exam: usize, ids: &[&str], scored: usize| ExamInstance {
+            instance: 0,
+            exam,
+            ids: ids.iter().map(|id| Arc::from(*id)).collect(),
+            scored,
+            truth: None,
+            reference: None,
+            corrections: None,
+        };
+        let rules_ids: Vec<String> = edition.examinations[rules]
+            .answer_ids()
+            .iter()
+            .map(|id| id.to_string())
+            .collect();
+        let rules_ids: Vec<&str> = rules_ids.iter().map(String::as_str).collect();
+        let cases = [
+            exam_instance(
+                formula,
+                &[
+                    "Net-PT-01-RC-00",
+                    "Net-PT-01-RC-01",
+                    "Net-PT-01-RC-10",
+                    "Net-PT-01",
+                ],
+                4,
+            ),
+            exam_instance(formula, &["", "é", "éa", "èa", "e", "", "x"], 7),
+            exam_instance(formula, &["日本-1", "日本-2", "日-3", "月"], 2),
+            exam_instance(rules, &rules_ids, edition.examinations[rules].values.len()),
+            // The rules' ids but fewer scored: kept as written.
+            exam_instance(rules, &rules_ids, 0),
+            exam_instance(rules, &["other"], 1),
+        ];
+        let mut bytes = Vec::new();
+        let kept: Vec<ExamKept> = cases
+            .iter()
+            .map(|ei| ExamKept {
+                instance: ei.instance,
+                exam: ei.exam,
+                ids: coded_ids(ei, &edition, &mut bytes),
+                scored: ei.scored,
+                truth: None,
+            })
+            .collect();
+        assert!(kept[3].ids.is_none(), "the rules' ids are not written");
+        assert!(kept[4].ids.is_some() && kept[5].ids.is_some());
+        let back = exam_instances_of(&kept, &bytes, &edition).expect("whole");
+        assert_eq!(format!("{back:?}"), format!("{cases:?}"));
+        // Cut short, or pointing past the end: not used.
+        assert!(exam_instances_of(&kept[..3], &bytes[..bytes.len() / 2], &edition).is_none());
+        let odd = |exam: usize, ids: Option<(u32, u64)>| {
+            let odd = ExamKept {
+                instance: 0,
+                exam,
+                ids,
+                scored: 0,
+                truth: None,
+            };
+            exam_instances_of(&[odd], &bytes, &edition)
+        };
+        assert!(
+            odd(formula, Some((1, bytes.len() as u64 + 1))).is_none(),
+            "past the end"
+        );
+        assert!(odd(formula, Some((1, 0))).is_some());
+        assert!(
+            odd(edition.examinations.len(), None).is_none(),
+            "an examination the rules do not have"
+        );
     }
 
     #[test]

@@ -186,7 +186,8 @@ fn stamp_if_digest(path: &std::path::Path, digest: &Digest) -> Option<Stamp> {
 /// order; on a few threads. `known` returning `None` means "not a loose record": not stat'ed.
 fn stat_moved(
     store: &Store,
-    keys: &[RunKey],
+    count: usize,
+    key_at: impl Fn(usize) -> RunKey + Sync,
     known: impl Fn(usize) -> Option<Option<Stamp>> + Sync,
 ) -> Vec<(RunKey, Option<Stamp>)> {
     use std::os::unix::ffi::OsStrExt;
@@ -195,22 +196,22 @@ fn stat_moved(
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 4);
-    let chunk = keys.len().div_ceil(threads).max(4096);
-    let known = &known;
+    let chunk = count.div_ceil(threads).max(4096);
+    let (known, key_at) = (&known, &key_at);
     let parts: Vec<Vec<(RunKey, Option<Stamp>)>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = keys
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, keys)| {
+        let workers: Vec<_> = (0..count)
+            .step_by(chunk)
+            .map(|start| {
                 let runs = &runs;
                 scope.spawn(move || {
                     let mut moved: Vec<(RunKey, Option<Stamp>)> = Vec::new();
                     let mut shard: Option<(u8, i32)> = None;
                     let mut name = [0u8; 64 + 5 + 1];
-                    for (k, key) in keys.iter().enumerate() {
-                        let Some(expected) = known(c * chunk + k) else {
+                    for i in start..(start + chunk).min(count) {
+                        let Some(expected) = known(i) else {
                             continue;
                         };
+                        let key = &key_at(i);
                         let mut now: Option<Stamp> = None;
                         let dirfd = match shard {
                             Some((s, fd)) if s == key.0[0] => fd,
@@ -290,15 +291,142 @@ fn bucket_of(key: &RunKey) -> usize {
     (key.0[0] as usize) << 8 | key.0[1] as usize
 }
 
-fn buckets(keys: &[RunKey]) -> Vec<u32> {
-    let mut starts = vec![0u32; BUCKETS + 1];
-    for k in keys {
-        starts[bucket_of(k) + 1] += 1;
+/// A key's first 8 bytes, as a number that orders keys as their bytes do.
+fn prefix_of(key: &RunKey) -> u64 {
+    u64::from_be_bytes(key.0[..8].try_into().unwrap_or([0; 8]))
+}
+
+/// A key of the index file beside its record's content digest: one cache line, so that a
+/// lookup that finds the key has the digest too.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct KeyEntry {
+    key: RunKey,
+    digest: Digest,
+}
+
+/// The index file's keys (sorted) with their records' digests, laid out for lookups: a bucket
+/// table by the keys' first two bytes, the keys' first 8 bytes in an array of their own (a
+/// few kilobytes a lookup scans in the cache), then the one line of the entry found.
+#[derive(Default)]
+struct FileKeys {
+    entries: Vec<KeyEntry>,
+    prefixes: Vec<u64>,
+    /// `entries[buckets[b]..buckets[b + 1]]` are the keys whose first two bytes are `b`.
+    buckets: Vec<u32>,
+}
+
+impl FileKeys {
+    fn empty() -> FileKeys {
+        FileKeys {
+            buckets: vec![0; BUCKETS + 1],
+            ..FileKeys::default()
+        }
     }
-    for b in 0..BUCKETS {
-        starts[b + 1] += starts[b];
+
+    fn len(&self) -> usize {
+        self.entries.len()
     }
-    starts
+
+    fn key(&self, i: usize) -> &RunKey {
+        &self.entries[i].key
+    }
+
+    fn digest(&self, i: usize) -> Digest {
+        self.entries[i].digest
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &RunKey> {
+        self.entries.iter().map(|e| &e.key)
+    }
+
+    /// Where the keys from `key`'s bucket on that sort before `key` end.
+    fn first_not_below(&self, key: &RunKey) -> (usize, usize) {
+        let b = bucket_of(key);
+        let (start, end) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
+        let p = prefix_of(key);
+        // Branch-free: the bucket's prefixes are sorted, and few.
+        let below = self.prefixes[start..end]
+            .iter()
+            .map(|&q| (q < p) as usize)
+            .sum::<usize>();
+        (start + below, end)
+    }
+
+    /// The position of `key`.
+    fn position(&self, key: &RunKey) -> Option<usize> {
+        self.position_from(key, self.first_not_below(key))
+    }
+
+    /// The position of `key`, given [`FileKeys::first_not_below`] of it.
+    fn position_from(&self, key: &RunKey, (mut at, end): (usize, usize)) -> Option<usize> {
+        let p = prefix_of(key);
+        while at < end && self.prefixes[at] == p {
+            if self.entries[at].key == *key {
+                return Some(at);
+            }
+            at += 1;
+        }
+        None
+    }
+
+    /// [`FileKeys::position`] of `count` keys (`key_at(0)`, `key_at(1)`...), each given to
+    /// `found` in order: the memory each lookup reads is fetched a few lookups ahead (the
+    /// bucket, then the prefixes, then the entry), so that the lookups wait for memory
+    /// together rather than one after the other.
+    fn positions<'k>(
+        &self,
+        count: usize,
+        key_at: impl Fn(usize) -> &'k RunKey,
+        mut found: impl FnMut(usize, Option<usize>),
+    ) {
+        // How many lookups ahead each stage fetches (a power of two).
+        const ENTRY: usize = 8;
+        const PREFIXES: usize = 2 * ENTRY;
+        const BUCKET: usize = 3 * ENTRY;
+        // The range found for each of the next `ENTRY` keys, by their number modulo `ENTRY`.
+        let mut ranges = [(0, 0); ENTRY];
+        for (i, range) in ranges.iter_mut().enumerate().take(count) {
+            *range = self.first_not_below(key_at(i));
+        }
+        for i in 0..count {
+            if i + BUCKET < count {
+                prefetch(
+                    self.buckets
+                        .as_ptr()
+                        .wrapping_add(bucket_of(key_at(i + BUCKET))),
+                );
+            }
+            if i + PREFIXES < count {
+                let b = bucket_of(key_at(i + PREFIXES));
+                prefetch(
+                    self.prefixes
+                        .as_ptr()
+                        .wrapping_add(self.buckets[b] as usize),
+                );
+            }
+            let range = ranges[i % ENTRY];
+            if i + ENTRY < count {
+                let ahead = self.first_not_below(key_at(i + ENTRY));
+                prefetch(self.entries.as_ptr().wrapping_add(ahead.0));
+                ranges[i % ENTRY] = ahead;
+            }
+            found(i, self.position_from(key_at(i), range));
+        }
+    }
+}
+
+/// Asks the processor to bring the memory at `p` into its cache: a hint, which reads nothing the
+/// program sees (whatever `p` is).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither reads memory the program observes nor faults, for any address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// What scoring needs of a run.
@@ -370,13 +498,9 @@ impl Entry {
 
 /// The in-memory index of a store.
 pub struct Index {
-    /// The index file's keys, sorted.
-    file_keys: Vec<RunKey>,
-    /// `file_keys[buckets[b]..buckets[b + 1]]` are the keys whose first two bytes are `b`: a
-    /// lookup touches one or two cache lines instead of a binary search over megabytes.
-    buckets: Vec<u32>,
-    /// Per file key: its record's content digest and where it lies.
-    file_digests: Vec<Digest>,
+    /// The index file's keys, sorted, with their records' content digests.
+    file: FileKeys,
+    /// Per file key: where its record lies.
     file_places: Vec<Place>,
     /// Digests and places learnt since the file was written (they win over the file's).
     meta: KeyMap<Meta>,
@@ -399,6 +523,14 @@ pub struct Index {
     reloaded: OnceLock<Box<Index>>,
     /// The index file's stamp when it was read (`None`: not read from a file).
     loaded_from: Option<FileStamp>,
+    /// Changes whenever what the index says may have changed ([`Index::version`]).
+    version: u64,
+}
+
+/// A new value of [`Index::version`], never given before in this process.
+fn next_version() -> u64 {
+    static VERSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    VERSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
 }
 
 /// What loading found.
@@ -450,21 +582,16 @@ impl Index {
         let mut report = LoadReport::default();
         let t = phase("index: read and decode");
         let mut index = match read_index(&store.index_path()) {
-            Ok((head, body, stamp)) => match decode(head, body) {
-                Ok(index) => Index {
-                    loaded_from: Some(stamp),
-                    ..index
-                },
-                Err(problem) => {
-                    report.index_problem = Some(format!(
-                        "{}: {problem}; rebuilding it from the records",
-                        store.index_path().display()
-                    ));
-                    Index::empty()
-                }
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Index::empty(),
-            Err(e) => {
+            Ok(index) => index,
+            Err(Unusable::Damaged(problem)) => {
+                report.index_problem = Some(format!(
+                    "{}: {problem}; rebuilding it from the records",
+                    store.index_path().display()
+                ));
+                Index::empty()
+            }
+            Err(Unusable::Io(e)) if e.kind() == io::ErrorKind::NotFound => Index::empty(),
+            Err(Unusable::Io(e)) => {
                 report.index_problem = Some(format!(
                     "cannot read {}: {e}; rebuilding it from the records",
                     store.index_path().display()
@@ -474,7 +601,7 @@ impl Index {
         };
         drop(t);
         if report.index_problem.is_some() {
-            index.dirty = true;
+            index.touch();
         }
         index.reconcile(store, &mut report);
         (index, report)
@@ -482,9 +609,7 @@ impl Index {
 
     fn empty() -> Index {
         Index {
-            file_keys: Vec::new(),
-            buckets: vec![0; BUCKETS + 1],
-            file_digests: Vec::new(),
+            file: FileKeys::empty(),
             file_places: Vec::new(),
             meta: KeyMap::default(),
             file_body: Vec::new(),
@@ -498,28 +623,19 @@ impl Index {
             dirty: false,
             reloaded: OnceLock::new(),
             loaded_from: None,
+            version: next_version(),
         }
     }
 
     /// The position of a key in the index file.
     fn file_position(&self, key: &RunKey) -> Option<usize> {
-        let b = bucket_of(key);
-        let (start, end) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
-        self.file_keys[start..end]
-            .iter()
-            .position(|k| k == key)
-            .map(|p| start + p)
+        self.file.position(key)
     }
 
-    /// The file keys of one shard (a contiguous range: keys are sorted).
-    fn file_shard(&self, shard: usize) -> &[RunKey] {
-        let start = self
-            .file_keys
-            .partition_point(|k| (k.0[0] as usize) < shard);
-        let end = self
-            .file_keys
-            .partition_point(|k| (k.0[0] as usize) <= shard);
-        &self.file_keys[start..end]
+    /// The positions of the file keys of one shard (a contiguous range: keys are sorted).
+    fn file_shard(&self, shard: usize) -> std::ops::Range<usize> {
+        let buckets = &self.file.buckets;
+        buckets[shard << 8] as usize..buckets[(shard + 1) << 8] as usize
     }
 
     fn is_loose(&self, key: &RunKey) -> bool {
@@ -556,7 +672,7 @@ impl Index {
             let trusted = settled(mtime).filter(|_| !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
-                self.dirty = true;
+                self.touch();
             }
         }
         drop(t);
@@ -590,12 +706,16 @@ impl Index {
         // Loose records gone (a packed record is not in this folder).
         let gone: Vec<RunKey> =
             self.file_shard(shard)
-                .iter()
-                .filter(|k| !present.contains(k) && !self.removed.contains(k) && self.is_loose(k))
-                .chain(added.iter().filter(|k| {
+                .filter(|&i| {
+                    let k = self.file.key(i);
+                    matches!(self.meta_at(i).place, Place::Loose(_))
+                        && !present.contains(k)
+                        && (self.removed.is_empty() || !self.removed.contains(k))
+                })
+                .map(|i| *self.file.key(i))
+                .chain(added.iter().copied().filter(|k| {
                     !present.contains(k) && self.added.contains_key(k) && self.is_loose(k)
                 }))
-                .copied()
                 .collect();
         let mut gone = gone;
         gone.sort_unstable();
@@ -642,7 +762,7 @@ impl Index {
                 place: Place::Loose(Some(stamp)),
             },
         );
-        self.dirty = true;
+        self.touch();
     }
 
     /// The digest and place known for a stored key.
@@ -652,10 +772,29 @@ impl Index {
         }
         match self.file_position(key) {
             Some(p) if !self.added.contains_key(key) => Meta {
-                digest: Some(self.file_digests[p]),
+                digest: Some(self.file.digest(p)),
                 place: self.file_places[p],
             },
             _ => Meta::default(),
+        }
+    }
+
+    /// [`Index::meta_of`] the file key at position `i` (without looking it up).
+    fn meta_at(&self, i: usize) -> Meta {
+        let in_file = Meta {
+            digest: Some(self.file.digest(i)),
+            place: self.file_places[i],
+        };
+        if self.meta.is_empty() && self.added.is_empty() {
+            return in_file;
+        }
+        let key = self.file.key(i);
+        if let Some(m) = self.meta.get(key) {
+            return *m;
+        }
+        match self.added.contains_key(key) {
+            true => Meta::default(),
+            false => in_file,
         }
     }
 
@@ -668,18 +807,19 @@ impl Index {
             Place::Packed { .. } => None,
         };
         // The file's keys in file order (one shard folder after the other), compared with the
-        // stamps at the same positions: no lookup per key on a quiet store.
-        let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
-        let mut moved = stat_moved(store, &self.file_keys, |i| {
-            if quiet {
-                return loose_stamp(self.file_places[i]);
-            }
-            let key = &self.file_keys[i];
-            if self.removed.contains(key) {
-                return None;
-            }
-            loose_stamp(self.meta_of(key).place)
-        });
+        // stamps at the same positions: no lookup per key.
+        let mut moved = stat_moved(
+            store,
+            self.file.len(),
+            |i| *self.file.key(i),
+            |i| {
+                let stamp = loose_stamp(self.meta_at(i).place)?;
+                match !self.removed.is_empty() && self.removed.contains(self.file.key(i)) {
+                    true => None,
+                    false => Some(stamp),
+                }
+            },
+        );
         // Then the keys learnt since the file was written.
         let mut extra: Vec<RunKey> = self
             .added
@@ -688,9 +828,12 @@ impl Index {
             .copied()
             .collect();
         extra.sort_unstable();
-        moved.extend(stat_moved(store, &extra, |i| {
-            loose_stamp(self.meta_of(&extra[i]).place)
-        }));
+        moved.extend(stat_moved(
+            store,
+            extra.len(),
+            |i| extra[i],
+            |i| loose_stamp(self.meta_of(&extra[i]).place),
+        ));
         drop(t);
         let _t = phase("index: check moved records");
         for (key, now) in moved {
@@ -727,7 +870,7 @@ impl Index {
                     place: Place::Loose(Some(stamp)),
                 },
             );
-            self.dirty = true;
+            self.touch();
             return;
         }
         report.records_reverified += 1;
@@ -750,16 +893,36 @@ impl Index {
     /// and [`Index::digest`] in one lookup.
     pub fn lookup(&self, key: &RunKey) -> Option<Option<Digest>> {
         if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
-            return self.file_position(key).map(|p| Some(self.file_digests[p]));
+            return self.file_position(key).map(|p| Some(self.file.digest(p)));
         }
         self.contains(key).then(|| self.meta_of(key).digest)
+    }
+
+    /// [`Index::lookup`] of `count` keys (`key_at(0)`, `key_at(1)`...), each answer given to
+    /// `found` in order: the same answers, faster for many keys than one lookup after the other
+    /// (the memory of each lookup is fetched while the ones before it are answered).
+    pub fn lookup_each<'k>(
+        &self,
+        count: usize,
+        key_at: impl Fn(usize) -> &'k RunKey,
+        mut found: impl FnMut(usize, Option<Option<Digest>>),
+    ) {
+        if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
+            self.file.positions(count, key_at, |i, p| {
+                found(i, p.map(|p| Some(self.file.digest(p))))
+            });
+        } else {
+            for i in 0..count {
+                found(i, self.lookup(key_at(i)));
+            }
+        }
     }
 
     /// The content digest of a stored run's record (what cached views are keyed by).
     pub fn digest(&self, key: &RunKey) -> Option<Digest> {
         // A quiet store (nothing learnt since the file was written): one lookup.
         if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
-            return self.file_position(key).map(|p| self.file_digests[p]);
+            return self.file_position(key).map(|p| self.file.digest(p));
         }
         if !self.contains(key) {
             return None;
@@ -809,12 +972,12 @@ impl Index {
         self.file_summaries.get_or_init(|| {
             let _t = phase("index: summaries decoded");
             match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
-                Ok(entries) if entries.len() == self.file_keys.len() => {
+                Ok(entries) if entries.len() == self.file.len() => {
                     entries.into_iter().map(Entry::summary).collect()
                 }
                 // The section's checksum was verified: only a bug can get here. Nothing is
                 // claimed then; the runs look unanswered rather than wrong.
-                _ => vec![None; self.file_keys.len()],
+                _ => vec![None; self.file.len()],
             }
         })
     }
@@ -837,7 +1000,7 @@ impl Index {
     }
 
     pub fn len(&self) -> usize {
-        self.file_keys.len() - self.removed.len()
+        self.file.len() - self.removed.len()
             + self
                 .added
                 .keys()
@@ -861,21 +1024,37 @@ impl Index {
                 place: Place::Loose(None),
             },
         );
-        self.dirty = true;
+        self.touch();
     }
 
     /// Forgets a run whose record was removed.
     pub fn remove(&mut self, key: &RunKey) {
-        self.meta.remove(key);
+        let had_meta = self.meta.remove(key).is_some();
         if self.added.remove(key).is_some() || self.file_position(key).is_some() {
             self.removed.insert(*key);
-            self.dirty = true;
+            self.touch();
+        } else if had_meta {
+            self.touch();
         }
     }
 
     /// Whether the index learnt something its file does not hold.
     pub fn is_dirty(&self) -> bool {
         self.dirty
+    }
+
+    /// The index learnt something its file does not hold: it is to be written, and what it
+    /// says may have changed (a new [`Index::version`]).
+    fn touch(&mut self) {
+        self.dirty = true;
+        self.version = next_version();
+    }
+
+    /// A number that changes whenever what the index says may have changed (a run stored,
+    /// removed, read again, packed...), never the same for two indexes of one process: what was
+    /// looked up in an index stays true while its version is the same.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Saves the index if it changed (after reconciling with records written meanwhile).
@@ -896,8 +1075,8 @@ impl Index {
 
     fn encode(&self) -> Vec<u8> {
         let mut all: Vec<(RunKey, &Summary)> =
-            Vec::with_capacity(self.file_keys.len() + self.added.len());
-        for (i, key) in self.file_keys.iter().enumerate() {
+            Vec::with_capacity(self.file.len() + self.added.len());
+        for (i, key) in self.file.keys().enumerate() {
             if self.removed.contains(key) || self.added.contains_key(key) {
                 continue;
             }
@@ -974,7 +1153,7 @@ impl Index {
                     }
                     if self.packs_mtime != settled(mtime) {
                         self.packs_mtime = settled(mtime);
-                        self.dirty = true;
+                        self.touch();
                     }
                 }
                 // Unreadable for now: what is known stays, and it is listed again next time.
@@ -1015,8 +1194,8 @@ impl Index {
     fn keys_in_pack(&self, p: u32) -> Vec<RunKey> {
         let in_p = |place: Place| matches!(place, Place::Packed { pack, .. } if pack == p);
         let mut keys: Vec<RunKey> = self
-            .file_keys
-            .iter()
+            .file
+            .keys()
             .enumerate()
             .filter(|(i, k)| {
                 in_p(self.file_places[*i])
@@ -1043,7 +1222,7 @@ impl Index {
         }
         self.packs.remove(&p);
         self.damage.retain(|d| d.pack != p);
-        self.dirty = true;
+        self.touch();
     }
 
     /// Reads pack `p` whole (new to the index, or its file changed) and verifies every line:
@@ -1127,7 +1306,7 @@ impl Index {
             });
         }
         self.packs.insert(p, Some(Stamp::of(&meta)));
-        self.dirty = true;
+        self.touch();
     }
 
     /// Packs the loose records into segment files (`crate::pack`) when there are at least
@@ -1158,8 +1337,8 @@ impl Index {
         let mut loose: Vec<RunKey> = Vec::new();
         if self.loose_count() >= min_loose.max(1) {
             loose = self
-                .file_keys
-                .iter()
+                .file
+                .keys()
                 .filter(|k| !self.removed.contains(k) && !self.added.contains_key(k))
                 .chain(self.added.keys())
                 .filter(|k| self.is_loose(k))
@@ -1241,7 +1420,7 @@ impl Index {
             next += 1;
         }
         self.packs_mtime = None;
-        self.dirty = true;
+        self.touch();
         self.write(store)?;
         Ok(digests)
     }
@@ -1283,7 +1462,7 @@ impl Index {
             );
         }
         self.packs.insert(number, Some(Stamp::of(&stamp)));
-        self.dirty = true;
+        self.touch();
         Ok(())
     }
 
@@ -1293,8 +1472,8 @@ impl Index {
         if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
             return self.file_places.iter().filter(|p| loose(p)).count();
         }
-        self.file_keys
-            .iter()
+        self.file
+            .keys()
             .filter(|k| !self.removed.contains(k) && !self.added.contains_key(k))
             .chain(self.added.keys())
             .filter(|k| self.is_loose(k))
@@ -1407,72 +1586,153 @@ fn keys_end(header: &[u8]) -> Option<usize> {
         .checked_add(n.checked_mul(32 + 32 + PLACE)?)
 }
 
-/// The index file in two buffers: the header with the keys section, and the summaries section
-/// (kept as read until scoring decodes it, while the keys section is dropped once decoded).
-fn read_index(path: &std::path::Path) -> io::Result<(Vec<u8>, Vec<u8>, FileStamp)> {
-    use std::io::Read;
-    let mut file = fs::File::open(path)?;
-    let meta = file.metadata()?;
-    let size = meta.len() as usize;
-    let mut head = vec![0u8; HEADER.min(size)];
-    file.read_exact(&mut head)?;
-    let end = keys_end(&head).unwrap_or(HEADER).min(size);
-    head.resize(end, 0);
-    file.read_exact(&mut head[HEADER.min(end)..])?;
-    let mut body = Vec::with_capacity(size - end);
-    file.read_to_end(&mut body)?;
-    Ok((head, body, FileStamp::of(&meta)))
+/// Why an index file was not used.
+enum Unusable {
+    /// It could not be read (gone, unreadable).
+    Io(io::Error),
+    /// Not an index of this version, cut short, or damaged.
+    Damaged(String),
 }
 
-fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
-    if bytes.len() < HEADER || &bytes[..8] != INDEX_MAGIC {
-        return Err("not an index of this mccbuild version".into());
+impl From<io::Error> for Unusable {
+    fn from(e: io::Error) -> Unusable {
+        Unusable::Io(e)
     }
-    let n = u64::from_le_bytes(bytes[72..80].try_into().map_err(|_| "malformed")?) as usize;
-    let t = u64::from_le_bytes(bytes[80..88].try_into().map_err(|_| "malformed")?) as usize;
-    let keys_end = keys_end(&bytes).ok_or("malformed")?;
-    if bytes.len() < keys_end {
-        return Err("truncated".into());
+}
+
+/// Bytes read at a time from the keys section: a multiple of every record's width there.
+const READ_CHUNK: usize = 1 << 17;
+
+/// Reads `len` bytes of `file` through `buf`, each piece hashed into `hasher` and handed to
+/// `each` (in pieces of a multiple of 32 bytes: every record of the keys section is 32 bytes).
+fn stream(
+    file: &mut fs::File,
+    mut len: usize,
+    buf: &mut [u8],
+    hasher: &mut blake3::Hasher,
+    mut each: impl FnMut(&[u8]),
+) -> io::Result<()> {
+    use std::io::Read;
+    while len > 0 {
+        let piece = &mut buf[..len.min(READ_CHUNK)];
+        file.read_exact(piece)?;
+        hasher.update(piece);
+        each(piece);
+        len -= piece.len();
     }
-    let keys_section = &bytes[HEADER..keys_end];
-    if blake3::hash(keys_section).as_bytes() != &bytes[8..40]
-        || blake3::hash(&body).as_bytes() != &bytes[40..72]
-    {
-        return Err("checksum mismatch (damaged)".into());
+    Ok(())
+}
+
+/// Reads and decodes the index file in one pass, without a copy of it: the keys section goes
+/// through a small buffer (hashed as it goes by, each key, digest and place decoded into its
+/// vector, the keys' order and the buckets checked and counted on the way), the summaries
+/// section is read straight into its own buffer and hashed on a second thread. Nothing is used
+/// unless both checksums hold.
+fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
+    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    let mut file = fs::File::open(path)?;
+    let meta = file.metadata()?;
+    let size = meta.len();
+    let damaged = |what: &str| Unusable::Damaged(what.to_string());
+    let mut header = [0u8; HEADER];
+    if size < HEADER as u64 {
+        return Err(damaged("not an index of this mccbuild version"));
     }
-    let shard_mtimes = keys_section[..SHARDS * 16]
+    file.read_exact(&mut header)?;
+    if &header[..8] != INDEX_MAGIC {
+        return Err(damaged("not an index of this mccbuild version"));
+    }
+    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
+    let (n, t) = (word(72), word(80));
+    let keys_end = keys_end(&header).ok_or_else(|| damaged("malformed"))?;
+    if (keys_end as u64) > size {
+        return Err(damaged("truncated"));
+    }
+    let (n, t) = (n as usize, t as usize);
+    // The summaries section, read and hashed beside the keys section.
+    let body_len = (size - keys_end as u64) as usize;
+    let reading_body = {
+        let file = file.try_clone()?;
+        std::thread::spawn(move || -> io::Result<(Vec<u8>, blake3::Hash)> {
+            let mut body = vec![0u8; body_len];
+            file.read_exact_at(&mut body, keys_end as u64)?;
+            let digest = blake3::hash(&body);
+            Ok((body, digest))
+        })
+    };
+    let mut hasher = blake3::Hasher::new();
+    let mut head = vec![0u8; SHARDS * 16 + t];
+    file.read_exact(&mut head)?;
+    hasher.update(&head);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut keys = FileKeys {
+        entries: Vec::with_capacity(n),
+        prefixes: Vec::with_capacity(n),
+        buckets: vec![0u32; BUCKETS + 1],
+    };
+    let mut sorted = true;
+    stream(&mut file, n * 32, &mut buf, &mut hasher, |piece| {
+        for c in piece.chunks_exact(32) {
+            let key = RunKey(c.try_into().unwrap_or([0; 32]));
+            let prefix = prefix_of(&key);
+            // In order: by the first 8 bytes, the whole key only when they are the same.
+            sorted &= match keys.prefixes.last() {
+                None => true,
+                Some(&last) if last != prefix => last < prefix,
+                Some(_) => keys.entries.last().is_some_and(|last| last.key < key),
+            };
+            keys.buckets[bucket_of(&key) + 1] += 1;
+            keys.prefixes.push(prefix);
+            keys.entries.push(KeyEntry {
+                key,
+                digest: [0; 32],
+            });
+        }
+    })?;
+    let mut entries = keys.entries.iter_mut();
+    stream(&mut file, n * 32, &mut buf, &mut hasher, |piece| {
+        for (entry, c) in (&mut entries).zip(piece.chunks_exact(32)) {
+            entry.digest = c.try_into().unwrap_or([0; 32]);
+        }
+    })?;
+    let mut places: Vec<Place> = Vec::with_capacity(n);
+    let mut places_valid = true;
+    stream(&mut file, n * PLACE, &mut buf, &mut hasher, |piece| {
+        for c in piece.chunks_exact(PLACE) {
+            match Place::from_bytes(c) {
+                Some(place) => places.push(place),
+                None => places_valid = false,
+            }
+        }
+    })?;
+    let (body, body_digest) = reading_body
+        .join()
+        .map_err(|_| damaged("the summaries could not be read"))??;
+    if hasher.finalize().as_bytes() != &header[8..40] || body_digest.as_bytes() != &header[40..72] {
+        return Err(damaged("checksum mismatch (damaged)"));
+    }
+    if !places_valid {
+        return Err(damaged("malformed (a record's place)"));
+    }
+    if !sorted {
+        return Err(damaged("malformed (unsorted keys)"));
+    }
+    let shard_mtimes = head[..SHARDS * 16]
         .chunks_exact(16)
         .map(|c| {
             let m = i128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
             (m != i128::MIN).then_some(m)
         })
         .collect();
-    let table: PackTable = postcard::from_bytes(&keys_section[SHARDS * 16..SHARDS * 16 + t])
-        .map_err(|_| "malformed (pack table)")?;
-    let keys_start = SHARDS * 16 + t;
-    let keys_end = keys_start + n * 32;
-    let digests_end = keys_end + n * 32;
-    let file_digests: Vec<Digest> = keys_section[keys_end..digests_end]
-        .chunks_exact(32)
-        .map(|c| c.try_into().unwrap_or([0; 32]))
-        .collect();
-    let file_places: Vec<Place> = keys_section[digests_end..]
-        .chunks_exact(PLACE)
-        .map(Place::from_bytes)
-        .collect::<Option<_>>()
-        .ok_or("malformed (a record's place)")?;
-    let file_keys: Vec<RunKey> = keys_section[keys_start..keys_end]
-        .chunks_exact(32)
-        .map(|c| RunKey(c.try_into().unwrap_or([0; 32])))
-        .collect();
-    if file_keys.windows(2).any(|w| w[0] >= w[1]) {
-        return Err("malformed (unsorted keys)".into());
+    let table: PackTable = postcard::from_bytes(&head[SHARDS * 16..])
+        .map_err(|_| damaged("malformed (pack table)"))?;
+    for b in 0..BUCKETS {
+        keys.buckets[b + 1] += keys.buckets[b];
     }
     Ok(Index {
-        buckets: buckets(&file_keys),
-        file_keys,
-        file_digests,
-        file_places,
+        file: keys,
+        file_places: places,
         meta: KeyMap::default(),
         file_body: body,
         file_summaries: OnceLock::new(),
@@ -1495,7 +1755,8 @@ fn decode(bytes: Vec<u8>, body: Vec<u8>) -> Result<Index, String> {
         damage: table.damage,
         dirty: false,
         reloaded: OnceLock::new(),
-        loaded_from: None,
+        loaded_from: Some(FileStamp::of(&meta)),
+        version: next_version(),
     })
 }
 
@@ -1970,5 +2231,204 @@ mod tests {
         let (index, _) = Index::load(&store);
         assert!(index.is_dirty() && index.footing(&store).is_none());
         assert_eq!(keys.len(), 6);
+    }
+
+    /// An index of many runs put straight into packs (as `import` and the synthetic contest
+    /// write them), settled: its keys as given, among them keys sharing their first 8 bytes
+    /// (a lookup scans those), and the first and last possible buckets.
+    fn packed_index_of(keys: &[RunKey]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let records: Vec<RunRecord> = keys.iter().map(|k| sample_record(*k)).collect();
+        let (mut index, _) = Index::load(&store);
+        index.put_packed(&store, &records).unwrap();
+        settled_load(&store);
+        (dir, store)
+    }
+
+    /// Keys spread over the buckets, with look-alikes: the same first 8 bytes, the same bucket.
+    fn spread_keys(n: u64) -> Vec<RunKey> {
+        let mut keys: Vec<RunKey> = (0..n)
+            .map(|i| RunKey(*blake3::hash(&i.to_le_bytes()).as_bytes()))
+            .collect();
+        let mut twin = keys[0];
+        twin.0[31] ^= 1;
+        let mut cousin = keys[1];
+        cousin.0[7] ^= 1;
+        keys.extend([twin, cousin, RunKey([0; 32]), RunKey([0xff; 32])]);
+        keys
+    }
+
+    #[test]
+    fn lookups_in_bulk_agree_with_one_at_a_time() {
+        let stored = spread_keys(3000);
+        let (_dir, store) = packed_index_of(&stored[..2000]);
+        let (mut index, _) = Index::load(&store);
+        // Stored keys, keys never stored (look-alikes among them), in no particular order.
+        let mut asked: Vec<RunKey> = stored.iter().rev().copied().collect();
+        for k in &stored[..50] {
+            let mut near = *k;
+            near.0[20] ^= 0x40;
+            asked.push(near);
+        }
+        let check = |index: &Index, what: &str| {
+            let mut bulk = Vec::new();
+            index.lookup_each(
+                asked.len(),
+                |i| &asked[i],
+                |i, found| {
+                    assert_eq!(i, bulk.len(), "{what}: in order");
+                    bulk.push(found);
+                },
+            );
+            let one_by_one: Vec<Option<Option<Digest>>> =
+                asked.iter().map(|k| index.lookup(k)).collect();
+            assert_eq!(bulk, one_by_one, "{what}");
+            for (k, found) in asked.iter().zip(&bulk) {
+                assert_eq!(found.is_some(), index.contains(k), "{what}");
+                assert_eq!(found.flatten(), index.digest(k), "{what}");
+            }
+            bulk
+        };
+        let quiet = check(&index, "a quiet index");
+        let present = quiet.iter().filter(|f| f.is_some()).count();
+        assert_eq!(present, 2000, "every stored key is found, no other");
+        for (k, found) in stored[..2000].iter().zip(quiet.iter().rev().skip(50)) {
+            let digest = index.read(&store, k).unwrap().unwrap().1;
+            assert_eq!(*found, Some(Some(digest)), "the digest of its record");
+        }
+        // Runs recorded and records gone since the file was written: the other way of looking.
+        let new = sample_record(stored[2500]);
+        index.insert(new.key, Summary::of(&new), [9; 32]);
+        index.remove(&stored[10]);
+        let changed = check(&index, "an index that learnt something");
+        assert_ne!(changed, quiet);
+    }
+
+    #[test]
+    fn the_version_moves_with_every_change() {
+        let keys = spread_keys(10);
+        let (_dir, store) = packed_index_of(&keys[..5]);
+        let (mut index, _) = Index::load(&store);
+        let (other, _) = Index::load(&store);
+        assert_ne!(index.version(), other.version(), "two loads, two versions");
+        // What changes nothing the index says keeps its version: reading, saving, reconciling
+        // with a store that did not change, a packing with nothing to pack, removing a run
+        // that is not stored.
+        let version = index.version();
+        let _ = (index.lookup(&keys[1]), index.get(&keys[1]), index.len());
+        index.save(&store).unwrap();
+        index.reconcile(&store, &mut LoadReport::default());
+        assert_eq!(index.pack(&store, 1).unwrap().records, 0);
+        index.remove(&keys[6]);
+        assert_eq!(index.version(), version, "nothing changed");
+        let mut seen = vec![index.version(), other.version()];
+        let mut moved = |index: &Index, what: &str| {
+            assert!(!seen.contains(&index.version()), "{what}");
+            seen.push(index.version());
+        };
+        let record = sample_record(keys[7]);
+        index.insert(record.key, Summary::of(&record), [1; 32]);
+        moved(&index, "a run recorded");
+        index.remove(&keys[0]);
+        moved(&index, "a run removed");
+        index.put_packed(&store, &[sample_record(keys[8])]).unwrap();
+        moved(&index, "runs put into a pack");
+        store.put(&sample_record(keys[9])).unwrap();
+        index.reconcile(&store, &mut LoadReport::default());
+        moved(&index, "a record found by reconciling");
+        assert!(index.pack(&store, 1).unwrap().records > 0);
+        moved(&index, "records packed");
+    }
+
+    #[test]
+    fn a_damaged_cut_or_other_index_file_is_rebuilt_never_used() {
+        let keys = spread_keys(300);
+        let (_dir, store) = packed_index_of(&keys);
+        let (good, report) = Index::load(&store);
+        assert!(report.index_problem.is_none());
+        let digests: Vec<Option<Digest>> = keys.iter().map(|k| good.digest(k)).collect();
+        let whole = fs::read(store.index_path()).unwrap();
+        let n = keys.len();
+        let keys_at =
+            HEADER + SHARDS * 16 + u64::from_le_bytes(whole[80..88].try_into().unwrap()) as usize;
+        let summaries_at = keys_at + n * (32 + 32 + PLACE);
+        let rebuilt = |what: &str, expect: &str| {
+            let (index, report) = Index::load(&store);
+            let problem = report
+                .index_problem
+                .unwrap_or_else(|| panic!("{what}: used"));
+            assert!(problem.contains(expect), "{what}: {problem}");
+            assert!(index.is_dirty(), "{what}: to be written again");
+            let now: Vec<Option<Digest>> = keys.iter().map(|k| index.digest(k)).collect();
+            assert_eq!(now, digests, "{what}: rebuilt from the records");
+            assert_eq!(index.get(&keys[3]), good.get(&keys[3]), "{what}");
+        };
+        // A byte flipped in each part: the checksums, a shard's time, the pack table, a key, a
+        // digest, a place, a summary.
+        for (what, at) in [
+            ("the keys' checksum", 9),
+            ("the summaries' checksum", 41),
+            ("a shard's time", HEADER + 5),
+            ("the pack table", HEADER + SHARDS * 16 + 1),
+            ("a key", keys_at + 32 * 7 + 3),
+            ("a digest", keys_at + 32 * n + 32 * 9),
+            ("a place", keys_at + 64 * n + PLACE * 4 + 9),
+            ("a summary", summaries_at + 10),
+        ] {
+            let mut bytes = whole.clone();
+            bytes[at] ^= 0x10;
+            fs::write(store.index_path(), &bytes).unwrap();
+            rebuilt(what, "checksum mismatch");
+        }
+        for (what, len) in [
+            ("cut in the header", 50),
+            ("cut in the keys", keys_at + 100),
+            ("cut in the places", summaries_at - 3),
+        ] {
+            fs::write(store.index_path(), &whole[..len]).unwrap();
+            rebuilt(what, "");
+        }
+        fs::write(store.index_path(), &whole[..summaries_at + 5]).unwrap();
+        rebuilt("cut in the summaries", "checksum mismatch");
+        let mut old = whole.clone();
+        old[..8].copy_from_slice(b"MCCBIDX3");
+        fs::write(store.index_path(), &old).unwrap();
+        rebuilt(
+            "an index of an earlier format",
+            "not an index of this mccbuild version",
+        );
+        // The header's counts changed: a file of another length than they say.
+        let mut bytes = whole.clone();
+        bytes[72] ^= 1;
+        fs::write(store.index_path(), &bytes).unwrap();
+        rebuilt("the count of keys", "");
+        // Keys out of order under a checksum that holds (only a bug could write that): two
+        // keys apart, then two keys with the same first 8 bytes.
+        let key_at = |bytes: &[u8], i: usize| -> [u8; 32] {
+            bytes[keys_at + 32 * i..keys_at + 32 * (i + 1)]
+                .try_into()
+                .unwrap()
+        };
+        let twins = (0..n - 1)
+            .find(|&i| key_at(&whole, i)[..8] == key_at(&whole, i + 1)[..8])
+            .expect("the twin keys are side by side");
+        for (what, (a, b)) in [("keys apart", (3, 7)), ("twin keys", (twins, twins + 1))] {
+            let mut bytes = whole.clone();
+            let (ka, kb) = (key_at(&bytes, a), key_at(&bytes, b));
+            bytes[keys_at + 32 * a..keys_at + 32 * (a + 1)].copy_from_slice(&kb);
+            bytes[keys_at + 32 * b..keys_at + 32 * (b + 1)].copy_from_slice(&ka);
+            let checksum = blake3::hash(&bytes[HEADER..summaries_at]);
+            bytes[8..40].copy_from_slice(checksum.as_bytes());
+            fs::write(store.index_path(), &bytes).unwrap();
+            rebuilt(what, "unsorted keys");
+        }
+        fs::write(store.index_path(), &whole).unwrap();
+        let (again, report) = Index::load(&store);
+        assert!(
+            report.index_problem.is_none(),
+            "the file as written is used"
+        );
+        assert_eq!(again.digest(&keys[5]), digests[5]);
     }
 }

@@ -131,7 +131,7 @@ impl Index {
             take(path, meta.as_ref());
         }
         // Every loose record, as verified.
-        for (key, place) in self.file_keys.iter().zip(&self.file_places) {
+        for (key, place) in self.file.keys().zip(&self.file_places) {
             if let Place::Loose(stamp) = place {
                 let path = format!("runs/{:02x}/{}.json", key.0[0], key.hex());
                 let meta = stat(&path);
