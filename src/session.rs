@@ -392,9 +392,7 @@ impl Session {
     /// The podium report (no values), from the results cache when nothing it depends on changed.
     pub fn podium_report(&self) -> ScoresReport {
         let _t = phase("results");
-        let found = stored_runs(&self.plan, &self.index);
-        let records: Vec<Option<Digest>> = found.into_iter().map(Option::flatten).collect();
-        let key = crate::results_cache::results_key(&self.plan, |i| records[i], &self.binary);
+        let key = self.results_key();
         if let Some(report) = crate::results_cache::load(&self.store, &key) {
             return report;
         }
@@ -404,6 +402,7 @@ impl Session {
             let path = memo::memo_path(&self.store.meta_dir(), &self.plan.contest.manifest_path);
             let global = memo::global_digest(&self.plan, &self.binary);
             let kept = memo::Memo::read(&path, &global);
+            let records = self.record_digests();
             let (report, memo, uses) = memo::podium_report(
                 &self.plan,
                 &records,
