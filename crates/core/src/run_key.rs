@@ -7,8 +7,18 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{hex, Digest};
 
 /// The content address of a run (hex in JSON, raw bytes in binary encodings).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RunKey(pub Digest);
+
+/// A run key hashes as its first 8 bytes: a blake3 digest's bytes are uniform already, and
+/// [`KeyMap`]'s hasher takes them as the hash (equal keys have equal first bytes).
+impl std::hash::Hash for RunKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&self.0[..8]);
+        state.write_u64(u64::from_le_bytes(first));
+    }
+}
 
 impl Serialize for RunKey {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -68,8 +78,12 @@ impl std::hash::Hasher for KeyHasher {
         self.0
     }
 
+    fn write_u64(&mut self, word: u64) {
+        // A run key's first 8 bytes (its `Hash`): the hash as they are.
+        self.0 = self.0.rotate_left(5) ^ word;
+    }
+
     fn write(&mut self, bytes: &[u8]) {
-        // RunKey hashes as its 32 bytes (after a length prefix from the array's Hash impl).
         for chunk in bytes.chunks(8) {
             let mut word = [0u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);

@@ -7,7 +7,9 @@
 //!
 //! The file holds the sorted keys and the shard times in a first section, the summaries in a
 //! second, each with its own checksum: knowing which runs are stored (a no-op `mccbuild run`)
-//! does not decode the summaries; they are decoded when scoring first asks for one.
+//! does not decode the summaries; each is decoded when scoring first asks for it. What was learnt
+//! since the file was written is saved, while it is small, in a delta file beside it
+//! (`delta.rs`), not by writing the whole file again.
 //!
 //! Each key comes with its record's content digest (the one the record file ends with) and
 //! where the record lies: a loose file, with the file's stamp when it was last verified (size,
@@ -20,13 +22,14 @@
 //! another valid record of the same run (a rerun) gets its new summary and digest.
 //!
 //! ```text
-//! "MCCBIDX4" | blake3(keys section) | blake3(summaries section) | n: u64 | t: u64 |
+//! "MCCBIDX5" | blake3(keys section) | blake3(summaries section) | n: u64 | t: u64 |
 //! keys section: 256 shard times (i128, MIN = unknown), the pack table (t bytes, postcard:
 //!               the packs folder's time, each pack's number and stamp, the damaged lines
 //!               found in packs), n sorted keys, n content digests,
 //!               n places (32 bytes: tag 0 = loose, then its stamp: size u64, ctime ns i64,
 //!               inode u64, all 0 = unknown; tag 1 = packed, then pack u64, offset u64, length u64) |
-//! summaries section: postcard, one entry per key, in key order
+//! summaries section: n entry ends (u32, from the first entry's start), then the entries
+//!                   (postcard, one per key, in key order)
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
@@ -43,13 +46,14 @@ use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::timing::phase;
 use mccbuild_core::{KeyMap, Measurement, Outcome, Response, RunKey, Termination, Value};
 
+mod delta;
 mod footing;
 pub use footing::{stamps_digest, FileStamp, Footing};
 
 use crate::pack;
 use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
 
-const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX4";
+const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX5";
 const PLACE: usize = 32;
 
 /// What a record file looked like when its content was last verified. Any write, truncation,
@@ -496,6 +500,13 @@ impl Entry {
     }
 }
 
+/// Decoded summaries are kept in chunks of this many slots: a command that asks for a few
+/// summaries of 300,000 makes a few chunks, not 300,000 slots (19 MB).
+const SUMMARY_CHUNK: usize = 1024;
+
+/// [`SUMMARY_CHUNK`] slots of decoded summaries, made when one of them is first asked for.
+type SummaryChunk = OnceLock<Box<[OnceLock<Option<Summary>>]>>;
+
 /// The in-memory index of a store.
 pub struct Index {
     /// The index file's keys, sorted, with their records' content digests.
@@ -504,9 +515,11 @@ pub struct Index {
     file_places: Vec<Place>,
     /// Digests and places learnt since the file was written (they win over the file's).
     meta: KeyMap<Meta>,
-    /// The file's summaries section, decoded on first use.
+    /// The file's summaries section: each entry's end (u32), then the entries.
     file_body: Vec<u8>,
-    file_summaries: OnceLock<Vec<Option<Summary>>>,
+    /// Each file key's summary, decoded when it is first asked for, in chunks of
+    /// [`SUMMARY_CHUNK`] slots made when one of theirs is first asked for.
+    file_summaries: OnceLock<Vec<SummaryChunk>>,
     /// Runs found or recorded since the file was written.
     added: KeyMap<Summary>,
     /// File keys whose records are gone.
@@ -523,6 +536,11 @@ pub struct Index {
     reloaded: OnceLock<Box<Index>>,
     /// The index file's stamp when it was read (`None`: not read from a file).
     loaded_from: Option<FileStamp>,
+    /// The index file's two checksums, while the keys above are that file's (a delta names
+    /// the file it completes by them: `delta.rs`); `None` once another file was written.
+    file_id: Option<[u8; 64]>,
+    /// The delta file's stamp when it was read (`None`: there was none).
+    delta_read: Option<FileStamp>,
     /// Changes whenever what the index says may have changed ([`Index::version`]).
     version: u64,
 }
@@ -602,6 +620,20 @@ impl Index {
         drop(t);
         if report.index_problem.is_some() {
             index.touch();
+        } else {
+            let _t = phase("index: delta");
+            match index.read_delta(store) {
+                delta::Read::Absent | delta::Read::Applied => {}
+                // Written for an index file written again since: the next save replaces it.
+                delta::Read::Other => index.touch(),
+                delta::Read::Unusable(problem) => {
+                    report.index_problem = Some(format!(
+                        "{}: {problem}; what it held is learnt again from the records",
+                        delta::delta_path(store).display()
+                    ));
+                    index.touch();
+                }
+            }
         }
         index.reconcile(store, &mut report);
         (index, report)
@@ -623,6 +655,8 @@ impl Index {
             dirty: false,
             reloaded: OnceLock::new(),
             loaded_from: None,
+            file_id: None,
+            delta_read: None,
             version: next_version(),
         }
     }
@@ -912,9 +946,23 @@ impl Index {
                 found(i, p.map(|p| Some(self.file.digest(p))))
             });
         } else {
-            for i in 0..count {
-                found(i, self.lookup(key_at(i)));
-            }
+            // What was learnt since the file was written (a delta) wins over the file.
+            self.file.positions(count, &key_at, |i, p| {
+                let key = key_at(i);
+                let answer = if self.added.contains_key(key) {
+                    Some(self.meta.get(key).and_then(|m| m.digest))
+                } else {
+                    match p {
+                        Some(_) if self.removed.contains(key) => None,
+                        Some(p) => Some(match self.meta.get(key) {
+                            Some(m) => m.digest,
+                            None => Some(self.file.digest(p)),
+                        }),
+                        None => None,
+                    }
+                };
+                found(i, answer)
+            });
         }
     }
 
@@ -968,18 +1016,24 @@ impl Index {
         }
     }
 
-    fn summaries(&self) -> &Vec<Option<Summary>> {
-        self.file_summaries.get_or_init(|| {
-            let _t = phase("index: summaries decoded");
-            match postcard::from_bytes::<Vec<Entry>>(&self.file_body) {
-                Ok(entries) if entries.len() == self.file.len() => {
-                    entries.into_iter().map(Entry::summary).collect()
-                }
-                // The section's checksum was verified: only a bug can get here. Nothing is
-                // claimed then; the runs look unanswered rather than wrong.
-                _ => vec![None; self.file.len()],
-            }
-        })
+    /// The summary of the file key at position `i`, decoded on first use: a command that
+    /// scores a few model examinations decodes their runs' summaries only.
+    fn summary_at(&self, i: usize) -> Option<&Summary> {
+        let chunks = self.file_summaries.get_or_init(|| {
+            (0..self.file.len().div_ceil(SUMMARY_CHUNK))
+                .map(|_| OnceLock::new())
+                .collect()
+        });
+        let chunk = chunks[i / SUMMARY_CHUNK]
+            .get_or_init(|| (0..SUMMARY_CHUNK).map(|_| OnceLock::new()).collect());
+        chunk[i % SUMMARY_CHUNK]
+            .get_or_init(|| {
+                // The section's checksum was verified: only a bug can make an entry
+                // undecodable. Nothing is claimed then; the run looks unanswered, not wrong.
+                let bytes = entry_bytes(&self.file_body, self.file.len(), i)?;
+                postcard::from_bytes::<Entry>(bytes).ok()?.summary()
+            })
+            .as_ref()
     }
 
     pub fn get(&self, key: &RunKey) -> Option<&Summary> {
@@ -990,7 +1044,7 @@ impl Index {
             return None;
         }
         let position = self.file_position(key)?;
-        self.summaries()[position].as_ref()
+        self.summary_at(position)
     }
 
     /// Whether the run is stored (without decoding any summary).
@@ -1061,32 +1115,39 @@ impl Index {
     pub fn save(&mut self, store: &Store) -> io::Result<()> {
         let mut report = LoadReport::default();
         self.reconcile(store, &mut report);
+        self.save_learnt(store)
+    }
+
+    /// Saves what the index learnt, if anything, without looking at the store again: for an
+    /// index just loaded (which reconciled it).
+    pub fn save_learnt(&mut self, store: &Store) -> io::Result<()> {
         if !self.dirty {
             return Ok(());
         }
-        self.write(store)
-    }
-
-    fn write(&mut self, store: &Store) -> io::Result<()> {
-        write_atomically(&store.index_path(), &self.encode())?;
+        match self.delta_suffices() {
+            true => self.write_delta(store)?,
+            false => self.write(store)?,
+        }
         self.dirty = false;
         Ok(())
     }
 
-    fn encode(&self) -> Vec<u8> {
-        let mut all: Vec<(RunKey, &Summary)> =
-            Vec::with_capacity(self.file.len() + self.added.len());
-        for (i, key) in self.file.keys().enumerate() {
-            if self.removed.contains(key) || self.added.contains_key(key) {
-                continue;
-            }
-            if let Some(s) = &self.summaries()[i] {
-                all.push((*key, s));
-            }
+    /// Writes the whole index file (then the delta, which completed the file before it, goes).
+    fn write(&mut self, store: &Store) -> io::Result<()> {
+        write_atomically(&store.index_path(), &self.encode()?)?;
+        // The keys held are the former file's: a delta of this index would not apply to it.
+        self.file_id = None;
+        match fs::remove_file(delta::delta_path(store)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
-        all.extend(self.added.iter().map(|(k, s)| (*k, s)));
-        all.sort_by_key(|(k, _)| *k);
-        let table = postcard::to_allocvec(&PackTable {
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// The pack table as the index and delta files hold it.
+    fn pack_table(&self) -> PackTable {
+        PackTable {
             mtime: self.packs_mtime,
             packs: self
                 .packs
@@ -1094,8 +1155,28 @@ impl Index {
                 .map(|(p, s)| (*p, s.map(|s| (s.size, s.ctime_ns, s.ino))))
                 .collect(),
             damage: self.damage.clone(),
-        })
-        .unwrap_or_default();
+        }
+    }
+
+    fn encode(&self) -> io::Result<Vec<u8>> {
+        /// Where an entry's summary comes from: the file's section (its bytes, not decoded),
+        /// or what was learnt since.
+        enum From<'a> {
+            File(usize),
+            Learnt(&'a Summary),
+        }
+        let mut all: Vec<(RunKey, From)> = Vec::with_capacity(self.file.len() + self.added.len());
+        for (i, key) in self.file.keys().enumerate() {
+            if !self.removed.is_empty() && self.removed.contains(key)
+                || !self.added.is_empty() && self.added.contains_key(key)
+            {
+                continue;
+            }
+            all.push((*key, From::File(i)));
+        }
+        all.extend(self.added.iter().map(|(k, s)| (*k, From::Learnt(s))));
+        all.sort_unstable_by_key(|(k, _)| *k);
+        let table = postcard::to_allocvec(&self.pack_table()).unwrap_or_default();
         let mut keys_section =
             Vec::with_capacity(SHARDS * 16 + table.len() + all.len() * (64 + PLACE));
         for m in &self.shard_mtimes {
@@ -1112,8 +1193,29 @@ impl Index {
         for m in &metas {
             keys_section.extend_from_slice(&m.place.to_bytes());
         }
-        let entries: Vec<Entry> = all.iter().map(|(_, s)| Entry::of(s)).collect();
-        let body = postcard::to_allocvec(&entries).unwrap_or_default();
+        // The summaries section: each entry's end, then the entries (a file entry's bytes as
+        // they are, checked by the file's checksum when it was read).
+        let mut ends: Vec<u8> = Vec::with_capacity(all.len() * 4);
+        let mut entries: Vec<u8> = Vec::with_capacity(all.len() * 32);
+        for (_, from) in &all {
+            match from {
+                From::File(i) => {
+                    let bytes = entry_bytes(&self.file_body, self.file.len(), *i).unwrap_or(&[]);
+                    entries.extend_from_slice(bytes);
+                }
+                From::Learnt(s) => {
+                    entries = postcard::to_extend(&Entry::of(s), entries)
+                        .map_err(|e| io::Error::other(format!("a summary: {e}")))?;
+                }
+            }
+            let end = u32::try_from(entries.len()).map_err(|_| {
+                io::Error::other("the index's summaries exceed 4 GiB (this index format's limit)")
+            })?;
+            ends.extend_from_slice(&end.to_le_bytes());
+        }
+        let mut body = ends;
+        body.extend_from_slice(&entries);
+        drop(entries);
         let mut bytes = Vec::with_capacity(HEADER + keys_section.len() + body.len());
         bytes.extend_from_slice(INDEX_MAGIC);
         bytes.extend_from_slice(blake3::hash(&keys_section).as_bytes());
@@ -1122,8 +1224,23 @@ impl Index {
         bytes.extend_from_slice(&(table.len() as u64).to_le_bytes());
         bytes.extend_from_slice(&keys_section);
         bytes.extend_from_slice(&body);
-        bytes
+        Ok(bytes)
     }
+}
+
+/// The bytes of entry `i` of a summaries section of `n` entries (`None`: the section is not
+/// well formed there).
+fn entry_bytes(body: &[u8], n: usize, i: usize) -> Option<&[u8]> {
+    let end_at = |j: usize| -> Option<usize> {
+        let b = body.get(j * 4..j * 4 + 4)?;
+        Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
+    };
+    let entries = body.get(n.checked_mul(4)?..)?;
+    let start = match i {
+        0 => 0,
+        _ => end_at(i - 1)?,
+    };
+    entries.get(start..end_at(i)?)
 }
 
 /// The packs: `crate::pack` writes and reads them; here the index keeps them in step.
@@ -1472,12 +1589,26 @@ impl Index {
         if self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty() {
             return self.file_places.iter().filter(|p| loose(p)).count();
         }
-        self.file
+        // The file's count, then each key learnt since counted as it is now instead.
+        let mut count = self.file_places.iter().filter(|p| loose(p)).count();
+        let touched: HashSet<&RunKey> = self
+            .meta
             .keys()
-            .filter(|k| !self.removed.contains(k) && !self.added.contains_key(k))
             .chain(self.added.keys())
-            .filter(|k| self.is_loose(k))
-            .count()
+            .chain(self.removed.iter())
+            .collect();
+        for key in touched {
+            if self
+                .file_position(key)
+                .is_some_and(|p| loose(&self.file_places[p]))
+            {
+                count -= 1;
+            }
+            if self.contains(key) && self.is_loose(key) {
+                count += 1;
+            }
+        }
+        count
     }
 
     /// The next records to pack from `loose[start..]`, up to [`pack::PACK_MAX_BYTES`]: each
@@ -1756,6 +1887,8 @@ fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
         dirty: false,
         reloaded: OnceLock::new(),
         loaded_from: Some(FileStamp::of(&meta)),
+        file_id: header[8..72].try_into().ok(),
+        delta_read: None,
         version: next_version(),
     })
 }
@@ -2178,11 +2311,101 @@ mod tests {
         assert!(reader.read(&store, &RunKey([200; 32])).unwrap().is_none());
     }
 
-    /// docs/cache.md, "The remembered no-op": an index that is exactly its file, over stamps
-    /// old enough to be trusted, lists what it rests on (the index file, `packs/` and each pack,
-    /// the 256 shard folders, each loose record) with one digest of their stamps; any change to
-    /// one of them changes the digest; an index that learnt something, or stamps too fresh,
-    /// give none.
+    /// docs/cache.md, "The index's delta": a save after a few runs were learnt writes them in the
+    /// delta file, not the index file; a load reads the two to the same index (no record read
+    /// again); a delta of another index file, or a damaged one, is not used (the records say
+    /// what it held: the damaged one is reported); a save of the whole index removes the delta.
+    #[test]
+    fn a_few_runs_learnt_are_saved_as_a_delta_of_the_index_file() {
+        let (_dir, store, keys) = store_of(40);
+        let index_bytes = fs::read(store.index_path()).unwrap();
+        let delta = delta::delta_path(&store);
+        assert!(!delta.exists(), "a first index is written whole");
+        // A run stored, one changed, one removed.
+        let mut changed = sample_record(keys[3]);
+        changed.answers[0].value = Value::Int(333);
+        let new = sample_record(RunKey([200; 32]));
+        let (mut index, _) = Index::load(&store);
+        store.put(&new).unwrap();
+        index.insert(
+            new.key,
+            Summary::of(&new),
+            store.get_verified(&new.key).unwrap().unwrap().1,
+        );
+        store.put(&changed).unwrap();
+        fs::remove_file(store.record_path(&keys[5])).unwrap();
+        age_shards(&store);
+        index.save(&store).unwrap();
+        assert_eq!(
+            fs::read(store.index_path()).unwrap(),
+            index_bytes,
+            "the index file stays"
+        );
+        assert!(delta.exists());
+        let expect = |index: &Index| {
+            assert_eq!(index.get(&keys[3]).unwrap().answers[0].1, Value::Int(333));
+            assert!(index.contains(&new.key) && !index.contains(&keys[5]));
+            assert_eq!(index.len(), 40);
+            let mut found = Vec::new();
+            let asked = [keys[3], keys[5], new.key, keys[7]];
+            index.lookup_each(asked.len(), |i| &asked[i], |_, f| found.push(f));
+            let one_by_one: Vec<_> = asked.iter().map(|k| index.lookup(k)).collect();
+            assert_eq!(found, one_by_one);
+            assert_eq!(found[1], None);
+            assert!(found
+                .iter()
+                .enumerate()
+                .all(|(i, f)| i == 1 || f.unwrap().is_some()));
+        };
+        let (again, report) = Index::load(&store);
+        assert_eq!(report.records_read + report.records_reverified, 0);
+        assert!(report.index_problem.is_none() && !again.is_dirty());
+        expect(&again);
+        // A delta of another index file: not used; the records say the same.
+        let delta_bytes = fs::read(&delta).unwrap();
+        let mut other = delta_bytes.clone();
+        other[8] ^= 1;
+        fs::write(&delta, &other).unwrap();
+        let (again, report) = Index::load(&store);
+        assert!(report.index_problem.is_none() && again.is_dirty());
+        assert!(
+            report.records_read > 0,
+            "what the delta held is learnt again"
+        );
+        expect(&again);
+        // A damaged delta (its checksum fails, or cut short): reported, not used.
+        for damaged in [
+            {
+                let mut d = delta_bytes.clone();
+                let last = d.len() - 1;
+                d[last] ^= 1;
+                d
+            },
+            delta_bytes[..delta_bytes.len() - 3].to_vec(),
+            delta_bytes[..20].to_vec(),
+        ] {
+            fs::write(&delta, &damaged).unwrap();
+            let (again, report) = Index::load(&store);
+            let problem = report.index_problem.expect("a damaged delta is said");
+            assert!(problem.contains("index-delta.bin"), "{problem}");
+            expect(&again);
+        }
+        // A save of the whole index (here: a packing) removes the delta.
+        fs::write(&delta, &delta_bytes).unwrap();
+        let (mut index, _) = Index::load(&store);
+        expect(&index);
+        index.pack(&store, 1).unwrap();
+        assert!(!delta.exists());
+        let (again, report) = Index::load(&store);
+        assert!(report.index_problem.is_none());
+        expect(&again);
+    }
+
+    /// docs/cache.md, "The remembered no-op": an index that is exactly its files, over stamps
+    /// old enough to be trusted, lists what it rests on (the index file and its delta, `packs/`
+    /// and each pack, the 256 shard folders, each loose record) with one digest of their
+    /// stamps; any change to one of them changes the digest; an index that learnt something, or
+    /// stamps too fresh, give none.
     #[test]
     fn the_footing_lists_what_the_index_rests_on_and_any_change_moves_it() {
         let (_dir, store, keys) = store_of(6);
@@ -2200,9 +2423,9 @@ mod tests {
         let footing = index.footing(&store).expect("a settled store");
         let listed = |p: &str| footing.paths.iter().any(|x| x == p);
         assert!(listed("index.bin") && listed("packs") && listed("packs/00000001.jsonl"));
-        assert!(listed("runs/00") && listed("runs/ff"));
+        assert!(listed("index-delta.bin") && listed("runs/00") && listed("runs/ff"));
         assert!(listed(&format!("runs/64/{}.json", RunKey([100; 32]).hex())));
-        assert_eq!(footing.paths.len(), 1 + 1 + 1 + 256 + 1);
+        assert_eq!(footing.paths.len(), 1 + 1 + 1 + 1 + 256 + 1);
         assert_eq!(
             stamps_digest(store.root(), &footing.paths),
             (footing.digest, false)

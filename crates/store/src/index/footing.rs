@@ -17,6 +17,8 @@ use std::path::Path;
 use mccbuild_core::digest::Digest;
 pub use mccbuild_core::stamp::FileStamp;
 
+use mccbuild_core::RunKey;
+
 use super::{Index, Place, Stamp, SHARDS};
 use crate::pack;
 use crate::Store;
@@ -66,14 +68,13 @@ impl Index {
     /// and the index file itself have, now, the stamps the index holds for them (the index
     /// file: the one it had when it was read), none of them too fresh to be trusted.
     pub fn footing(&self, store: &Store) -> Option<Footing> {
-        let quiet = self.meta.is_empty() && self.added.is_empty() && self.removed.is_empty();
         // Damage still reported (a damaged line whose run has no other record) is said by every
         // load: not a no-op to remember.
         let damage = self
             .damage
             .iter()
             .any(|d| d.key.is_none_or(|k| !self.contains(&k)));
-        if self.dirty || !quiet || damage || self.reloaded.get().is_some() {
+        if self.dirty || damage || self.reloaded.get().is_some() {
             return None;
         }
         let loaded_from = self.loaded_from?;
@@ -99,6 +100,14 @@ impl Index {
             return None;
         }
         take(index, meta.as_ref());
+        // The delta that completed it, as it was read (or its absence).
+        let path = "index-delta.bin".to_string();
+        debug_assert_eq!(super::delta::delta_path(store), root.join(&path));
+        let meta = stat(&path);
+        if meta.as_ref().map(FileStamp::of) != self.delta_read {
+            return None;
+        }
+        take(path, meta.as_ref());
         // The packs: the folder as last listed, each pack as verified, no packing unfinished.
         if pack::packs_dir(store).join("PACKING").exists() {
             return None;
@@ -130,12 +139,23 @@ impl Index {
             }
             take(path, meta.as_ref());
         }
-        // Every loose record, as verified.
-        for (key, place) in self.file.keys().zip(&self.file_places) {
+        // Every loose record, as verified: the file's, then those learnt since.
+        let mut learnt: Vec<RunKey> = self
+            .added
+            .keys()
+            .filter(|k| self.file_position(k).is_none())
+            .copied()
+            .collect();
+        learnt.sort_unstable();
+        let file_keys = (0..self.file.len())
+            .filter(|&i| self.removed.is_empty() || !self.removed.contains(self.file.key(i)))
+            .map(|i| (*self.file.key(i), self.meta_at(i).place));
+        let learnt_keys = learnt.into_iter().map(|k| (k, self.meta_of(&k).place));
+        for (key, place) in file_keys.chain(learnt_keys) {
             if let Place::Loose(stamp) = place {
                 let path = format!("runs/{:02x}/{}.json", key.0[0], key.hex());
                 let meta = stat(&path);
-                if stamp.is_none() || meta.as_ref().map(Stamp::of) != *stamp {
+                if stamp.is_none() || meta.as_ref().map(Stamp::of) != stamp {
                     return None;
                 }
                 take(path, meta.as_ref());
