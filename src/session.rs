@@ -211,7 +211,7 @@ impl Session {
         // that time again.
         if index.is_dirty() {
             let _t = phase("index save");
-            let _ = index.save(&store);
+            let _ = index.save_learnt(&store);
         }
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
@@ -243,6 +243,25 @@ impl Session {
             records: std::sync::Mutex::new(records),
             redo: BTreeMap::new(),
         })
+    }
+
+    /// Ends the session of a command that exits next: the executor (which cleans up after its
+    /// runs) and the store's lock go as usual; the plan, the index and the looked-up records
+    /// are left to the process's exit instead of being freed one allocation at a time (~17 ms
+    /// at 299,988 runs, after the podiums are printed).
+    pub fn end_of_command(self) {
+        let Session {
+            plan,
+            index,
+            records,
+            stored,
+            executor,
+            lock,
+            ..
+        } = self;
+        drop(executor);
+        drop(lock);
+        std::mem::forget((plan, index, records, stored));
     }
 
     /// [`Session::open`], then the warnings said on standard error.
@@ -420,12 +439,14 @@ impl Session {
             if uses.computed + uses.revived > 0 {
                 let _ = memo.write(&path);
             }
+            mccbuild_core::drop_beside((memo, kept));
             report
         } else {
             let (db, handles) = self.scoring();
             scores_report(&self.plan, &db, &handles, false)
         };
         // A cache that cannot be written only costs time next time.
+        let _t = phase("results saved");
         let _ = crate::results_cache::save(&self.store, &key, &report);
         report
     }

@@ -119,7 +119,9 @@ pub fn run(
             TermStyle::detect(),
         ))?;
     }
-    match (outcome.failed, left_out.len()) {
+    let left_out = left_out.len();
+    session.end_of_command();
+    match (outcome.failed, left_out) {
         (0, 0) => Ok(()),
         (0, n) => Err(Error::LeftOut(n)),
         (n, _) => Err(Error::RunsFailed(n)),

@@ -358,6 +358,8 @@ pub fn podium_report<'a>(
         })
         .collect();
     drop(t);
+    // Freed beside what the command does next (printing, saving).
+    mccbuild_core::drop_beside(db);
     let memo = Memo {
         global,
         entries,
