@@ -161,6 +161,23 @@ struct PackTable {
     damage: Vec<PackDamage>,
 }
 
+impl PackTable {
+    /// The packs as the index keeps them: each pack's number and stamp.
+    fn packs(&self) -> BTreeMap<u32, Option<Stamp>> {
+        self.packs
+            .iter()
+            .map(|&(p, s)| {
+                let stamp = s.map(|(size, ctime_ns, ino)| Stamp {
+                    size,
+                    ctime_ns,
+                    ino,
+                });
+                (p, stamp)
+            })
+            .collect()
+    }
+}
+
 /// Reads one record file, checks its digest and key; returns it with its digest and stamp.
 fn read_verified(store: &Store, key: &RunKey) -> Result<(RunRecord, Digest, Stamp), CorruptRecord> {
     let path = store.record_path(key);
@@ -1870,18 +1887,7 @@ fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
         added: KeyMap::default(),
         removed: HashSet::new(),
         shard_mtimes,
-        packs: table
-            .packs
-            .into_iter()
-            .map(|(p, s)| {
-                let stamp = s.map(|(size, ctime_ns, ino)| Stamp {
-                    size,
-                    ctime_ns,
-                    ino,
-                });
-                (p, stamp)
-            })
-            .collect(),
+        packs: table.packs(),
         packs_mtime: table.mtime,
         damage: table.damage,
         dirty: false,

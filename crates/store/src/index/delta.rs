@@ -27,7 +27,7 @@ use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::RunKey;
 
-use super::{Entry, Index, Meta, PackTable, Place, Stamp, PLACE, SHARDS};
+use super::{Entry, Index, Meta, PackTable, Place, PLACE, SHARDS};
 use crate::Store;
 
 const DELTA_MAGIC: &[u8; 8] = b"MCCBDLT1";
@@ -131,19 +131,7 @@ impl Index {
         }
         self.shard_mtimes = delta.shard_mtimes;
         self.packs_mtime = delta.table.mtime;
-        self.packs = delta
-            .table
-            .packs
-            .into_iter()
-            .map(|(p, s)| {
-                let stamp = s.map(|(size, ctime_ns, ino)| Stamp {
-                    size,
-                    ctime_ns,
-                    ino,
-                });
-                (p, stamp)
-            })
-            .collect();
+        self.packs = delta.table.packs();
         self.damage = delta.table.damage;
         for (key, digest, place) in metas {
             self.meta.insert(key, Meta { digest, place });
