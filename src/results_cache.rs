@@ -401,15 +401,15 @@ impl<W: std::io::Write> std::io::Write for JsonTee<W> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use mccbuild_plan::digest_cache::DigestCache;
     use mccbuild_plan::instance::ArchiveLimits;
     use mccbuild_plan::manifest::Contest;
 
     /// The demo contest's plan, its runs repeated (each copy with other keys) past two parts
-    /// of the results key, and a record digest for most runs.
-    fn plan_and_digests() -> (Plan, Vec<Option<Digest>>) {
+    /// of the results key.
+    pub(crate) fn demo_plan_past_two_parts() -> Plan {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
         let executor = vec![("kind".to_string(), "test".to_string())];
@@ -430,6 +430,12 @@ mod tests {
                 run
             }));
         }
+        plan
+    }
+
+    /// [`demo_plan_past_two_parts`], and a record digest for most runs.
+    fn plan_and_digests() -> (Plan, Vec<Option<Digest>>) {
+        let plan = demo_plan_past_two_parts();
         let digests = (0..plan.runs.len())
             .map(|i| (i % 5 != 0).then(|| *blake3::hash(&i.to_le_bytes()).as_bytes()))
             .collect();

@@ -1054,27 +1054,8 @@ mod tests {
     /// again when the index changed.
     #[test]
     fn stored_runs_agree_with_lookups_and_give_the_results_key() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
-        let executor = vec![("kind".to_string(), "test".to_string())];
-        let mut plan = Plan::build(
-            contest,
-            &executor,
-            &mut DigestCache::in_memory(),
-            ArchiveLimits::default(),
-        )
-        .expect("the demo plans");
         // More runs than two parts of the results key: the demo's, with other keys.
-        let demo = plan.runs.clone();
-        let mut copy = 0u8;
-        while plan.runs.len() <= 2 * crate::results_cache::RUNS_PER_PART {
-            copy += 1;
-            plan.runs.extend(demo.iter().cloned().map(|mut run| {
-                run.key.0[2] ^= copy;
-                run.key.0[3] = copy;
-                run
-            }));
-        }
+        let plan = crate::results_cache::tests::demo_plan_past_two_parts();
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         // Two runs in three stored.
