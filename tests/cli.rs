@@ -189,11 +189,7 @@ fn a_corrupt_record_is_reported_and_rerun() {
     assert!(c.mccbuild(&["run"]).status.success());
     let record = c.record("b", "Philosophers-PT-000002", "StateSpace");
     let key = record["key"].as_str().unwrap().to_string();
-    let path = c
-        .path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"));
+    let path = c.loose_path(&key);
     // Damage it and remove the index, as a disk or a user might.
     fs::write(&path, b"{\"format\": 1, \"key\": \"tru").unwrap();
     fs::remove_file(c.path().join("cache/index.bin")).unwrap();

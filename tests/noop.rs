@@ -120,10 +120,7 @@ fn record_path(c: &TestContest, tool: &str, instance: &str) -> PathBuf {
         .as_str()
         .unwrap()
         .to_string();
-    c.path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"))
+    c.loose_path(&key)
 }
 
 /// Writes `bytes` into an existing file in place (same inode; its folder's time unchanged).
@@ -145,17 +142,7 @@ fn without_timings(out: &Output) -> (String, String) {
 fn a_remembered_no_op_says_what_the_full_command_says() {
     let c = contest();
     kept_and_recalled(&c);
-    let memo: Vec<PathBuf> = fs::read_dir(c.path().join("cache/meta"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("noop-")
-        })
-        .collect();
+    let memo: Vec<PathBuf> = c.meta_files("noop-");
     assert_eq!(memo.len(), 1, "{memo:?}");
     for args in [
         &["run"][..],

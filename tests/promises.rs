@@ -154,6 +154,37 @@ fn the_twenty_most_recent_results_reports_are_kept() {
     assert_eq!(reports, 20, "reports kept in {}", results.display());
 }
 
+/// docs/cache.md, "Cached results": a podium report is renamed into place without a sync; one
+/// cut short (as a crash can leave it) does not parse: `run` and `scores` compute the podiums
+/// again, print the same, and keep the report whole again.
+#[test]
+fn a_cached_podium_report_cut_short_is_computed_again() {
+    let c = one_run_contest("known", "Philosophers");
+    c.write("time_s = 20\nmemory_mb = 512");
+    let first = c.mccbuild(&["run"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let reports: Vec<std::path::PathBuf> = std::fs::read_dir(c.path().join("cache/results"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let whole = std::fs::read(&reports[0]).unwrap();
+    for command in ["run", "scores"] {
+        let before = c.mccbuild(&[command]);
+        assert!(before.status.success(), "{}", stderr(&before));
+        std::fs::write(&reports[0], &whole[..whole.len() / 2]).unwrap();
+        let after = c.mccbuild(&[command]);
+        assert!(after.status.success(), "{}", stderr(&after));
+        assert_eq!(stdout(&after), stdout(&before), "`{command}` after the cut");
+        assert_eq!(
+            std::fs::read(&reports[0]).unwrap(),
+            whole,
+            "the report computed again is kept whole"
+        );
+    }
+}
+
 /// docs/execution.md, "Sandboxes": `MCCBUILD_SANDBOX=fallback` forces the fallback; its records
 /// say so, and its runs have other keys than the cgroup runs (the same contest runs again).
 #[test]
@@ -407,11 +438,7 @@ fn scores_and_scores_json_read_what_is_cached_under_the_results_key() {
         .as_str()
         .unwrap()
         .to_string();
-    let path = c
-        .path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"));
+    let path = c.loose_path(&key);
     // The record rewritten with another answer, its digest made anew (a valid record).
     let mut record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

@@ -592,11 +592,7 @@ fn exec_run_records_a_run_of_the_contest_with_its_step_and_refuses_others() {
     assert!(out.status.success());
     let record = c.record("t", "Deadlock-PT-1", "StateSpace");
     let key = record["key"].as_str().unwrap().to_string();
-    let path = c
-        .path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"));
+    let path = c.loose_path(&key);
     fs::remove_file(&path).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_mccbuild"))
         .args(["exec-run", "--key", &key])

@@ -31,10 +31,7 @@ fn record_path(c: &TestContest, tool: &str, instance: &str) -> PathBuf {
         .as_str()
         .unwrap()
         .to_string();
-    c.path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"))
+    c.loose_path(&key)
 }
 
 /// Writes `bytes` into an existing file in place (same inode, the shard folder's time unchanged),
@@ -230,17 +227,7 @@ fn remembered_scores_compute_only_what_changed_and_a_damaged_memo_is_computed_ag
     c.write("time_s = 10\nmemory_mb = 512");
     let run = c.mccbuild(&["run"]);
     assert!(run.status.success(), "{}", stderr(&run));
-    let memo: Vec<PathBuf> = fs::read_dir(c.path().join("cache/meta"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("scores-")
-        })
-        .collect();
+    let memo: Vec<PathBuf> = c.meta_files("scores-");
     assert_eq!(memo.len(), 1, "the remembered scores are kept: {memo:?}");
     let said = |out: &std::process::Output| {
         stderr(out)
@@ -255,11 +242,7 @@ fn remembered_scores_compute_only_what_changed_and_a_damaged_memo_is_computed_ag
         .as_str()
         .unwrap()
         .to_string();
-    let path = c
-        .path()
-        .join("cache/runs")
-        .join(&key[..2])
-        .join(format!("{key}.json"));
+    let path = c.loose_path(&key);
     replace_with_valid_record(&path, |r| {
         r["answers"][0]["value"] = "TRUE".into();
     });
@@ -559,11 +542,7 @@ fn add_loose_records(c: &TestContest, template: &PathBuf, n: usize, seed: u64) {
         let key = blake3::hash(format!("{seed}-{i}").as_bytes())
             .to_hex()
             .to_string();
-        let path = c
-            .path()
-            .join("cache/runs")
-            .join(&key[..2])
-            .join(format!("{key}.json"));
+        let path = c.loose_path(&key);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, serde_json::to_vec(&base).unwrap()).unwrap();
         replace_with_valid_record(&path, |r| r["key"] = key.clone().into());

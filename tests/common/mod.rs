@@ -123,6 +123,28 @@ impl TestContest {
         store_records(&self.path().join("cache"))
     }
 
+    /// Where the loose record of the run with key `key` (hex) lies in the store.
+    pub fn loose_path(&self, key: &str) -> PathBuf {
+        self.path()
+            .join("cache/runs")
+            .join(&key[..2])
+            .join(format!("{key}.json"))
+    }
+
+    /// The store's files in `cache/meta/` whose names begin with `prefix`.
+    pub fn meta_files(&self, prefix: &str) -> Vec<PathBuf> {
+        fs::read_dir(self.path().join("cache/meta"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+            })
+            .collect()
+    }
+
     pub fn record(&self, tool: &str, instance: &str, exam: &str) -> serde_json::Value {
         self.records()
             .into_iter()

@@ -1,5 +1,6 @@
 //! The scoring database's inputs, built from a plan and the summaries of its stored runs.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mccbuild_core::{Measurement, RunKey};
@@ -11,6 +12,7 @@ use mccbuild_store::Summary;
 
 use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 use crate::db::{Answers, ModelInfo, RunRef, ToolInfo};
+use crate::memo::Remembered;
 
 /// What the scoring database holds of a run: its answers, whether it takes part (stored, and
 /// E-1.8: not DO_NOT_COMPETE), its measurement. No summary: not run yet.
@@ -54,22 +56,55 @@ pub fn tool_infos(contest: &Contest) -> Vec<ToolInfo> {
         .collect()
 }
 
+/// The scoring database's inputs for `plan`: each examination instance (in plan order) with the
+/// runs `runs` gives it by its number, and the model examinations `remembered` (`crate::memo`).
+pub fn contest_inputs(
+    plan: &Plan,
+    mut runs: impl FnMut(usize) -> Vec<RunInputs>,
+    remembered: HashMap<(u32, u32), Arc<Remembered>>,
+) -> ContestInputs {
+    ContestInputs {
+        edition: plan.contest.edition.clone(),
+        tools: tool_infos(&plan.contest),
+        models: plan
+            .models
+            .iter()
+            .map(|m| ModelInfo {
+                name: m.name.clone(),
+                kind: m.kind,
+                instances: m.instances.len(),
+            })
+            .collect(),
+        exam_instances: plan
+            .exam_instances
+            .iter()
+            .enumerate()
+            .map(|(e, ei)| ExamInstanceInputs {
+                model: plan.instances[ei.instance].model as u32,
+                exam: ei.exam as u32,
+                ids: ei.ids.clone(),
+                scored: ei.scored as u32,
+                truth: ei.truth.clone(),
+                reference: ei.reference.clone(),
+                corrections: ei.corrections.clone(),
+                runs: runs(e),
+            })
+            .collect(),
+        basis: plan
+            .contest
+            .reference
+            .as_ref()
+            .map_or(Basis::Vote, |r| r.basis),
+        remembered,
+    }
+}
+
 /// Builds the scoring database of a plan from run summaries.
 pub fn build_scoring<'a>(
     mut db: ScoringDb,
     plan: &Plan,
     summary: impl Fn(&RunKey) -> Option<&'a Summary>,
 ) -> (ScoringDb, Handles) {
-    let tools = tool_infos(&plan.contest);
-    let models: Vec<ModelInfo> = plan
-        .models
-        .iter()
-        .map(|m| ModelInfo {
-            name: m.name.clone(),
-            kind: m.kind,
-            instances: m.instances.len(),
-        })
-        .collect();
     let mut runs: Vec<Vec<RunInputs>> = vec![Vec::new(); plan.exam_instances.len()];
     for run in &plan.runs {
         let (answers, competes, measurement) = run_inputs(summary(&run.key));
@@ -80,32 +115,11 @@ pub fn build_scoring<'a>(
             measurement,
         });
     }
-    let exam_instances = plan
-        .exam_instances
-        .iter()
-        .zip(runs)
-        .map(|(ei, runs)| ExamInstanceInputs {
-            model: plan.instances[ei.instance].model as u32,
-            exam: ei.exam as u32,
-            ids: ei.ids.clone(),
-            scored: ei.scored as u32,
-            truth: ei.truth.clone(),
-            reference: ei.reference.clone(),
-            corrections: ei.corrections.clone(),
-            runs,
-        })
-        .collect();
-    let handles = db.build(ContestInputs {
-        edition: plan.contest.edition.clone(),
-        tools,
-        models,
-        exam_instances,
-        basis: plan
-            .contest
-            .reference
-            .as_ref()
-            .map_or(Basis::Vote, |r| r.basis),
-        remembered: Default::default(),
-    });
+    let mut runs = runs.into_iter();
+    let handles = db.build(contest_inputs(
+        plan,
+        |_| runs.next().unwrap_or_default(),
+        Default::default(),
+    ));
     (db, handles)
 }

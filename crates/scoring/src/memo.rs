@@ -25,16 +25,15 @@ use mccbuild_plan::Plan;
 use mccbuild_rules::confidence::{ConfidenceTally, ToolIdx, ToolTally};
 use mccbuild_rules::exact::{Exact, Sum};
 use mccbuild_rules::podium::Completed;
-use mccbuild_rules::reference::Basis;
 use mccbuild_store::Summary;
 use num_bigint::BigInt;
 
-use crate::database::{ContestInputs, ExamInstanceInputs, RunInputs, ScoringDb};
+use crate::database::{RunInputs, ScoringDb};
 use crate::db::{
     agreement, exam_scores, Agreement, ContestedDecision, DecisionNeeds, ExamTotal,
-    ModelExamination, ModelInfo,
+    ModelExamination,
 };
-use crate::inputs::{run_inputs, tool_infos};
+use crate::inputs::{contest_inputs, run_inputs};
 use crate::scores::{scores_report, ScoresReport};
 
 /// Bump when what a remembered model examination holds, or how it is computed, changes (the
@@ -426,44 +425,11 @@ fn build(
             None => members.iter().for_each(|&e| given[e] = true),
         }
     }
-    let exam_instances: Vec<ExamInstanceInputs> = plan
-        .exam_instances
-        .iter()
-        .enumerate()
-        .map(|(e, ei)| ExamInstanceInputs {
-            model: plan.instances[ei.instance].model as u32,
-            exam: ei.exam as u32,
-            ids: ei.ids.clone(),
-            scored: ei.scored as u32,
-            truth: ei.truth.clone(),
-            reference: ei.reference.clone(),
-            corrections: ei.corrections.clone(),
-            runs: runs(e, given[e]),
-        })
-        .collect();
+    let inputs = contest_inputs(plan, |e| runs(e, given[e]), remembered);
     drop(t);
     let _t = phase("remembered scores: database built and settled");
     let mut db = ScoringDb::default();
-    let handles = db.build(ContestInputs {
-        edition: plan.contest.edition.clone(),
-        tools: tool_infos(&plan.contest),
-        models: plan
-            .models
-            .iter()
-            .map(|m| ModelInfo {
-                name: m.name.clone(),
-                kind: m.kind,
-                instances: m.instances.len(),
-            })
-            .collect(),
-        exam_instances,
-        basis: plan
-            .contest
-            .reference
-            .as_ref()
-            .map_or(Basis::Vote, |r| r.basis),
-        remembered,
-    });
+    let handles = db.build(inputs);
     debug_assert!(shape
         .order
         .iter()
