@@ -1,8 +1,7 @@
-//! The manifest reader on generated manifests (issue 13, item 10): the repository's demo
-//! contest.toml edited at random (TOML punctuation, keys, values of every type), and arbitrary
-//! text. It never panics, and every problem names a file (the manifest, or the file it is about)
-//! and, in the manifest, its line. `MCCBUILD_PROPTEST_CASES` sets the number of manifests
-//! (scripts/bench-fuzz runs a million).
+//! The manifest reader on generated manifests: the repository's demo contest.toml edited at random
+//! (TOML punctuation, keys, values of every type), and arbitrary text. It never panics, and every
+//! problem names a file (the manifest, or the file it is about) and, in the manifest, its line.
+//! `MCCBUILD_PROPTEST_CASES` sets the number of manifests (scripts/bench-fuzz runs a million).
 
 use std::path::Path;
 
