@@ -2,9 +2,9 @@
 //!
 //! This is the only place a key is built. Every ingredient is written with a tag and a length
 //! prefix, so that no two different ingredient lists encode to the same bytes. The ingredients
-//! are listed in docs/cache.md; each has a test (`key/tests.rs`) proving that it changes the key, and tests
-//! prove that irrelevant things (file times, the order of tools in the manifest, a tool's kind or
-//! family, other files) do not.
+//! are listed in docs/cache.md; each has a test (`key/tests.rs`) proving that it changes the
+//! key, and tests prove that irrelevant things (file times, the order of tools in the manifest,
+//! a tool's kind or family, other files) do not.
 
 use std::path::Path;
 

@@ -42,6 +42,8 @@ pub(crate) use self::imported_runs::imported_tool;
 
 /// An instance of the contest. (What its files are, [`InstanceFacts`], is read while the plan
 /// is made, into its runs' keys and value ids, and not kept.)
+///
+/// [`InstanceFacts`]: crate::instance::InstanceFacts
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlannedInstance {
     pub name: String,

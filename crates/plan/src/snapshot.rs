@@ -24,6 +24,10 @@
 //!
 //! One file per job: the fingerprint (`fingerprint`), the file's layout (`layout`) with its
 //! front-coded value ids (`value_ids`), loading (`load`) and saving (`save`).
+//!
+//! [`Contest`]: crate::manifest::Contest
+//! [`Plan::build_runs`]: crate::Plan::build_runs
+//! [`Plan::with_answers_given`]: crate::Plan::with_answers_given
 
 mod fingerprint;
 mod layout;

@@ -161,7 +161,7 @@ impl Contest {
         Contest::parse(manifest_path, &text)
     }
 
-    /// Reads and validates the manifest `text` of `manifest_path` ([`reading::read`]).
+    /// Reads and validates the manifest `text` of `manifest_path`, reporting every problem found.
     pub fn parse(manifest_path: &Path, text: &str) -> Result<Contest, Problems> {
         reading::read(manifest_path, text)
     }

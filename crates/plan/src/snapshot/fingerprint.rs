@@ -86,6 +86,8 @@ impl Fingerprint {
 /// reference answers (a file, or a folder read whole) and the organisers' corrections. Not part
 /// of the snapshot's fingerprint (every command reads them again); the remembered no-op, which
 /// does not, is keyed by it (docs/cache.md, "The remembered no-op").
+///
+/// [`Plan::with_answers_given`]: crate::Plan::with_answers_given
 pub fn answers_fingerprint(contest: &Contest) -> Fingerprint {
     let mut walk = Walk {
         hasher: blake3::Hasher::new(),
