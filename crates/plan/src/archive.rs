@@ -142,12 +142,12 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
-/// The archive reader on generated archives (issue 13, item 10): valid archives whose tar stream
-/// or gzip bytes are edited at random, and arbitrary bytes. It never panics, every error names
-/// the archive, and whatever it accepts stays inside the instance folder and within the caps;
-/// the facts read from it (one streaming pass) are computed without panic too.
-/// `MCCBUILD_PROPTEST_CASES` sets the number of archives (1,000 by default: each one is gzipped,
-/// written and read twice; scripts/bench-fuzz runs a million).
+/// The archive reader on generated archives: valid archives whose tar stream or gzip bytes are
+/// edited at random, and arbitrary bytes. It never panics, every error names the archive, and
+/// whatever it accepts stays inside the instance folder and within the caps; the facts read from it
+/// (one streaming pass) are computed without panic too. `MCCBUILD_PROPTEST_CASES` sets the number
+/// of archives (1,000 by default: each one is gzipped, written and read twice; scripts/bench-fuzz
+/// runs a million).
 #[cfg(test)]
 mod properties {
     use super::*;

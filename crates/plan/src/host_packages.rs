@@ -1,7 +1,7 @@
-//! The host-environment ingredient of a tool's run key (issue 15, docs/cache.md): the installed
-//! versions of the Debian packages its manifest entry names (`host_packages`). Installing,
-//! upgrading or removing one of them gives the tool's runs new keys, so they are executed again;
-//! the rest of the host stays out of the key, as before.
+//! The host-environment ingredient of a tool's run key (docs/cache.md): the installed versions of
+//! the Debian packages its manifest entry names (`host_packages`). Installing, upgrading or
+//! removing one of them gives the tool's runs new keys, so they are executed again; the rest of the
+//! host stays out of the key.
 
 use std::process::Command;
 

@@ -377,10 +377,9 @@ mod tests {
     }
 }
 
-/// The XML readers on generated files (issue 13, item 10): valid formula and PNML files edited at
-/// random, and arbitrary bytes. They never panic, and every problem has its place (a line and
-/// column inside the file). `MCCBUILD_PROPTEST_CASES` sets the number of files (scripts/bench-fuzz
-/// runs a million).
+/// The XML readers on generated files: valid formula and PNML files edited at random, and arbitrary
+/// bytes. They never panic, and every problem has its place (a line and column inside the file).
+/// `MCCBUILD_PROPTEST_CASES` sets the number of files (scripts/bench-fuzz runs a million).
 #[cfg(test)]
 pub(crate) mod properties {
     use super::*;

@@ -1,0 +1,120 @@
+//! `[executor]` and `[limits]`: which executor runs the runs, how many at once, and the limits
+//! the manifest puts in place of the edition's; `[executor.qemu]` and `[executor.slurm]` are
+//! read by [`super::qemu`] and [`super::slurm`].
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::qemu::{qemu_config, QemuConfig};
+use super::reading::{key_span, Reading};
+use super::schema::ManifestFile;
+use super::slurm::{slurm_config, SlurmConfig};
+
+/// `[executor] kind`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    #[default]
+    Local,
+    Qemu,
+    /// One Slurm job per model, each run a job step (docs/execution.md, "Slurm executor").
+    Slurm,
+}
+
+impl ExecutorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecutorKind::Local => "local",
+            ExecutorKind::Qemu => "qemu",
+            ExecutorKind::Slurm => "slurm",
+        }
+    }
+}
+
+/// `[executor]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorConfig {
+    pub kind: ExecutorKind,
+    pub jobs: usize,
+    /// `[executor.qemu]`, resolved (always present; used when `kind = "qemu"`).
+    pub qemu: QemuConfig,
+    /// `[executor.slurm]` (defaults when absent).
+    pub slurm: SlurmConfig,
+}
+
+/// The least `[limits] memory_mb` accepted: below it no tool can start, every run would end as
+/// a memory-out.
+pub const MIN_MEMORY_MB: u64 = 64;
+
+impl Reading<'_> {
+    /// `[executor]` with `[executor.qemu]` and `[executor.slurm]`, and `[limits]`; the shared
+    /// store Slurm names, if any.
+    pub(super) fn executor(&mut self, file: &ManifestFile) -> (ExecutorConfig, Option<PathBuf>) {
+        let (source, problems) = (&self.source, &mut self.problems);
+        let (slurm, shared_store) =
+            slurm_config(source, file.executor.slurm.as_ref(), &self.root, problems);
+        if file.executor.slurm.is_some() && file.executor.kind != ExecutorKind::Slurm {
+            problems.push(
+                source
+                    .problem_at(
+                        file.executor.slurm.as_ref().map(|s| s.span()),
+                        "[executor.slurm] is given but [executor] kind is not \"slurm\"",
+                    )
+                    .help("set `kind = \"slurm\"` in [executor], or remove [executor.slurm]"),
+            );
+        }
+        let jobs = file.executor.jobs.unwrap_or(1);
+        if jobs == 0 {
+            problems.push(source.problem_at(
+                key_span(source.text, "executor", "jobs"),
+                "[executor] jobs must be at least 1",
+            ));
+        }
+        for (name, value) in [
+            ("time_s", file.limits.time_s),
+            ("memory_mb", file.limits.memory_mb),
+        ] {
+            if value == Some(0) {
+                problems.push(source.problem_at(
+                    key_span(source.text, "limits", name),
+                    format!("[limits] {name} must be positive"),
+                ));
+            }
+        }
+        if let Some(mb) = file
+            .limits
+            .memory_mb
+            .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
+        {
+            problems.push(
+                source.problem_at(
+                    key_span(source.text, "limits", "memory_mb"),
+                    format!("[limits] memory_mb = {mb}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out"),
+                )
+                .help("the edition's limit is 16384 MB (E-5.3/E-5.4); the demo uses 2048"),
+            );
+        }
+        let cpu_model = file
+            .limits
+            .cpu_model
+            .clone()
+            .unwrap_or_else(|| self.edition.vm.cpu_model.clone());
+        let qemu = qemu_config(
+            source,
+            &self.root,
+            file.executor.qemu.as_ref(),
+            file.executor.kind,
+            cpu_model,
+            &file.tools,
+            problems,
+        );
+        let executor = ExecutorConfig {
+            kind: file.executor.kind,
+            jobs,
+            qemu,
+            slurm,
+        };
+        (executor, shared_store)
+    }
+}
