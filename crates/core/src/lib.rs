@@ -5,6 +5,7 @@
 pub mod conformance;
 pub mod diag;
 pub mod digest;
+pub mod framed;
 pub mod fsio;
 pub mod measurement;
 pub mod outcome;
