@@ -17,6 +17,11 @@
 //! execution lock (`lock.rs`), whether records can be written (`room.rs`), a record's file
 //! (`record_file.rs`), the record itself (`record.rs`), packs (`pack.rs`) and the index
 //! (`index.rs`).
+//!
+//! No `unsafe` code but one processor hint (`index/file_keys.rs`, `prefetch`): system calls go
+//! through `rustix` and `std`.
+
+#![deny(unsafe_code)]
 
 pub mod index;
 pub mod pack;

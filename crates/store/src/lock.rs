@@ -3,6 +3,8 @@
 use std::fs;
 use std::io;
 
+use rustix::fs::{flock, FlockOperation};
+
 use crate::{Store, StoreError};
 
 /// The right to execute runs into a store, held until dropped (or the process ends, however it
@@ -32,7 +34,6 @@ impl Store {
         waiting: impl FnOnce(&str),
     ) -> Result<StoreLock, StoreError> {
         use std::io::{Read, Seek, Write};
-        use std::os::unix::io::AsRawFd;
         let path = self.root.join("lock");
         let mut file = fs::OpenOptions::new()
             .read(true)
@@ -44,15 +45,8 @@ impl Store {
                 path: self.root.clone(),
                 source,
             })?;
-        let flock = |file: &fs::File, how: libc::c_int| {
-            // SAFETY: flock on a descriptor we own.
-            if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            }
-        };
-        if let Err(e) = flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
+        let lock = |file: &fs::File, how: FlockOperation| flock(file, how).map_err(io::Error::from);
+        if let Err(e) = lock(&file, FlockOperation::NonBlockingLockExclusive) {
             if e.kind() != io::ErrorKind::WouldBlock {
                 return Err(StoreError::Write { path, source: e });
             }
@@ -71,9 +65,11 @@ impl Store {
                 }
                 LockWait::Wait => {
                     waiting(&holder);
-                    flock(&file, libc::LOCK_EX).map_err(|source| StoreError::Write {
-                        path: path.clone(),
-                        source,
+                    lock(&file, FlockOperation::LockExclusive).map_err(|source| {
+                        StoreError::Write {
+                            path: path.clone(),
+                            source,
+                        }
                     })?;
                 }
             }
@@ -93,5 +89,47 @@ impl Store {
             )
         });
         Ok(StoreLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LockWait, Store, StoreError};
+
+    /// The lock is an flock per open file: a second taker in this process is refused or waits
+    /// as another process would.
+    #[test]
+    fn a_second_taker_is_refused_or_waits_and_is_told_who_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let not_waiting = |holder: &str| panic!("waited for {holder}");
+        let held = store
+            .lock_for_execution(LockWait::Refuse, "mccbuild run", not_waiting)
+            .unwrap();
+        let me = format!("pid {} on ", std::process::id());
+        match store.lock_for_execution(LockWait::Refuse, "mccbuild import", not_waiting) {
+            Err(StoreError::Busy { holder, .. }) => {
+                assert!(
+                    holder.starts_with(&me) && holder.contains(", `mccbuild run`, since"),
+                    "{holder}"
+                );
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+        let (told, heard) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                store.lock_for_execution(LockWait::Wait, "mccbuild import", move |holder| {
+                    told.send(holder.to_string()).unwrap()
+                })
+            });
+            let holder = heard.recv().unwrap();
+            assert!(holder.contains("`mccbuild run`"), "{holder}");
+            assert!(!waiter.is_finished());
+            drop(held);
+            waiter.join().unwrap().unwrap();
+        });
+        let text = std::fs::read_to_string(dir.path().join("lock")).unwrap();
+        assert!(text.contains("`mccbuild import`"), "{text}");
     }
 }

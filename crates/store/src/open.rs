@@ -82,10 +82,7 @@ impl Store {
 
 fn sync_filesystem(root: &Path) -> io::Result<()> {
     let dir = fs::File::open(root)?;
-    // SAFETY: syncfs on a file descriptor we own.
-    if unsafe { libc::syncfs(std::os::unix::io::AsRawFd::as_raw_fd(&dir)) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::fs::syncfs(&dir)?;
     Ok(())
 }
 

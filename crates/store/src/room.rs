@@ -18,7 +18,7 @@ impl Store {
         let result = fs::write(&probe, b"mccbuild").and_then(|()| fs::remove_file(&probe));
         if let Err(source) = result {
             let _ = fs::remove_file(&probe);
-            if source.raw_os_error() == Some(libc::ENOSPC) {
+            if source.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error()) {
                 return Err(StoreError::Full {
                     path: self.root.clone(),
                     free: self.free_bytes().unwrap_or(0),
@@ -40,14 +40,23 @@ impl Store {
 
     /// Free bytes on the store's file system (for an unprivileged writer).
     pub fn free_bytes(&self) -> io::Result<u64> {
-        use std::os::unix::ffi::OsStrExt;
-        let c =
-            std::ffi::CString::new(self.root.as_os_str().as_bytes()).map_err(io::Error::other)?;
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: a NUL-terminated path and a struct of ours.
-        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(st.f_bavail as u64 * st.f_frsize as u64)
+        let st = rustix::fs::statvfs(&self.root)?;
+        Ok(st.f_bavail * st.f_frsize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Store;
+
+    #[test]
+    fn a_store_with_room_is_writable_and_a_gone_one_has_no_free_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.free_bytes().unwrap() > 0);
+        store.check_writable().unwrap();
+        std::fs::remove_dir_all(dir.path()).unwrap();
+        let error = store.free_bytes().unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound, "{error}");
     }
 }

@@ -138,8 +138,11 @@ impl FileKeys {
 }
 
 /// Asks the processor to bring the memory at `p` into its cache: a hint, which reads nothing the
-/// program sees (whatever `p` is).
+/// program sees (whatever `p` is). The crate's one `unsafe` block: the intrinsic needs the `sse`
+/// target feature, which every x86_64 processor has but which only an `unsafe` call can assume,
+/// and stable Rust has no safe prefetch.
 #[inline(always)]
+#[allow(unsafe_code)]
 fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch neither reads memory the program observes nor faults, for any address.
