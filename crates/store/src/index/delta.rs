@@ -27,7 +27,10 @@ use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::RunKey;
 
-use super::{Entry, Index, Meta, PackTable, Place, PLACE, SHARDS};
+use super::packs::PackTable;
+use super::place::{Meta, Place, PLACE};
+use super::summary::Entry;
+use super::{Index, SHARDS};
 use crate::Store;
 
 const DELTA_MAGIC: &[u8; 8] = b"MCCBDLT1";
