@@ -215,7 +215,7 @@ pub struct Completed {
 /// for memory); k tools tied share it, 1/k each, exactly. The award goes to the tool with the
 /// most wins; equal wins go to the better-ranked tool. A tool that completes one more
 /// examination can only gain wins, so solving less is never rewarded (as a mean over each
-/// tool's own examinations may: issue 14).
+/// tool's own examinations may).
 pub fn awards_by_wins(
     standings: &[Standing],
     completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,

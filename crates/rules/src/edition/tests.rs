@@ -62,7 +62,7 @@ fn each_edition_limits_the_time_its_harness_limits() {
     assert!(Edition::parse(Path::new("rules/x.toml"), &bad).is_err());
 }
 
-/// What each edition's text defines, and nothing more (issue 14): E-4.5's awards in the MCC
+/// What each edition's text defines, and nothing more: E-4.5's awards in the MCC
 /// 2023 and 2026 rules, none in the 2015 report (it only charts CPU and memory) nor in
 /// SV-COMP 2012; medals for the three best ranks whatever the score, except SV-COMP 2012
 /// (no medals in its text; a negative sum is no better than random answers).
