@@ -712,14 +712,13 @@ impl ScoringDb {
 /// database is built: LOW where a run does not take part yet (not stored, or DO_NOT_COMPETE:
 /// its record may still come), MEDIUM where every run does.
 ///
-/// Why (docs/BENCHMARKS.md, issue 17, seventh session): salsa verifies a memo whose inputs all
-/// have a durability above the changed input's in O(1), without walking its dependencies. With
-/// every model examination's runs LOW, one new record had the ~1,300 model examinations' memos
-/// verified one dependency at a time; with the complete ones MEDIUM, a record of a model
-/// examination still running (LOW) leaves them verified at a glance. A new record of a complete
-/// model examination (a rerun) is a MEDIUM write once (salsa reports a write at the field's
-/// durability before it: a full verification, as before), and its fields are LOW from then on
-/// (the setters below).
+/// Why (docs/BENCHMARKS.md): salsa verifies a memo whose inputs all have a durability above the
+/// changed input's in O(1), without walking its dependencies. With every model examination's runs
+/// LOW, one new record had the ~1,300 model examinations' memos verified one dependency at a time;
+/// with the complete ones MEDIUM, a record of a model examination still running (LOW) leaves them
+/// verified at a glance. A new record of a complete model examination (a rerun) is a MEDIUM write
+/// once (salsa reports a write at the field's durability before it: a full verification, as
+/// before), and its fields are LOW from then on (the setters below).
 fn runs_durability(competes: &[Arc<[bool]>]) -> Durability {
     if competes.iter().all(|runs| runs.iter().all(|&c| c)) {
         Durability::MEDIUM

@@ -2,6 +2,8 @@
 //! together ([`db`]) and the database holding them ([`database`]), its inputs built from a plan and the store ([`inputs`]), and what the
 //! outputs read from it: the scores report ([`scores`]) and explanations ([`explain`]).
 
+#![forbid(unsafe_code)]
+
 pub mod database;
 pub mod db;
 pub mod explain;
