@@ -428,7 +428,7 @@ mod tests {
         let total = category_total(entries.iter().map(|(p, w)| weighted_points(p, w)));
         assert_eq!(total, int(8));
         assert_eq!(category_total(std::iter::empty::<Exact>()), int(0));
-        // The case: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
+        // Floats got this wrong: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
         // 31.999999999999996 for the first).
         let thirds =
             category_total((0..6).map(|_| weighted_points(&int(16), &w(ratio(1, 3), int(1)))));

@@ -35,7 +35,7 @@ fn floats_convert_exactly() {
 }
 
 #[test]
-fn the_issues_sums_are_exact() {
+fn sums_that_floats_get_wrong_are_exact() {
     // 6 instances x 16 x 1/3 = 32 = 16 + 16 (in floats, 31.999999999999996).
     let thirds = (0..6).fold(zero(), |t, _| t + int(16) * ratio(1, 3));
     assert_eq!(thirds, int(16) + int(16));
