@@ -2,6 +2,8 @@
 //! answer protocol they speak, how a run ended and what it used, run keys and digests,
 //! diagnostics about the user's files, and the one atomic file write.
 
+#![forbid(unsafe_code)]
+
 pub mod conformance;
 pub mod diag;
 pub mod digest;

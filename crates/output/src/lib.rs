@@ -2,6 +2,8 @@
 //! JSON, propertiesverdict XML), the results site ([`report`]), and the tables and texts of the
 //! terminal ([`terminal`]).
 
+#![forbid(unsafe_code)]
+
 pub mod export;
 pub mod report;
 pub mod terminal;

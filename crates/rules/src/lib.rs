@@ -16,6 +16,8 @@
 //! | M-9: files a run does not see | [`hidden_files`] |
 //! | reference answers: right, wrong, unknown against them (not an MCC rule) | [`reference`] |
 
+#![forbid(unsafe_code)]
+
 pub mod confidence;
 pub mod edition;
 pub mod exact;

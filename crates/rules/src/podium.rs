@@ -215,7 +215,7 @@ pub struct Completed {
 /// for memory); k tools tied share it, 1/k each, exactly. The award goes to the tool with the
 /// most wins; equal wins go to the better-ranked tool. A tool that completes one more
 /// examination can only gain wins, so solving less is never rewarded (as a mean over each
-/// tool's own examinations may: issue 14).
+/// tool's own examinations may).
 pub fn awards_by_wins(
     standings: &[Standing],
     completed: impl IntoIterator<Item = impl AsRef<[Completed]>>,
@@ -428,7 +428,7 @@ mod tests {
         let total = category_total(entries.iter().map(|(p, w)| weighted_points(p, w)));
         assert_eq!(total, int(8));
         assert_eq!(category_total(std::iter::empty::<Exact>()), int(0));
-        // The issue's case: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
+        // Floats got this wrong: 6 x 16 x 1/3 = 32 = 16 + 16, exactly (floats give
         // 31.999999999999996 for the first).
         let thirds =
             category_total((0..6).map(|_| weighted_points(&int(16), &w(ratio(1, 3), int(1)))));

@@ -1,8 +1,8 @@
-//! Reference answers: a tool's values judged against answers given from outside the contest (a
-//! past edition's consensus in the form the MCC publishes it, another store's trusted values, an
-//! exported results CSV). Not a rule of the MCC: the tool developer's harness (issue 16). The
-//! vote (E-3.1) stays the contest's default basis; a contest may score against the reference
-//! instead (`[reference] basis = "reference"`), and both can be compared value by value.
+//! Reference answers: a tool's values judged against answers given from outside the contest (a past
+//! edition's consensus in the form the MCC publishes it, another store's trusted values, an
+//! exported results CSV). Not a rule of the MCC: a harness for tool developers. The vote (E-3.1)
+//! stays the contest's default basis; a contest may score against the reference instead
+//! (`[reference] basis = "reference"`), and both can be compared value by value.
 
 use serde::{Deserialize, Serialize};
 

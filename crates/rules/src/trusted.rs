@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn equal_weights_are_a_tie_whatever_the_order_of_addition() {
-        // The case: tools 0 (1/6) and 1 (1) say TRUE, tools 2 (1/2) and 3 (2/3) FALSE.
+        // Floats got this wrong: tools 0 (1/6) and 1 (1) say TRUE, tools 2 (1/2) and 3 (2/3) FALSE.
         // 1/6 + 1 = 7/6 = 1/2 + 2/3: no value weighs more than half of 14/6 (in floats
         // 1/6 + 1 = 1.1666666666666667 > 1/2 + 2/3 = 1.1666666666666665 decided it).
         let c =
