@@ -6,7 +6,8 @@
 //! its shard's time, and only changed shards are listed again.
 //!
 //! The file holds the sorted keys and the shard times in a first section, the summaries in a
-//! second, each with its own checksum: knowing which runs are stored (a no-op `mccbuild run`)
+//! second, each with its own checksum, both checksums in a head framed as every cache file is
+//! (`mccbuild_core::framed`; `format.rs` says why the sections are not in the frame): knowing which runs are stored (a no-op `mccbuild run`)
 //! does not decode the summaries; each is decoded when scoring first asks for it. What was learnt
 //! since the file was written is saved, while it is small, in a delta file beside it
 //! (`delta.rs`), not by writing the whole file again.

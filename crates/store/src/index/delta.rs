@@ -13,9 +13,14 @@
 //! folders changed since the index file are listed again, the records changed are read again.
 //!
 //! ```text
-//! "MCCBDLT1" | the index file's blake3(keys section) | its blake3(summaries section) |
-//! blake3(body) | body: postcard of `Delta`
+//! frame (`mccbuild_core::framed`: magic "MCCBDLT1", version 2), bound to the index file's
+//!   blake3(keys section) | its blake3(summaries section) (the digests its head holds),
+//! payload: postcard of `Delta`
 //! ```
+//!
+//! The frame's binding is what names the index file: a delta bound to other checksums is of
+//! another index file and is not used, without a word (the next save replaces it). A delta of
+//! another format or version, cut short or damaged is not used either, with a word.
 
 use std::fs;
 use std::io;
@@ -23,6 +28,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use mccbuild_core::framed::{Format, FrameError};
 use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::RunKey;
@@ -33,8 +39,8 @@ use super::summary::Entry;
 use super::{Index, SHARDS};
 use crate::Store;
 
-const DELTA_MAGIC: &[u8; 8] = b"MCCBDLT1";
-const DELTA_HEADER: usize = 8 + 64 + 32;
+/// The delta file's frame: its magic, and its version (2: framed, bound to its index file).
+const DELTA: Format = Format::new(b"MCCBDLT1", 2);
 
 /// A delta is written instead of the whole index while what was learnt holds no more than this
 /// many runs, or an eighth of the index file's, whichever is more.
@@ -100,18 +106,20 @@ impl Index {
             Err(e) => return Read::Unusable(format!("cannot be read: {e}")),
         };
         self.delta_read = Some(stamp);
-        if bytes.len() < DELTA_HEADER || &bytes[..8] != DELTA_MAGIC {
-            return Read::Unusable("not a delta of this mccbuild version".into());
-        }
-        let body = &bytes[DELTA_HEADER..];
-        if blake3::hash(body).as_bytes() != &bytes[72..104] {
-            return Read::Unusable("checksum mismatch (damaged)".into());
-        }
-        if self.file_id.as_ref().map(|id| &id[..]) != Some(&bytes[8..72]) {
-            return Read::Other;
-        }
-        let Ok(delta) = postcard::from_bytes::<Delta>(body) else {
-            return Read::Unusable("malformed".into());
+        // An index not read from a file is completed by no delta: an empty binding matches none.
+        let binding = self.file_id.as_ref().map_or(&[][..], |id| &id[..]);
+        let delta = match DELTA.decode_value::<Delta>(&bytes, binding) {
+            Ok(delta) => delta,
+            Err(FrameError::OtherBinding) => return Read::Other,
+            Err(FrameError::OtherFormat | FrameError::OtherVersion { .. }) => {
+                return Read::Unusable("not a delta of this mccbuild version".into())
+            }
+            Err(FrameError::Damaged) => {
+                return Read::Unusable("checksum mismatch (damaged)".into())
+            }
+            Err(FrameError::Missing | FrameError::Io(_) | FrameError::Malformed(_)) => {
+                return Read::Unusable("malformed".into())
+            }
         };
         match self.apply(delta) {
             Some(()) => Read::Applied,
@@ -170,13 +178,9 @@ impl Index {
             added,
             removed,
         };
-        let body = postcard::to_allocvec(&delta)
+        let bytes = DELTA
+            .encode_value(&file_id, &delta)
             .map_err(|e| io::Error::other(format!("the index's delta: {e}")))?;
-        let mut bytes = Vec::with_capacity(DELTA_HEADER + body.len());
-        bytes.extend_from_slice(DELTA_MAGIC);
-        bytes.extend_from_slice(&file_id);
-        bytes.extend_from_slice(blake3::hash(&body).as_bytes());
-        bytes.extend_from_slice(&body);
         write_atomically(&delta_path(store), &bytes)?;
         // The file is not the one read: this index no longer rests on the files it read (its
         // footing is taken by the next command that reads them).

@@ -11,7 +11,6 @@
 //! makes, done with the same stamps.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use mccbuild_core::digest::Digest;
@@ -173,5 +172,5 @@ impl Index {
 
 /// A folder's modification time in nanoseconds, as the index keeps it.
 fn mtime_ns(meta: &fs::Metadata) -> i128 {
-    meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128
+    FileStamp::of(meta).mtime_ns
 }

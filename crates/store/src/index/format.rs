@@ -1,7 +1,8 @@
 //! The index file's binary format: writing it from an index, reading and checking it.
 //!
 //! ```text
-//! "MCCBIDX5" | blake3(keys section) | blake3(summaries section) | n: u64 | t: u64 |
+//! frame (`mccbuild_core::framed`: magic "MCCBIDX5", version 6, no binding), whose payload is
+//!   the head: blake3(keys section) | blake3(summaries section) | n: u64 | t: u64 |
 //! keys section: 256 shard times (i128, MIN = unknown), the pack table (t bytes, postcard:
 //!               the packs folder's time, each pack's number and stamp, the damaged lines
 //!               found in packs), n sorted keys, n content digests,
@@ -10,12 +11,23 @@
 //! summaries section: n entry ends (u32, from the first entry's start), then the entries
 //!                   (postcard, one per key, in key order)
 //! ```
+//!
+//! The frame covers the head only, and the head holds the body's two digests: the body keeps
+//! its own layout because the index is read by every command and its speed is measured
+//! (docs/BENCHMARKS.md). A frame over the whole body would have it read whole into one buffer
+//! and hashed in one pass before anything is decoded; this layout lets the keys section be
+//! hashed and decoded in one pass through a small buffer while the summaries section is read and
+//! hashed on a second thread, and lets each summary be decoded only when scoring first asks for
+//! it (the entry ends). The two digests are also what names this file: a delta is bound to
+//! them (`delta.rs`). A file of another format or version (the frame says which) is rebuilt
+//! from the records with the same word as before: "not an index of this mccbuild version".
 
 use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::sync::OnceLock;
 
+use mccbuild_core::framed::{Format, FrameError};
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::{KeyMap, RunKey};
 
@@ -25,8 +37,14 @@ use super::place::PLACE;
 use super::summary::Entry;
 use super::{next_version, Index, Meta, Place, Summary, SHARDS};
 
-const INDEX_MAGIC: &[u8; 8] = b"MCCBIDX5";
-pub(super) const HEADER: usize = 8 + 32 + 32 + 8 + 8;
+/// The index file's frame: its magic, and its version (6: the head framed).
+pub(super) const INDEX: Format = Format::new(b"MCCBIDX5", 6);
+/// The head: the two sections' digests, the count of keys, the pack table's length.
+const HEAD: usize = 32 + 32 + 8 + 8;
+/// Where the head starts (after the frame's own header, whose binding is empty).
+pub(super) const HEAD_AT: usize = Format::header_len(0);
+/// The frame with the head: where the keys section starts.
+pub(super) const HEADER: usize = HEAD_AT + HEAD;
 
 impl Index {
     /// The whole index file: the keys and summaries known now (those of the file read, as
@@ -89,12 +107,13 @@ impl Index {
         let mut body = ends;
         body.extend_from_slice(&entries);
         drop(entries);
-        let mut bytes = Vec::with_capacity(HEADER + keys_section.len() + body.len());
-        bytes.extend_from_slice(INDEX_MAGIC);
-        bytes.extend_from_slice(blake3::hash(&keys_section).as_bytes());
-        bytes.extend_from_slice(blake3::hash(&body).as_bytes());
-        bytes.extend_from_slice(&(all.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&(table.len() as u64).to_le_bytes());
+        let mut head = Vec::with_capacity(HEAD);
+        head.extend_from_slice(blake3::hash(&keys_section).as_bytes());
+        head.extend_from_slice(blake3::hash(&body).as_bytes());
+        head.extend_from_slice(&(all.len() as u64).to_le_bytes());
+        head.extend_from_slice(&(table.len() as u64).to_le_bytes());
+        let mut bytes = INDEX.encode(&[], &head);
+        bytes.reserve_exact(keys_section.len() + body.len());
         bytes.extend_from_slice(&keys_section);
         bytes.extend_from_slice(&body);
         Ok(bytes)
@@ -116,13 +135,10 @@ pub(super) fn entry_bytes(body: &[u8], n: usize, i: usize) -> Option<&[u8]> {
     entries.get(start..end_at(i)?)
 }
 
-/// The end of the keys section, from the header (`None`: not an index of this version).
-fn keys_end(header: &[u8]) -> Option<usize> {
-    if header.len() < HEADER || &header[..8] != INDEX_MAGIC {
-        return None;
-    }
-    let n = u64::from_le_bytes(header[72..80].try_into().ok()?) as usize;
-    let t = u64::from_le_bytes(header[80..88].try_into().ok()?) as usize;
+/// The end of the keys section, from the head (`None`: not well formed).
+fn keys_end(head: &[u8]) -> Option<usize> {
+    let n = u64::from_le_bytes(head.get(64..72)?.try_into().ok()?) as usize;
+    let t = u64::from_le_bytes(head.get(72..80)?.try_into().ok()?) as usize;
     HEADER
         .checked_add(SHARDS * 16)?
         .checked_add(t)?
@@ -178,17 +194,21 @@ pub(super) fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
     let meta = file.metadata()?;
     let size = meta.len();
     let damaged = |what: &str| Unusable::Damaged(what.to_string());
+    const OTHER: &str = "not an index of this mccbuild version";
     let mut header = [0u8; HEADER];
     if size < HEADER as u64 {
-        return Err(damaged("not an index of this mccbuild version"));
+        return Err(damaged(OTHER));
     }
     file.read_exact(&mut header)?;
-    if &header[..8] != INDEX_MAGIC {
-        return Err(damaged("not an index of this mccbuild version"));
-    }
-    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
-    let (n, t) = (word(72), word(80));
-    let keys_end = keys_end(&header).ok_or_else(|| damaged("malformed"))?;
+    // The frame: this format and version, and the head as it was written.
+    let head = match INDEX.decode(&header, &[]) {
+        Ok(head) => head,
+        Err(FrameError::Damaged) => return Err(damaged("checksum mismatch (damaged)")),
+        Err(_) => return Err(damaged(OTHER)),
+    };
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap_or([0; 8]));
+    let (n, t) = (word(64), word(72));
+    let keys_end = keys_end(head).ok_or_else(|| damaged("malformed"))?;
     if (keys_end as u64) > size {
         return Err(damaged("truncated"));
     }
@@ -205,9 +225,9 @@ pub(super) fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
         })
     };
     let mut hasher = blake3::Hasher::new();
-    let mut head = vec![0u8; SHARDS * 16 + t];
-    file.read_exact(&mut head)?;
-    hasher.update(&head);
+    let mut times_and_table = vec![0u8; SHARDS * 16 + t];
+    file.read_exact(&mut times_and_table)?;
+    hasher.update(&times_and_table);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut keys = FileKeys {
         entries: Vec::with_capacity(n),
@@ -252,7 +272,7 @@ pub(super) fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
     let (body, body_digest) = reading_body
         .join()
         .map_err(|_| damaged("the summaries could not be read"))??;
-    if hasher.finalize().as_bytes() != &header[8..40] || body_digest.as_bytes() != &header[40..72] {
+    if hasher.finalize().as_bytes() != &head[..32] || body_digest.as_bytes() != &head[32..64] {
         return Err(damaged("checksum mismatch (damaged)"));
     }
     if !places_valid {
@@ -261,14 +281,14 @@ pub(super) fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
     if !sorted {
         return Err(damaged("malformed (unsorted keys)"));
     }
-    let shard_mtimes = head[..SHARDS * 16]
+    let shard_mtimes = times_and_table[..SHARDS * 16]
         .chunks_exact(16)
         .map(|c| {
             let m = i128::from_le_bytes(c.try_into().unwrap_or([0; 16]));
             (m != i128::MIN).then_some(m)
         })
         .collect();
-    let table: PackTable = postcard::from_bytes(&head[SHARDS * 16..])
+    let table: PackTable = postcard::from_bytes(&times_and_table[SHARDS * 16..])
         .map_err(|_| damaged("malformed (pack table)"))?;
     for b in 0..BUCKETS {
         keys.buckets[b + 1] += keys.buckets[b];
@@ -288,7 +308,7 @@ pub(super) fn read_index(path: &std::path::Path) -> Result<Index, Unusable> {
         dirty: false,
         reloaded: OnceLock::new(),
         loaded_from: Some(FileStamp::of(&meta)),
-        file_id: header[8..72].try_into().ok(),
+        file_id: head[..64].try_into().ok(),
         delta_read: None,
         version: next_version(),
     })

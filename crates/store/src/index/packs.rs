@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use mccbuild_core::RunKey;
 
-use super::reconcile::{mtime_of, settled};
+use super::reconcile::{settled, stamp_of};
 use super::{Index, LoadReport, Meta, Place, Stamp};
 use crate::pack;
 use crate::{CorruptRecord, Store};
@@ -72,7 +72,8 @@ impl Index {
     /// whose file changed since it was verified, and reports the damaged lines known.
     pub(super) fn reconcile_packs(&mut self, store: &Store, report: &mut LoadReport) {
         let mut read_now: HashSet<u32> = HashSet::new();
-        let mtime = mtime_of(&pack::packs_dir(store));
+        let stamp = stamp_of(&pack::packs_dir(store));
+        let mtime = stamp.map(|s| s.mtime_ns);
         if mtime.is_none() || self.packs_mtime != mtime {
             match pack::list_packs(store) {
                 Ok(listed) => {
@@ -91,8 +92,8 @@ impl Index {
                             read_now.insert(p);
                         }
                     }
-                    if self.packs_mtime != settled(mtime) {
-                        self.packs_mtime = settled(mtime);
+                    if self.packs_mtime != settled(stamp) {
+                        self.packs_mtime = settled(stamp);
                         self.touch();
                     }
                 }

@@ -2,15 +2,17 @@
 //! 32 bytes the index and delta files hold it in.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 
 use mccbuild_core::digest::Digest;
+use mccbuild_core::stamp::FileStamp;
 
 /// The width of a place in the index and delta files.
 pub(super) const PLACE: usize = 32;
 
-/// What a record file looked like when its content was last verified. Any write, truncation,
-/// rename over it or attribute change moves its change time (which no user call can set back).
+/// What a record file (or a pack) looked like when its content was last verified: the part of
+/// its [`FileStamp`] the index and delta files keep for it (size, change time, inode: 24 bytes
+/// per record). Any write, truncation, rename over it or attribute change moves its change time
+/// (which no user call can set back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     pub size: u64,
@@ -18,13 +20,21 @@ pub struct Stamp {
     pub ino: u64,
 }
 
+/// The one projection of a file's whole stamp onto the index's compact one.
+impl From<FileStamp> for Stamp {
+    fn from(stamp: FileStamp) -> Stamp {
+        Stamp {
+            size: stamp.size,
+            // Nanoseconds since 1970 fit an i64 until the year 2262.
+            ctime_ns: stamp.ctime_ns as i64,
+            ino: stamp.ino,
+        }
+    }
+}
+
 impl Stamp {
     pub(super) fn of(meta: &fs::Metadata) -> Stamp {
-        Stamp {
-            size: meta.size(),
-            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-            ino: meta.ino(),
-        }
+        Stamp::from(FileStamp::of(meta))
     }
 }
 

@@ -5,10 +5,9 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use mccbuild_core::digest::Digest;
+use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::timing::phase;
 use mccbuild_core::RunKey;
 
@@ -40,21 +39,16 @@ fn stamp_if_digest(path: &std::path::Path, digest: &Digest) -> Option<Stamp> {
     (verify_digest(&bytes).ok()? == *digest).then_some(stamp)
 }
 
-/// A folder's modification time, in nanoseconds.
-pub(super) fn mtime_of(path: &std::path::Path) -> Option<i128> {
-    fs::metadata(path)
-        .ok()
-        .map(|meta| meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128)
+/// A folder's whole stamp (`None`: it cannot be stat'ed).
+pub(super) fn stamp_of(path: &std::path::Path) -> Option<FileStamp> {
+    fs::metadata(path).ok().map(|meta| FileStamp::of(&meta))
 }
 
-/// `mtime` if it can be trusted to move at the next change: a folder changed within the last
-/// two seconds may change again within the same clock tick.
-pub(super) fn settled(mtime: Option<i128>) -> Option<i128> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
-    mtime.filter(|m| now - m >= 2_000_000_000)
+/// The folder's modification time if it can be trusted to move at the next change: not when
+/// the folder changed within the same clock tick as now ([`FileStamp::is_racy`]), as a second
+/// change could then leave it as it is.
+pub(super) fn settled(stamp: Option<FileStamp>) -> Option<i128> {
+    stamp.filter(|s| !s.is_racy()).map(|s| s.mtime_ns)
 }
 
 impl Index {
@@ -71,7 +65,8 @@ impl Index {
         let mut added_by_shard: Option<Vec<Vec<RunKey>>> = None;
         for shard in 0..SHARDS {
             let dir = runs.join(format!("{shard:02x}"));
-            let mtime = mtime_of(&dir);
+            let stamp = stamp_of(&dir);
+            let mtime = stamp.map(|s| s.mtime_ns);
             if mtime.is_some() && self.shard_mtimes[shard] == mtime {
                 continue;
             }
@@ -85,7 +80,7 @@ impl Index {
             let added = std::mem::take(&mut added[shard]);
             let corrupt_here = self.relist_shard(store, shard, &dir, &added, report);
             // Nor when a record there was damaged: it is looked at again next time.
-            let trusted = settled(mtime).filter(|_| !corrupt_here);
+            let trusted = settled(stamp).filter(|_| !corrupt_here);
             if self.shard_mtimes[shard] != trusted {
                 self.shard_mtimes[shard] = trusted;
                 self.touch();

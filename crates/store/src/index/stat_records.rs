@@ -4,8 +4,9 @@
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 
-use rustix::fs::{open, statat, AtFlags, Mode, OFlags};
+use rustix::fs::{open, statat, AtFlags, Mode, OFlags, Stat};
 
+use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::RunKey;
 
 use super::Stamp;
@@ -59,11 +60,7 @@ pub(super) fn stat_moved(
                         let now = CStr::from_bytes_with_nul(&name)
                             .ok()
                             .and_then(|name| statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW).ok())
-                            .map(|st| Stamp {
-                                size: st.st_size as u64,
-                                ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec as i64,
-                                ino: st.st_ino,
-                            });
+                            .map(|st| Stamp::from(file_stamp(&st)));
                         if now.is_none() || now != expected {
                             moved.push((*key, now));
                         }
@@ -79,4 +76,18 @@ pub(super) fn stat_moved(
             .collect()
     });
     parts.concat()
+}
+
+/// A file's whole stamp from what `fstatat` said of it (the fields `FileStamp::of` takes from
+/// `std::fs::Metadata`, which is not had here).
+fn file_stamp(st: &Stat) -> FileStamp {
+    let ns = |s: i64, nsec: i64| s as i128 * 1_000_000_000 + nsec as i128;
+    FileStamp {
+        size: st.st_size as u64,
+        mtime_ns: ns(st.st_mtime, st.st_mtime_nsec as i64),
+        ctime_ns: ns(st.st_ctime, st.st_ctime_nsec as i64),
+        ino: st.st_ino,
+        dev: st.st_dev,
+        mode: st.st_mode,
+    }
 }

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::io;
-use std::time::SystemTime;
 
 use mccbuild_core::digest::Digest;
 use mccbuild_core::{RunKey, Value};
@@ -16,13 +15,10 @@ use crate::{RunRecord, Store};
 mod file;
 mod packs;
 
-fn age_shards(store: &Store) {
-    // Make shard times look old so that the index trusts them.
-    let old = SystemTime::now() - std::time::Duration::from_secs(60);
-    for entry in fs::read_dir(store.root().join("runs")).unwrap() {
-        let dir = fs::File::open(entry.unwrap().path()).unwrap();
-        dir.set_modified(old).unwrap();
-    }
+/// Waits until every folder's stamp is old enough for the index to trust it
+/// (`FileStamp::is_racy`: its change time cannot be set back, so only time makes it old).
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2100));
 }
 
 #[test]
@@ -34,7 +30,7 @@ fn index_finds_records_written_by_anyone() {
     let (mut index, report) = Index::load(&store);
     assert_eq!(report.records_read, 1);
     assert!(index.contains(&a));
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     // Another process adds a record: the shard's time changes, the index picks it up.
     store.put(&sample_record(b)).unwrap();
@@ -52,7 +48,7 @@ fn a_quiet_store_reads_no_record() {
         store.put(&sample_record(RunKey([i; 32]))).unwrap();
     }
     let (mut index, _) = Index::load(&store);
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     let (index, report) = Index::load(&store);
     assert_eq!(report.records_read, 0);
@@ -67,7 +63,7 @@ fn removed_records_leave_the_index_and_damage_is_rebuilt() {
     store.put(&sample_record(a)).unwrap();
     store.put(&sample_record(b)).unwrap();
     let (mut index, _) = Index::load(&store);
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     store.remove(&a).unwrap();
     let (index, _) = Index::load(&store);
@@ -91,7 +87,7 @@ fn records_damaged_after_they_were_indexed_are_noticed() {
         store.put(&sample_record(k)).unwrap();
     }
     let (mut index, _) = Index::load(&store);
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     let digest_b = index.digest(&b).unwrap();
     // In place, the shard folders' times unchanged: a truncation, a valid-JSON edit.
@@ -132,7 +128,7 @@ fn a_touched_record_is_checked_once_and_a_replaced_one_read_again() {
     let a = RunKey([1; 32]);
     store.put(&sample_record(a)).unwrap();
     let (mut index, _) = Index::load(&store);
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     // chmod: another change time, same bytes.
     let path = store.record_path(&a);
@@ -148,7 +144,7 @@ fn a_touched_record_is_checked_once_and_a_replaced_one_read_again() {
     let mut other = sample_record(a);
     other.answers[0].value = Value::Int(9);
     store.put(&other).unwrap();
-    age_shards(&store);
+    settle();
     let (index, report) = Index::load(&store);
     assert!(report.corrupt.is_empty());
     assert_eq!(index.get(&a).unwrap().answers[0], (0, Value::Int(9)));
@@ -179,7 +175,7 @@ fn store_of(n: u8) -> (tempfile::TempDir, Store, Vec<RunKey>) {
         store.put(&record).unwrap();
     }
     let (mut index, _) = Index::load(&store);
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     (dir, store, keys)
 }
@@ -193,17 +189,10 @@ fn packed_store_of(n: u8) -> (tempfile::TempDir, Store, Vec<RunKey>) {
     (dir, store, keys)
 }
 
-fn age_packs(store: &Store) {
-    let old = SystemTime::now() - std::time::Duration::from_secs(60);
-    let dir = fs::File::open(pack::packs_dir(store)).unwrap();
-    dir.set_modified(old).unwrap();
-}
-
 /// Loads, saves and loads again with every folder's time settled: what the next command sees.
 fn settled_load(store: &Store) -> (Index, LoadReport) {
     let (mut index, _) = Index::load(store);
-    age_shards(store);
-    age_packs(store);
+    settle();
     index.save(store).unwrap();
     Index::load(store)
 }
@@ -231,7 +220,7 @@ fn a_few_runs_learnt_are_saved_as_a_delta_of_the_index_file() {
     );
     store.put(&changed).unwrap();
     fs::remove_file(store.record_path(&keys[5])).unwrap();
-    age_shards(&store);
+    settle();
     index.save(&store).unwrap();
     assert_eq!(
         fs::read(store.index_path()).unwrap(),
@@ -261,7 +250,7 @@ fn a_few_runs_learnt_are_saved_as_a_delta_of_the_index_file() {
     // A delta of another index file: not used; the records say the same.
     let delta_bytes = fs::read(&delta).unwrap();
     let mut other = delta_bytes.clone();
-    other[8] ^= 1;
+    other[16] ^= 1; // A byte of its binding: the checksums of the index file it completes.
     fs::write(&delta, &other).unwrap();
     let (again, report) = Index::load(&store);
     assert!(report.index_problem.is_none() && again.is_dirty());

@@ -7,7 +7,7 @@ use mccbuild_core::digest::Digest;
 use mccbuild_core::Termination;
 
 use super::{packed_index_of, spread_keys};
-use crate::index::format::HEADER;
+use crate::index::format::{HEADER, HEAD_AT, INDEX};
 use crate::index::place::PLACE;
 use crate::index::summary::{termination_code, termination_from_code};
 use crate::index::{Index, SHARDS};
@@ -36,8 +36,9 @@ fn a_damaged_cut_or_other_index_file_is_rebuilt_never_used() {
     let digests: Vec<Option<Digest>> = keys.iter().map(|k| good.digest(k)).collect();
     let whole = fs::read(store.index_path()).unwrap();
     let n = keys.len();
-    let keys_at =
-        HEADER + SHARDS * 16 + u64::from_le_bytes(whole[80..88].try_into().unwrap()) as usize;
+    let keys_at = HEADER
+        + SHARDS * 16
+        + u64::from_le_bytes(whole[HEAD_AT + 72..HEADER].try_into().unwrap()) as usize;
     let summaries_at = keys_at + n * (32 + 32 + PLACE);
     let rebuilt = |what: &str, expect: &str| {
         let (index, report) = Index::load(&store);
@@ -50,11 +51,12 @@ fn a_damaged_cut_or_other_index_file_is_rebuilt_never_used() {
         assert_eq!(now, digests, "{what}: rebuilt from the records");
         assert_eq!(index.get(&keys[3]), good.get(&keys[3]), "{what}");
     };
-    // A byte flipped in each part: the checksums, a shard's time, the pack table, a key, a
-    // digest, a place, a summary.
+    // A byte flipped in each part: the frame's digest of the head, the checksums, a shard's
+    // time, the pack table, a key, a digest, a place, a summary.
     for (what, at) in [
-        ("the keys' checksum", 9),
-        ("the summaries' checksum", 41),
+        ("the head's digest", HEAD_AT - 2),
+        ("the keys' checksum", HEAD_AT + 1),
+        ("the summaries' checksum", HEAD_AT + 33),
         ("a shard's time", HEADER + 5),
         ("the pack table", HEADER + SHARDS * 16 + 1),
         ("a key", keys_at + 32 * 7 + 3),
@@ -84,13 +86,20 @@ fn a_damaged_cut_or_other_index_file_is_rebuilt_never_used() {
         "an index of an earlier format",
         "not an index of this mccbuild version",
     );
-    // The header's counts changed: a file of another length than they say.
+    let mut old = whole.clone();
+    old[8..12].copy_from_slice(&5u32.to_le_bytes());
+    fs::write(store.index_path(), &old).unwrap();
+    rebuilt(
+        "an index of an earlier version",
+        "not an index of this mccbuild version",
+    );
+    // The head's counts changed: a file of another length than they say.
     let mut bytes = whole.clone();
-    bytes[72] ^= 1;
+    bytes[HEAD_AT + 64] ^= 1;
     fs::write(store.index_path(), &bytes).unwrap();
     rebuilt("the count of keys", "");
-    // Keys out of order under a checksum that holds (only a bug could write that): two
-    // keys apart, then two keys with the same first 8 bytes.
+    // Keys out of order under checksums that hold (only a bug could write that): two keys
+    // apart, then two keys with the same first 8 bytes.
     let key_at = |bytes: &[u8], i: usize| -> [u8; 32] {
         bytes[keys_at + 32 * i..keys_at + 32 * (i + 1)]
             .try_into()
@@ -105,7 +114,9 @@ fn a_damaged_cut_or_other_index_file_is_rebuilt_never_used() {
         bytes[keys_at + 32 * a..keys_at + 32 * (a + 1)].copy_from_slice(&kb);
         bytes[keys_at + 32 * b..keys_at + 32 * (b + 1)].copy_from_slice(&ka);
         let checksum = blake3::hash(&bytes[HEADER..summaries_at]);
-        bytes[8..40].copy_from_slice(checksum.as_bytes());
+        let mut head = bytes[HEAD_AT..HEADER].to_vec();
+        head[..32].copy_from_slice(checksum.as_bytes());
+        bytes[..HEADER].copy_from_slice(&INDEX.encode(&[], &head));
         fs::write(store.index_path(), &bytes).unwrap();
         rebuilt(what, "unsorted keys");
     }
