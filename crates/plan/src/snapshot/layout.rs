@@ -102,6 +102,8 @@ pub(super) struct Tables {
 /// the results files' rows (their runs and keys are what counts; `import`, which needs the rows,
 /// makes its plan from the files), with the digest of the binary that made it. Written from
 /// borrows, read with the value ids borrowed (the same postcard layout).
+///
+/// [`Plan::build_runs`]: crate::Plan::build_runs
 #[derive(Serialize)]
 pub(super) struct PayloadOut<'a> {
     pub(super) binary: Digest,
