@@ -1,60 +1,33 @@
 //! Content digests (blake3) cached by file identity, so that large inputs are hashed once.
 //!
-//! A file's digest is reused while its path, size, modification and change times and inode are
-//! unchanged. A file modified in the last two seconds is not cached ("racy" timestamps: a second
-//! write within the same tick could keep the same stamp). What is derived from a set of files
-//! (an instance's facts) is cached the same way, keyed by their stamps. The cache lives in the
-//! store (`meta/digests.bin`); losing it only costs rehashing.
+//! A file's digest is reused while its path and its stamp ([`FileStamp`]: size, modification and
+//! change times, inode, device, mode) are unchanged. A file changed in the last two seconds is
+//! not cached (the stamp's one racy rule, [`FileStamp::is_racy`]: a second write within the same
+//! tick could keep the same stamp). What is derived from a set of files (an instance's facts) is
+//! cached the same way, keyed by their stamps. The cache lives in the store (`meta/digests.bin`,
+//! one framed file, `mccbuild_core::framed`); losing it, or a damaged one, only costs rehashing.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use mccbuild_core::digest::{hash_reader, Digest};
+use mccbuild_core::framed::Format;
+use mccbuild_core::stamp::FileStamp;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// What identifies a file's version without reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime_ns: i128,
-    pub ctime_ns: i128,
-    pub ino: u64,
-    pub dev: u64,
-}
+/// The cache file's frame: a cache of another version, damaged or of another kind is not read
+/// (it is rebuilt; nothing is said). (3: its own format number, no frame; 4: framed, core's
+/// [`FileStamp`] with its mode.)
+const FORMAT: Format = Format::new(b"MCCBDIGS", 4);
 
-impl Stamp {
-    pub fn of(meta: &fs::Metadata) -> Stamp {
-        Stamp {
-            size: meta.len(),
-            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
-            ctime_ns: meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128,
-            ino: meta.ino(),
-            dev: meta.dev(),
-        }
-    }
-
-    /// Whether the file was modified recently enough that its stamp cannot be trusted yet.
-    pub fn is_racy(&self) -> bool {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i128)
-            .unwrap_or(0);
-        now - self.mtime_ns < 2_000_000_000
-    }
-}
-
-const CACHE_FORMAT: u32 = 3;
-
+/// The cache file's payload (postcard).
 #[derive(Default, Serialize, Deserialize)]
 struct CacheFile {
-    format: u32,
-    files: Vec<(String, Stamp, Digest)>,
+    files: Vec<(String, FileStamp, Digest)>,
     /// (path, digest of the stamps of its files, postcard of what was derived from them).
     derived: Vec<(String, Digest, Vec<u8>)>,
 }
@@ -63,7 +36,7 @@ struct CacheFile {
 #[derive(Default)]
 pub struct DigestCache {
     path: Option<PathBuf>,
-    files: HashMap<PathBuf, (Stamp, Digest)>,
+    files: HashMap<PathBuf, (FileStamp, Digest)>,
     derived: HashMap<PathBuf, (Digest, Arc<[u8]>)>,
     dirty: bool,
     /// Files hashed by this process (for tests and statistics).
@@ -82,21 +55,17 @@ impl DigestCache {
             path: Some(path.to_path_buf()),
             ..DigestCache::default()
         };
-        if let Ok(bytes) = fs::read(path) {
-            if let Ok(file) = postcard::from_bytes::<CacheFile>(&bytes) {
-                if file.format == CACHE_FORMAT {
-                    cache.files = file
-                        .files
-                        .into_iter()
-                        .map(|(p, s, d)| (PathBuf::from(p), (s, d)))
-                        .collect();
-                    cache.derived = file
-                        .derived
-                        .into_iter()
-                        .map(|(p, s, bytes)| (PathBuf::from(p), (s, Arc::from(bytes))))
-                        .collect();
-                }
-            }
+        if let Ok(file) = FORMAT.read_value::<CacheFile>(path, b"") {
+            cache.files = file
+                .files
+                .into_iter()
+                .map(|(p, s, d)| (PathBuf::from(p), (s, d)))
+                .collect();
+            cache.derived = file
+                .derived
+                .into_iter()
+                .map(|(p, s, bytes)| (PathBuf::from(p), (s, Arc::from(bytes))))
+                .collect();
         }
         cache
     }
@@ -110,7 +79,6 @@ impl DigestCache {
             return Ok(());
         }
         let file = CacheFile {
-            format: CACHE_FORMAT,
             files: self
                 .files
                 .iter()
@@ -122,8 +90,7 @@ impl DigestCache {
                 .map(|(p, (s, bytes))| (p.to_string_lossy().into_owned(), *s, bytes.to_vec()))
                 .collect(),
         };
-        let bytes = postcard::to_allocvec(&file).map_err(io::Error::other)?;
-        mccbuild_core::fsio::write_atomically(path, &bytes)?;
+        FORMAT.write_value(path, b"", &file)?;
         self.dirty = false;
         Ok(())
     }
@@ -131,7 +98,7 @@ impl DigestCache {
     /// The blake3 digest of a file's content.
     pub fn file_digest(&mut self, path: &Path) -> io::Result<Digest> {
         let meta = fs::metadata(path)?;
-        let stamp = Stamp::of(&meta);
+        let stamp = FileStamp::of(&meta);
         if let Some((cached, digest)) = self.files.get(path) {
             if *cached == stamp {
                 return Ok(*digest);
@@ -151,14 +118,14 @@ impl DigestCache {
     pub fn derived<T: Serialize + DeserializeOwned, E>(
         &mut self,
         path: &Path,
-        stamps: &[(String, Stamp)],
+        stamps: &[(String, FileStamp)],
         compute: impl FnOnce(&mut Self) -> Result<T, E>,
     ) -> Result<T, E> {
         let mut hasher = blake3::Hasher::new();
         for (name, stamp) in stamps {
             hasher.update(name.as_bytes());
             hasher.update(&[0]);
-            hasher.update(&postcard::to_allocvec(stamp).unwrap_or_default());
+            stamp.hash_into(&mut hasher);
         }
         let key = *hasher.finalize().as_bytes();
         if let Some((cached, bytes)) = self.derived.get(path) {
@@ -190,8 +157,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a");
         fs::write(&file, b"one").unwrap();
-        // Age the file so that its stamp is trusted.
-        filetime_ago(&file, 60);
+        // Let the file age so that its stamp is trusted.
+        age();
         let mut cache = DigestCache::in_memory();
         let d1 = cache.file_digest(&file).unwrap();
         assert_eq!(cache.hashed, 1);
@@ -211,7 +178,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a");
         fs::write(&file, b"content").unwrap();
-        filetime_ago(&file, 60);
+        age();
         let store = dir.path().join("digests.bin");
         let mut cache = DigestCache::load(&store);
         let d = cache.file_digest(&file).unwrap();
@@ -224,16 +191,38 @@ mod tests {
         let mut broken = DigestCache::load(&store);
         assert_eq!(broken.file_digest(&file).unwrap(), d);
         assert_eq!(broken.hashed, 1);
+        // So are a cache of the version before and a damaged one (a byte flipped).
+        let saved = FORMAT.encode_value(b"", &CacheFile::default()).unwrap();
+        let mut before = saved.clone();
+        before[8..12].copy_from_slice(&(FORMAT.version - 1).to_le_bytes());
+        let mut flipped = FORMAT
+            .encode_value(
+                b"",
+                &CacheFile {
+                    files: vec![(file.to_string_lossy().into_owned(), stamp_of(&file), d)],
+                    derived: Vec::new(),
+                },
+            )
+            .unwrap();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        for bytes in [before, flipped] {
+            fs::write(&store, &bytes).unwrap();
+            let mut unused = DigestCache::load(&store);
+            assert_eq!(unused.file_digest(&file).unwrap(), d);
+            assert_eq!(unused.hashed, 1);
+        }
     }
 
-    /// Sets a file's mtime `secs` seconds in the past.
-    fn filetime_ago(path: &Path, secs: u64) {
-        let t = SystemTime::now() - std::time::Duration::from_secs(secs);
-        File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+    fn stamp_of(path: &Path) -> FileStamp {
+        FileStamp::of(&fs::metadata(path).unwrap())
+    }
+
+    /// Waits until what was written before is old enough to be trusted (a file's change time
+    /// cannot be set back, so a test cannot age a file otherwise).
+    fn age() {
+        std::thread::sleep(
+            mccbuild_core::stamp::RACY_WINDOW + std::time::Duration::from_millis(100),
+        );
     }
 }

@@ -20,11 +20,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mccbuild_core::digest::{hash_reader, Digest};
+use mccbuild_core::stamp::FileStamp;
 use serde::{Deserialize, Serialize};
 
 use self::archive_facts::archive_facts;
 use self::folder_facts::folder_facts;
-use crate::digest_cache::{DigestCache, Stamp};
+use crate::digest_cache::DigestCache;
 use crate::manifest::InstanceSource;
 
 pub use self::materialize::materialize;
@@ -133,7 +134,7 @@ pub fn instance_facts(
                 path: path.clone(),
                 source,
             })?;
-            let stamps = [(String::new(), Stamp::of(&meta))];
+            let stamps = [(String::new(), FileStamp::of(&meta))];
             cache
                 .derived(path, &stamps, |_| archive_facts(path, name, limits))
                 .map(Arc::new)
@@ -141,9 +142,9 @@ pub fn instance_facts(
         InstanceSource::Folder(path) => {
             let mut files = Vec::new();
             walk_folder(path, path, &mut files)?;
-            let stamps: Vec<(String, Stamp)> = files
+            let stamps: Vec<(String, FileStamp)> = files
                 .iter()
-                .map(|(rel, meta)| (rel.clone(), Stamp::of(meta)))
+                .map(|(rel, meta)| (rel.clone(), FileStamp::of(meta)))
                 .collect();
             cache
                 .derived(path, &stamps, |cache| folder_facts(path, &files, cache))

@@ -16,11 +16,12 @@
 //!
 //! A snapshot whose fingerprint differs is not read further: the plan is made again and the
 //! snapshot replaced. A stamp taken less than two seconds after its file changed cannot be
-//! trusted (a second write in the same clock tick keeps it: the digest cache's rule), so no
-//! snapshot is written while one is that fresh. The payload carries its own blake3 digest: a
-//! damaged or cut snapshot is ignored (and replaced), never used. The reference answers and the
-//! organisers' decisions are not in it: they are read by every command
-//! ([`Plan::with_answers_given`]).
+//! trusted (a second write in the same clock tick keeps it: the one racy rule of
+//! `mccbuild_core::stamp::FileStamp`), so no snapshot is written while one is that fresh. Its
+//! header is framed (`mccbuild_core::framed`) and holds a blake3 digest of each section of the
+//! body: a damaged or cut snapshot, or one of another version, is ignored (and replaced), never
+//! used. The reference answers and the organisers' decisions are not in it: they are read by
+//! every command ([`Plan::with_answers_given`]).
 //!
 //! One file per job: the fingerprint (`fingerprint`), the file's layout (`layout`) with its
 //! front-coded value ids (`value_ids`), loading (`load`) and saving (`save`).

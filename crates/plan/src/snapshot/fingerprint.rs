@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use mccbuild_core::digest::Digest;
 
-use super::layout::FORMAT;
+use super::layout::SNAPSHOT;
 use crate::archive::ArchiveLimits;
 use crate::manifest::{Contest, InstanceSource};
 
@@ -70,7 +70,10 @@ impl Fingerprint {
             hasher: blake3::Hasher::new(),
             racy: stamps.racy,
         };
-        walk.text("schema", &format!("mccbuild plan snapshot {FORMAT}"));
+        walk.text(
+            "schema",
+            &format!("mccbuild plan snapshot {}", SNAPSHOT.version),
+        );
         walk.text("contest", &format!("{contest:?}"));
         walk.text("executor", &format!("{executor:?}"));
         walk.text("archive limits", &format!("{archive_limits:?}"));

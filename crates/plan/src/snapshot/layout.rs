@@ -1,9 +1,18 @@
-//! The snapshot file's layout: a fixed header (magic, format, fingerprint, the digests of the
-//! payload and of the runs section, their sizes), a postcard payload ([`Tables`], then the rest
-//! of the plan) and a section of fixed-width run records.
+//! The snapshot file's layout: a framed header (`mccbuild_core::framed`: magic, version, and as
+//! its payload the fingerprint, the digests of the body's two sections and their sizes), then the
+//! body: a postcard payload ([`Tables`], then the rest of the plan) and a section of fixed-width
+//! run records.
+//!
+//! The frame covers the header only, not the body: the body is read in two sections beside each
+//! other (the runs through a small buffer on a second thread, hashed and decoded into place,
+//! while the payload is decoded), each checked against its own digest in the framed header, which
+//! a digest of the whole file would serialise (docs/BENCHMARKS.md, the plan snapshot). The frame
+//! binds nothing: the fingerprint the snapshot was made under is computed while it is read, so it
+//! is kept in the framed header and compared once both are known.
 
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
+use mccbuild_core::framed::Format;
 use mccbuild_core::Value;
 use mccbuild_rules::edition::{ExamId, TimeLimit};
 use serde::{Deserialize, Serialize};
@@ -11,14 +20,59 @@ use serde::{Deserialize, Serialize};
 use crate::key::ToolIdentity;
 use crate::plan::{LeftOut, PlannedInstance, PlannedModel};
 
-/// The first bytes of a snapshot file.
-pub(super) const MAGIC: &[u8; 8] = b"MCCBPLAN";
-/// The snapshot's layout; a snapshot of another layout is made again. (1: the instances' facts
-/// kept, one digest of the whole; 2: no facts, value ids front-coded, a digest per section.)
-pub(super) const FORMAT: u32 = 2;
-/// The header: the magic, the format, the fingerprint, the digests of the payload and of the
-/// runs section, the payload's length and the number of runs.
-pub(super) const HEADER: usize = 8 + 4 + 32 + 32 + 32 + 8 + 8;
+/// The snapshot's frame; a snapshot of another version is made again, silently. (1: the
+/// instances' facts kept, one digest of the whole; 2: no facts, value ids front-coded, a digest
+/// per section; 3: the header framed.)
+pub(super) const SNAPSHOT: Format = Format::new(b"MCCBPLAN", 3);
+/// The framed header's payload: the fingerprint, the digests of the payload and of the runs
+/// section, the payload's length and the number of runs ([`Header`]).
+pub(super) const FIELDS: usize = 32 + 32 + 32 + 8 + 8;
+/// The framed header's length (the frame binds nothing): where the body starts.
+pub(super) const HEADER: usize = Format::header_len(0) + FIELDS;
+
+/// What the framed header holds.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Header {
+    /// The fingerprint the plan was made under.
+    pub(super) made_under: Digest,
+    pub(super) payload_digest: Digest,
+    pub(super) runs_digest: Digest,
+    pub(super) payload_len: u64,
+    pub(super) runs: u64,
+}
+
+impl Header {
+    /// The framed header's bytes.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut fields = Vec::with_capacity(FIELDS);
+        fields.extend_from_slice(&self.made_under);
+        fields.extend_from_slice(&self.payload_digest);
+        fields.extend_from_slice(&self.runs_digest);
+        fields.extend_from_slice(&self.payload_len.to_le_bytes());
+        fields.extend_from_slice(&self.runs.to_le_bytes());
+        SNAPSHOT.encode(b"", &fields)
+    }
+
+    /// The header of a snapshot's first [`HEADER`] bytes, if they are a whole framed header of
+    /// this version.
+    pub(super) fn decode(bytes: &[u8]) -> Option<Header> {
+        let fields = SNAPSHOT.decode(bytes, b"").ok()?;
+        if fields.len() != FIELDS {
+            return None;
+        }
+        let digest = |at: usize| -> Option<Digest> { fields[at..at + 32].try_into().ok() };
+        let word = |at: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(fields[at..at + 8].try_into().ok()?))
+        };
+        Some(Header {
+            made_under: digest(0)?,
+            payload_digest: digest(32)?,
+            runs_digest: digest(64)?,
+            payload_len: word(96)?,
+            runs: word(104)?,
+        })
+    }
+}
 
 /// Bytes of one run in the snapshot's runs section: its key, then its tool, examination
 /// instance, hidden files (an index into the table of the plan's distinct lists) and limits (an
@@ -48,6 +102,8 @@ pub(super) struct Tables {
 /// the results files' rows (their runs and keys are what counts; `import`, which needs the rows,
 /// makes its plan from the files), with the digest of the binary that made it. Written from
 /// borrows, read with the value ids borrowed (the same postcard layout).
+///
+/// [`Plan::build_runs`]: crate::Plan::build_runs
 #[derive(Serialize)]
 pub(super) struct PayloadOut<'a> {
     pub(super) binary: Digest,

@@ -1,4 +1,4 @@
-//! Loading a snapshot: read and verified (both sections' digests), decoded on several threads
+//! Loading a snapshot: read and verified (its framed header, both sections' digests), decoded on several threads
 //! while the fingerprint is computed, and used only under the fingerprint it was made under.
 
 use std::fs;
@@ -11,7 +11,7 @@ use mccbuild_core::timing::phase;
 use mccbuild_core::RunKey;
 use mccbuild_rules::edition::Limits;
 
-use super::layout::{PayloadIn, Tables, FORMAT, HEADER, MAGIC, RUNS_PER_READ, RUN_BYTES};
+use super::layout::{Header, PayloadIn, Tables, HEADER, RUNS_PER_READ, RUN_BYTES};
 use super::value_ids::exam_instances_of;
 use super::Fingerprint;
 use crate::key::ToolIdentity;
@@ -89,8 +89,8 @@ impl Kept {
     }
 }
 
-/// The snapshot at `path` with the fingerprint it was made under, if it is one of this format
-/// and whole: both sections' digests hold. The payload is read and checked first; then a second
+/// The snapshot at `path` with the fingerprint it was made under, if it is one of this version
+/// and whole: its framed header holds, and both sections' digests in it. The payload is read and checked first; then a second
 /// thread reads the runs section through a small buffer (hashing it and decoding each run into
 /// place) while this one decodes the payload, a third thread taking half of the value ids.
 fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
@@ -100,12 +100,8 @@ fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
     let size = file.metadata().ok()?.len();
     let mut header = [0u8; HEADER];
     file.read_exact(&mut header).ok()?;
-    if header[..8] != MAGIC[..] || header[8..12] != FORMAT.to_le_bytes() {
-        return None;
-    }
-    let made_under: Digest = header[12..44].try_into().ok()?;
-    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
-    let (payload_len, runs) = (word(108), word(116));
+    let header = Header::decode(&header)?;
+    let (payload_len, runs) = (header.payload_len, header.runs);
     let whole = (HEADER as u64)
         .checked_add(payload_len)?
         .checked_add(runs.checked_mul(RUN_BYTES as u64)?)?;
@@ -120,7 +116,7 @@ fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
     file.read_exact(&mut payload).ok()?;
     drop(t);
     let t = phase("plan snapshot: verify");
-    if blake3::hash(&payload).as_bytes()[..] != header[44..76] {
+    if blake3::hash(&payload).as_bytes() != &header.payload_digest {
         return None;
     }
     drop(t);
@@ -140,7 +136,7 @@ fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
         tools: usize::try_from(tables.tools).ok()?,
         exam_instances: usize::try_from(tables.exam_instances).ok()?,
     };
-    let runs_digest: Digest = header[76..108].try_into().ok()?;
+    let runs_digest = header.runs_digest;
     let runs_at = (HEADER + payload_len) as u64;
     let edition = &contest.edition;
     let (p, exam_instances, runs) = std::thread::scope(|scope| {
@@ -163,7 +159,7 @@ fn read(path: &Path, contest: &Contest) -> Option<(Digest, Kept)> {
         return None;
     }
     Some((
-        made_under,
+        header.made_under,
         Kept {
             binary: p.binary,
             imported_tools: p.imported_tools,

@@ -1,5 +1,5 @@
-//! Saving a snapshot: the plan written in the snapshot's layout, atomically, unless its
-//! fingerprint is too fresh to trust.
+//! Saving a snapshot: the plan written in the snapshot's layout (its framed header, then the
+//! body), atomically, unless its fingerprint is too fresh to trust.
 
 use std::collections::HashMap;
 use std::io;
@@ -8,7 +8,7 @@ use std::path::Path;
 use mccbuild_core::digest::Digest;
 use mccbuild_rules::edition::{Limits, TimeLimit};
 
-use super::layout::{Blob, ExamKept, PayloadOut, Tables, FORMAT, HEADER, MAGIC, RUN_BYTES};
+use super::layout::{Blob, ExamKept, Header, PayloadOut, Tables, HEADER, RUN_BYTES};
 use super::value_ids::coded_ids;
 use super::Fingerprint;
 use crate::plan::{Plan, RunOrigin};
@@ -92,13 +92,16 @@ pub fn save(
     .map_err(io::Error::other)?;
     payload.extend_from_slice(&payload_rest);
     let mut bytes = Vec::with_capacity(HEADER + payload.len() + runs.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT.to_le_bytes());
-    bytes.extend_from_slice(&fingerprint.digest);
-    bytes.extend_from_slice(blake3::hash(&payload).as_bytes());
-    bytes.extend_from_slice(blake3::hash(&runs).as_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(plan.runs.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(
+        &Header {
+            made_under: fingerprint.digest,
+            payload_digest: *blake3::hash(&payload).as_bytes(),
+            runs_digest: *blake3::hash(&runs).as_bytes(),
+            payload_len: payload.len() as u64,
+            runs: plan.runs.len() as u64,
+        }
+        .encode(),
+    );
     bytes.extend_from_slice(&payload);
     bytes.extend_from_slice(&runs);
     // Renamed into place without waiting for the disk: after a crash a snapshot whose bytes

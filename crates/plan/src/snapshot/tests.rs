@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mccbuild_core::digest::Digest;
 
 use super::fingerprint::{read_by_plan, DPKG_STATUS};
-use super::layout::{ExamKept, HEADER, RUN_BYTES};
+use super::layout::{ExamKept, Header, HEADER, RUN_BYTES, SNAPSHOT};
 use super::value_ids::{coded_ids, exam_instances_of};
 use super::*;
 use crate::archive::ArchiveLimits;
@@ -297,17 +297,28 @@ fn a_damaged_or_cut_snapshot_is_not_used() {
     let fp = trusted(dir.path());
     save(&path, &fp, &plan, 1, [7; 32]).unwrap();
     let whole = fs::read(&path).unwrap();
-    let payload = u64::from_le_bytes(whole[108..116].try_into().unwrap()) as usize;
-    let runs_at = HEADER + payload;
+    let header = Header::decode(&whole[..HEADER]).expect("a framed header");
+    assert_eq!(header.made_under, fp.digest);
+    let runs_at = HEADER + header.payload_len as usize;
     assert_eq!(whole.len(), runs_at + plan.runs.len() * RUN_BYTES);
-    // A byte flipped in the header (the format, the digests, the counts), in the payload
-    // (its tables, the value ids at its end) and in the runs (a key, an index, an origin).
+    // The framed header: magic 0..8, version 8..12, the binding's length 12..16 (no binding),
+    // its payload's length 16..24 and digest 24..56; then its payload: the fingerprint 56..88,
+    // the digests of the payload 88..120 and of the runs 120..152, the counts 152..168.
+    assert_eq!(HEADER, 168);
+    // A byte flipped in the header (the magic, the version, the frame's lengths and digest, the
+    // fingerprint, the sections' digests, the counts), in the payload (its tables, the value ids
+    // at its end) and in the runs (a key, an index, an origin).
     for at in [
+        3,
         9,
-        50,
-        80,
-        110,
-        118,
+        13,
+        18,
+        30,
+        60,
+        100,
+        130,
+        155,
+        163,
         HEADER + 1,
         runs_at - 3,
         runs_at + 5,
@@ -323,7 +334,16 @@ fn a_damaged_or_cut_snapshot_is_not_used() {
             "byte {at} flipped"
         );
     }
-    for len in [0, 10, 76, HEADER, runs_at, runs_at + 7, whole.len() - 1] {
+    for len in [
+        0,
+        10,
+        56,
+        HEADER - 1,
+        HEADER,
+        runs_at,
+        runs_at + 7,
+        whole.len() - 1,
+    ] {
         fs::write(&path, &whole[..len]).unwrap();
         assert!(
             load_snapshot(&path, &fp, dir.path()).is_none(),
@@ -337,11 +357,14 @@ fn a_damaged_or_cut_snapshot_is_not_used() {
         load_snapshot(&path, &fp, dir.path()).is_none(),
         "a byte more"
     );
-    // A snapshot of the first format (the same header's start) is made again.
-    let mut first = whole.clone();
-    first[8..12].copy_from_slice(&1u32.to_le_bytes());
-    fs::write(&path, &first).unwrap();
-    assert!(load_snapshot(&path, &fp, dir.path()).is_none(), "format 1");
+    // A snapshot of the version before (the same magic) is made again.
+    let mut before = whole.clone();
+    before[8..12].copy_from_slice(&(SNAPSHOT.version - 1).to_le_bytes());
+    fs::write(&path, &before).unwrap();
+    assert!(
+        load_snapshot(&path, &fp, dir.path()).is_none(),
+        "the version before"
+    );
     fs::write(&path, &whole).unwrap();
     assert!(load_snapshot(&path, &fp, dir.path()).is_some());
 }
