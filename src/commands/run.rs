@@ -12,10 +12,11 @@ use mccbuild_core::Outcome;
 use mccbuild_plan::plan::LeftOut;
 use mccbuild_store::LockWait;
 
+use mccbuild_engine::execute::ExecSummary;
+use mccbuild_engine::progress::{count, CliProgress, ProgressFormat, Tee};
+use mccbuild_engine::session::{machine_problems_of, Filter, Noop, Opening, Session};
+
 use crate::error::Error;
-use crate::execute::ExecSummary;
-use crate::progress::{count, CliProgress, ProgressFormat, Tee};
-use crate::session::{machine_problems_of, Filter, Noop, Opening, Session};
 
 pub fn run(
     manifest: &Path,
@@ -56,8 +57,7 @@ pub fn run(
     }
     session.store.check_writable()?;
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
-    let cancel = crate::signals::cancel_on_interrupt()
-        .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
+    let cancel = crate::signals::cancel_on_interrupt()?;
     let missing: Vec<usize> = selection
         .iter()
         .copied()

@@ -2,6 +2,8 @@
 //! JSON, propertiesverdict XML), the results site ([`report`]), and the tables and texts of the
 //! terminal ([`terminal`]).
 
+pub mod diff;
 pub mod export;
+pub mod qualify;
 pub mod report;
 pub mod terminal;
