@@ -1,6 +1,8 @@
 //! Which planned runs a command is about (`--tool`, `--model`, `--examination`), and `plan`'s
 //! counts of them.
 
+use mccbuild_plan::plan::LeftOut;
+
 use super::{Counts, Filter, PlanSummary, Session};
 use crate::error::SelectError;
 
@@ -79,5 +81,37 @@ impl Session {
             listed.to_run += counts.to_run;
         }
         summary
+    }
+
+    /// What the plan left out (problems with instances' files) among what `filter` asks for.
+    pub fn left_out(&self, filter: &Filter) -> Vec<&LeftOut> {
+        let contest = &self.plan.contest;
+        let edition = &contest.edition;
+        self.plan
+            .left_out
+            .iter()
+            .filter(|l| filter.models.is_empty() || filter.models.contains(&l.model))
+            .filter(|l| {
+                let Some(exam) = l
+                    .examination
+                    .as_deref()
+                    .and_then(|e| edition.examination(e))
+                else {
+                    return true;
+                };
+                let category = &edition.categories[edition.examinations[exam].category].name;
+                (filter.examinations.is_empty()
+                    || filter
+                        .examinations
+                        .iter()
+                        .any(|e| *e == l.examination.as_deref().unwrap_or("") || e == category))
+                    && (filter.tools.is_empty()
+                        || filter.tools.iter().any(|t| {
+                            contest.tool(t).is_some_and(|tool| {
+                                contest.tools[tool].examinations.contains(&exam)
+                            })
+                        }))
+            })
+            .collect()
     }
 }
