@@ -104,3 +104,82 @@ impl RunEnd {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mccbuild_core::Response;
+
+    /// What progress says of each way a run ends (the lines the terminal and the JSON events
+    /// carry, as they were when progress took texts).
+    #[test]
+    fn each_end_is_worded_as_progress_says_it() {
+        let measurement = Measurement {
+            termination: Termination::Exit { code: 0 },
+            cpu_time_s: 0.5,
+            wall_time_s: 0.6,
+            peak_memory_bytes: 1 << 20,
+        };
+        let recorded = |slurm| RunEnd::Recorded {
+            outcome: Outcome::of(Response::CannotCompute, measurement.termination),
+            measurement,
+            description: "CC".into(),
+            slurm,
+        };
+        assert_eq!(recorded(None).text(), "CC");
+        assert!(!recorded(None).failed());
+        let placement = SlurmPlacement {
+            job: "12".into(),
+            step: "3".into(),
+            node: "n1".into(),
+        };
+        assert_eq!(recorded(Some(placement)).text(), "CC (node n1, job 12.3)");
+        let not = |why| RunEnd::NotRecorded(why);
+        for (end, text) in [
+            (not(NotRecorded::Cancelled), "cancelled".to_string()),
+            (
+                not(NotRecorded::Infrastructure("no cgroup".into())),
+                "infrastructure failure (not recorded): no cgroup".into(),
+            ),
+            (
+                not(NotRecorded::CannotWrite {
+                    path: "/s/runs/ab.json".into(),
+                    reason: "disk full".into(),
+                }),
+                "not recorded: cannot write /s/runs/ab.json: disk full".into(),
+            ),
+            (
+                not(NotRecorded::StepStopped(Termination::Signal { signal: 15 })),
+                format!(
+                    "cancelled: the step was told to stop as the run ended ({}); not recorded",
+                    Termination::Signal { signal: 15 }.label()
+                ),
+            ),
+        ] {
+            assert!(end.failed(), "{text}");
+            assert_eq!(end.text(), text);
+        }
+    }
+
+    #[test]
+    fn an_event_tells_its_runs_key_and_label() {
+        let key = RunKey([7; 32]);
+        for event in [
+            RunEvent::Started {
+                key,
+                label: "t i E",
+            },
+            RunEvent::Requeued {
+                key,
+                label: "t i E",
+            },
+            RunEvent::Finished {
+                key,
+                label: "t i E",
+                end: RunEnd::NotRecorded(NotRecorded::Cancelled),
+            },
+        ] {
+            assert_eq!((event.key(), event.label()), (key, "t i E"));
+        }
+    }
+}
