@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, FromArgMatches, Parser, Subcommand};
 
-use crate::session::Filter;
+use mccbuild_engine::session::Filter;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -122,7 +122,7 @@ pub enum Command {
         /// How progress is shown on stderr: auto (a bar on a terminal, plain lines every few
         /// seconds otherwise), plain, or json (one object per event, for dashboards).
         #[arg(long, value_enum, value_name = "FORMAT", default_value = "auto")]
-        progress: crate::progress::ProgressFormat,
+        progress: ProgressFormat,
         /// When another command executes runs into the same store, stop at once (exit 3)
         /// instead of waiting for it to end.
         #[arg(long)]
@@ -392,12 +392,42 @@ pub struct SandboxArgs {
     pub command: Vec<String>,
 }
 
+/// How progress is shown (`run --progress`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProgressFormat {
+    /// A bar on a terminal, plain lines every few seconds otherwise.
+    Auto,
+    /// Plain lines every few seconds, even on a terminal.
+    Plain,
+    /// One JSON object per event on stderr.
+    Json,
+}
+
+impl From<ProgressFormat> for mccbuild_engine::progress::ProgressFormat {
+    fn from(format: ProgressFormat) -> Self {
+        use mccbuild_engine::progress::ProgressFormat as Shown;
+        match format {
+            ProgressFormat::Auto => Shown::Auto,
+            ProgressFormat::Plain => Shown::Plain,
+            ProgressFormat::Json => Shown::Json,
+        }
+    }
+}
+
+/// Why a count of runs at a time was refused.
+#[derive(Debug, thiserror::Error)]
+enum JobsError {
+    #[error("must be at least 1 (as `[executor] jobs`)")]
+    Zero,
+    #[error(transparent)]
+    NotANumber(#[from] std::num::ParseIntError),
+}
+
 /// A count of runs at a time, validated as `[executor] jobs` is: at least 1.
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1 (as `[executor] jobs`)".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+fn at_least_one(text: &str) -> Result<usize, JobsError> {
+    match text.parse::<usize>()? {
+        0 => Err(JobsError::Zero),
+        n => Ok(n),
     }
 }
 

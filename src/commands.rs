@@ -15,8 +15,6 @@ mod sandbox;
 mod scores;
 mod watch;
 
-pub use import::{imported_record, ImportSummary};
-
 use crate::cli::{Cli, Command};
 use crate::error::Error;
 
@@ -44,7 +42,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             rerun.outcomes().as_deref(),
             jobs,
             json,
-            progress,
+            progress.into(),
             no_wait,
         ),
         Command::Diff {
@@ -99,7 +97,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             out,
             json,
             updates,
-        } => watch::watch(watch::WatchOptions {
+        } => watch::watch(mccbuild_engine::watch::WatchOptions {
             manifest: manifest.manifest,
             run,
             serve,
@@ -152,14 +150,14 @@ pub(crate) fn write_page(path: &std::path::Path, page: &str) -> Result<(), Error
 }
 
 /// As [`print_json`], the JSON (written by `write`) also kept in the store under a results key
-/// ([`crate::results_cache::load_json`] reads it back).
+/// ([`mccbuild_engine::results_cache::load_json`] reads it back).
 pub(crate) fn print_json_cached(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     store: &mccbuild_store::Store,
     key: &mccbuild_core::digest::Digest,
 ) -> Result<(), Error> {
     use std::io::Write;
-    let tee = crate::results_cache::JsonTee::new(std::io::stdout().lock(), store, key);
+    let tee = mccbuild_engine::results_cache::JsonTee::new(std::io::stdout().lock(), store, key);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, tee);
     let written = write(&mut out)
         .and_then(|()| out.write_all(b"\n"))

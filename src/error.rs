@@ -1,10 +1,17 @@
 //! Why a command did not do all it was asked, and the one mapping from that to an exit code
-//! (docs/cli.md, "Exit codes").
+//! (docs/cli.md, "Exit codes"): every way a command stops short is a typed variant here or in
+//! the engine's errors it wraps.
 
 use std::path::PathBuf;
 
 use mccbuild_core::diag::Problems;
+use mccbuild_engine::error::{DiffError, ImportError, OpenError, SelectError, WatchError};
+use mccbuild_exec::InfraError;
+use mccbuild_output::export::ExportError;
+use mccbuild_scoring::explain::ExplainError;
 use mccbuild_store::StoreError;
+
+use mccbuild_engine::progress::count;
 
 /// Exit codes (docs/cli.md).
 pub mod exit {
@@ -30,10 +37,59 @@ pub enum Error {
     /// The manifest, the rules or the instances are invalid: every problem found.
     #[error("{0}")]
     Input(Problems),
-    /// The command line asks for something that cannot be (an unknown tool, two outputs on
-    /// standard output, a bad key...).
-    #[error("{0}")]
-    Usage(String),
+    /// A filter names a tool, model or examination the contest does not have.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// `import` was given a file it cannot import.
+    #[error(transparent)]
+    Import(ImportError),
+    /// `diff` was given tools it cannot compare.
+    #[error(transparent)]
+    Diff(#[from] DiffError),
+    /// `explain` was asked about a value or a score the contest does not have.
+    #[error(transparent)]
+    Explain(#[from] ExplainError),
+    /// `explain` was asked about an instance the contest does not have.
+    #[error("no instance `{instance}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)", manifest.display())]
+    NoInstance { instance: String, manifest: PathBuf },
+    /// `explain` was given neither a value nor a tool's score.
+    #[error("explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C")]
+    ExplainWhat,
+    /// `exec-run`'s keys file cannot be read.
+    #[error("cannot read the keys file {}: {source}", path.display())]
+    KeysFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `exec-run` was given something that is not a run key.
+    #[error(
+        "`{text}` is not a run key (64 hex digits, or `<key>:<digest of the record it replaces>`)"
+    )]
+    BadKey { text: String },
+    /// `export --csv - --json -`.
+    #[error(
+        "--csv - and --json - would both write to standard output; write one of them to a file"
+    )]
+    TwoOnStandardOutput,
+    /// `export --verdicts -` or `--dir -`.
+    #[error("{flag} names a folder; `-` (standard output) is for --csv and --json")]
+    FolderOnStandardOutput { flag: &'static str },
+    /// An export cannot name its files (a model's name), or was given something else than XML.
+    #[error(transparent)]
+    Export(ExportError),
+    /// `sandbox --time` or `--wall` that is not a positive number of seconds.
+    #[error("--time and --wall must be positive numbers of seconds")]
+    SandboxTime,
+    /// `sandbox --cores` names a core mccbuild may not use here.
+    #[error("--cores: core {core} is not one mccbuild may use here ({available:?})")]
+    SandboxCore { core: u32, available: Vec<u32> },
+    /// `watch --serve` on an address that cannot be bound (docs/cli.md: the command line asks
+    /// for what cannot be).
+    #[error("cannot serve on {addr}: {source}")]
+    Serve {
+        addr: String,
+        source: std::io::Error,
+    },
     /// The store cannot be used.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -44,15 +100,21 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Some runs could not be carried out (what happened to each was said as it happened).
-    #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", crate::progress::count(*.0, "run", "runs"))]
+    #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", count(*.0, "run", "runs"))]
     RunsFailed(usize),
     /// `run` left out instances or examination instances (problems with their files, said as
     /// warnings); every other run was carried out.
-    #[error("{} left out because of problems with their files (the warnings above say which and why; `mccbuild check` lists them): their runs were not made", crate::progress::count(*.0, "instance or examination instance was", "instances or examination instances were"))]
+    #[error("{} left out because of problems with their files (the warnings above say which and why; `mccbuild check` lists them): their runs were not made", count(*.0, "instance or examination instance was", "instances or examination instances were"))]
     LeftOut(usize),
-    /// A command given to `mccbuild sandbox` could not be started.
-    #[error("{0}")]
-    NotStarted(String),
+    /// A command given to `mccbuild sandbox` could not be started (`hint`: what else to try).
+    #[error("{source}{hint}")]
+    NotStarted {
+        source: InfraError,
+        hint: &'static str,
+    },
+    /// The signal handlers that stop the runs cannot be installed: nothing was started.
+    #[error("cannot handle signals: {0}")]
+    Signals(std::io::Error),
     /// A signal stopped the command.
     #[error("interrupted")]
     Interrupted,
@@ -64,9 +126,38 @@ impl From<Problems> for Error {
     }
 }
 
-impl From<mccbuild_output::export::ExportError> for Error {
-    fn from(e: mccbuild_output::export::ExportError) -> Self {
-        use mccbuild_output::export::ExportError;
+impl From<OpenError> for Error {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Input(problems) => Error::Input(problems),
+            OpenError::Store(e) => Error::Store(e),
+        }
+    }
+}
+
+impl From<ImportError> for Error {
+    fn from(e: ImportError) -> Self {
+        match e {
+            ImportError::Store(e) => Error::Store(e),
+            other => Error::Import(other),
+        }
+    }
+}
+
+impl From<WatchError> for Error {
+    fn from(e: WatchError) -> Self {
+        match e {
+            WatchError::Open(e) => e.into(),
+            WatchError::Serve { addr, source } => Error::Serve { addr, source },
+            WatchError::Store(e) => Error::Store(e),
+            WatchError::Output { path, source } => Error::Output { path, source },
+            WatchError::Interrupted => Error::Interrupted,
+        }
+    }
+}
+
+impl From<ExportError> for Error {
+    fn from(e: ExportError) -> Self {
         match e {
             ExportError::Write { path, source } => Error::Output { path, source },
             ExportError::Record { path, reason } => Error::Store(StoreError::Record {
@@ -76,7 +167,7 @@ impl From<mccbuild_output::export::ExportError> for Error {
                 ),
             }),
             other @ (ExportError::ModelFileName { .. } | ExportError::NotXml { .. }) => {
-                Error::Usage(other.to_string())
+                Error::Export(other)
             }
         }
     }
@@ -86,10 +177,27 @@ impl Error {
     /// The exit code of this error (docs/cli.md): the only place one is chosen.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_) | Error::Usage(_) => exit::INVALID_INPUT,
+            Error::Input(_)
+            | Error::Select(_)
+            | Error::Import(_)
+            | Error::Diff(_)
+            | Error::Explain(_)
+            | Error::NoInstance { .. }
+            | Error::ExplainWhat
+            | Error::KeysFile { .. }
+            | Error::BadKey { .. }
+            | Error::TwoOnStandardOutput
+            | Error::FolderOnStandardOutput { .. }
+            | Error::Export(_)
+            | Error::SandboxTime
+            | Error::SandboxCore { .. }
+            | Error::Serve { .. } => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,
             Error::Output { .. } => exit::OUTPUT_ERROR,
-            Error::RunsFailed(_) | Error::LeftOut(_) | Error::NotStarted(_) => exit::RUNS_FAILED,
+            Error::RunsFailed(_)
+            | Error::LeftOut(_)
+            | Error::NotStarted { .. }
+            | Error::Signals(_) => exit::RUNS_FAILED,
             Error::Interrupted => exit::INTERRUPTED,
         }
     }

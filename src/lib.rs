@@ -1,20 +1,18 @@
-//! The `mccbuild` command: the command line ([`cli`]), one module per command ([`commands`]),
-//! the errors and their exit codes ([`error`]), and what the commands share: a session over a
-//! contest's plan and store ([`session`]), executing the missing runs ([`execute`]), progress
-//! on the terminal ([`progress`]), signals ([`signals`]), the scores cache ([`results_cache`]),
-//! the remembered no-op ([`noop`]), and the live site of `watch --serve` ([`serve`]).
+//! The `mccbuild` command line: its definition ([`cli`]), one module per command
+//! ([`commands`]: argument handling, then the engine and the output crate), the errors and
+//! their exit codes ([`error`]), and signals ([`signals`]). What the commands do with a
+//! contest is `mccbuild_engine`'s (the session, execution, progress, the caches, `watch` and
+//! its live site).
 //!
 //! Data flows one way (docs/architecture.md): contest.toml + rules -> plan (mccbuild-plan) ->
 //! store lookup (mccbuild-store) -> executors for the missing runs (mccbuild-exec) -> run
-//! records -> scoring (mccbuild-scoring) -> exports, the site, tables (mccbuild-output).
+//! records -> scoring (mccbuild-scoring) -> exports, the site, tables (mccbuild-output), wired
+//! for each command by mccbuild-engine.
 
 pub mod cli;
 pub mod commands;
 pub mod error;
-pub mod execute;
-pub mod noop;
-pub mod progress;
-pub mod results_cache;
-pub mod serve;
-pub mod session;
 pub mod signals;
+
+/// The session over a contest's plan and store, as the examples and benchmarks open it.
+pub use mccbuild_engine::session;

@@ -11,7 +11,12 @@ use std::sync::Arc;
 /// then exits 130. signal-hook sets it from the handler itself (an atomic store: all a handler
 /// may safely do). From here on a write into a closed pipe fails (EPIPE) instead of killing
 /// mccbuild: what the command writes to stderr ignores that error.
-pub fn cancel_on_interrupt() -> std::io::Result<Arc<AtomicBool>> {
+pub fn cancel_on_interrupt() -> Result<Arc<AtomicBool>, crate::error::Error> {
+    install().map_err(crate::error::Error::Signals)
+}
+
+/// The handlers of [`cancel_on_interrupt`], installed.
+fn install() -> std::io::Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGPIPE, SIGTERM};
     let cancel = Arc::new(AtomicBool::new(false));
     for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
@@ -63,10 +68,7 @@ fn cancel_when_output_closes(cancel: Arc<AtomicBool>) {
 
 /// Writes a line to stderr, ignoring errors (a closed pipe or terminal): what `run` says while
 /// runs are in flight must never stop it.
-pub fn say(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
-}
+pub use mccbuild_engine::progress::say;
 
 /// Writing into a closed pipe (`mccbuild scores | head`) ends the process quietly, as for
 /// other command-line tools, instead of panicking in `print!`.

@@ -7,7 +7,7 @@ use mccbuild_scoring::db::confidence_tally;
 use mccbuild_scoring::explain::confidence_table;
 
 use crate::error::Error;
-use crate::session::Session;
+use mccbuild_engine::Session;
 
 pub fn confidence(manifest: &Path, json: bool) -> Result<(), Error> {
     let session = Session::open_and_warn(manifest)?;

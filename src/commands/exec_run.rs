@@ -6,9 +6,10 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_core::RunKey;
 
+use mccbuild_engine::progress::StepProgress;
+use mccbuild_engine::Session;
+
 use crate::error::Error;
-use crate::progress::StepProgress;
-use crate::session::Session;
 
 pub fn exec_run(
     manifest: &Path,
@@ -17,8 +18,9 @@ pub fn exec_run(
     jobs: usize,
 ) -> Result<(), Error> {
     if let Some(file) = keys_file {
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            Error::Usage(format!("cannot read the keys file {}: {e}", file.display()))
+        let text = std::fs::read_to_string(file).map_err(|source| Error::KeysFile {
+            path: file.to_path_buf(),
+            source,
         })?;
         // A line may start with the run's cores: `1 <key>`.
         keys.extend(
@@ -41,13 +43,10 @@ pub fn exec_run(
         let key = session.plan.runs[i].key;
         let replaces = wanted.iter().find(|(k, _)| *k == key).and_then(|(_, r)| *r);
         if let Some(old) = replaces {
-            if session.index.digest(&key) == Some(old) {
-                session.redo.insert(i, old);
-            }
+            session.redo_if_stored_as(i, old);
         }
     }
-    let cancel = crate::signals::cancel_on_interrupt()
-        .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
+    let cancel = crate::signals::cancel_on_interrupt()?;
     let outcome = session.execute_here(&selection, jobs, &mut StepProgress, &cancel);
     outcome.record_error()?;
     if cancel.load(Ordering::SeqCst) {
@@ -61,10 +60,8 @@ pub fn exec_run(
 
 /// A run key, or `<key>:<digest>`: a rerun replacing the record with that digest.
 fn parse_key(text: &str) -> Result<(RunKey, Option<mccbuild_core::Digest>), Error> {
-    let bad = || {
-        Error::Usage(format!(
-            "`{text}` is not a run key (64 hex digits, or `<key>:<digest of the record it replaces>`)"
-        ))
+    let bad = || Error::BadKey {
+        text: text.to_string(),
     };
     let (key, replaces) = match text.split_once(':') {
         Some((key, digest)) => (key, Some(digest)),

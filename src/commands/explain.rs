@@ -8,7 +8,7 @@ use mccbuild_scoring::explain::{explain_tool, explain_value};
 
 use crate::cli::ExplainWhat;
 use crate::error::Error;
-use crate::session::Session;
+use mccbuild_engine::Session;
 
 pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Error> {
     let session = Session::open_and_warn(manifest)?;
@@ -23,13 +23,12 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
             category: None,
         } => {
             if !plan.instances.iter().any(|x| x.name == i) {
-                return Err(Error::Usage(format!(
-                    "no instance `{i}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)",
-                    plan.contest.manifest_path.display()
-                )));
+                return Err(Error::NoInstance {
+                    instance: i,
+                    manifest: plan.contest.manifest_path.clone(),
+                });
             }
-            let x = explain_value(plan, &db, &handles, &i, &e, &v)
-                .map_err(|e| Error::Usage(e.to_string()))?;
+            let x = explain_value(plan, &db, &handles, &i, &e, &v)?;
             let diagnostics = value_diagnostics(&session, &i, &e, &v);
             if json {
                 let mut x = serde_json::to_value(&x).unwrap_or_default();
@@ -57,15 +56,14 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
             tool: Some(t),
             category: Some(c),
         } => {
-            let x = explain_tool(plan, &db, &handles, &t, &c)
-                .map_err(|e| Error::Usage(e.to_string()))?;
+            let x = explain_tool(plan, &db, &handles, &t, &c)?;
             if json {
                 super::print_json(&x)
             } else {
                 super::print_out(&tool_text(&x))
             }
         }
-        _ => Err(Error::Usage("explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C".into())),
+        _ => Err(Error::ExplainWhat),
     }
 }
 

@@ -7,7 +7,7 @@ use mccbuild_output::export::{collect, write_file, Export, StoredRuns};
 
 use crate::cli::ExportTo;
 use crate::error::Error;
-use crate::session::Session;
+use mccbuild_engine::Session;
 
 fn is_stdout(path: &Option<PathBuf>) -> bool {
     path.as_deref() == Some(Path::new("-"))
@@ -15,16 +15,11 @@ fn is_stdout(path: &Option<PathBuf>) -> bool {
 
 pub fn export(manifest: &Path, to: ExportTo) -> Result<(), Error> {
     if is_stdout(&to.csv) && is_stdout(&to.json) {
-        return Err(Error::Usage(
-            "--csv - and --json - would both write to standard output; write one of them to a file"
-                .into(),
-        ));
+        return Err(Error::TwoOnStandardOutput);
     }
     for (flag, path) in [("--verdicts", &to.verdicts), ("--dir", &to.dir)] {
         if is_stdout(path) {
-            return Err(Error::Usage(format!(
-                "{flag} names a folder; `-` (standard output) is for --csv and --json"
-            )));
+            return Err(Error::FolderOnStandardOutput { flag });
         }
     }
     let session = Session::open_and_warn(manifest)?;

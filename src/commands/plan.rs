@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::session::{Filter, Opening, Session};
+use mccbuild_engine::progress::count;
+use mccbuild_engine::session::{Filter, Opening, Session};
 
 pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
     let summary = match filter.is_empty() {
@@ -25,7 +26,7 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
     }
     let mut text = format!(
         "{}: {} in the store, {} to run\n",
-        crate::progress::count(summary.runs, "run", "runs"),
+        count(summary.runs, "run", "runs"),
         summary.cached,
         summary.to_run
     );

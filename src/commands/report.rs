@@ -8,7 +8,7 @@ use mccbuild_output::export::{write_all, StoredRuns};
 use mccbuild_output::report::{write_site, ReportData};
 
 use crate::error::Error;
-use crate::session::Session;
+use mccbuild_engine::Session;
 
 pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) -> Result<(), Error> {
     let session = Session::open_and_warn(manifest)?;

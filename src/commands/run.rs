@@ -9,13 +9,13 @@ use std::sync::atomic::Ordering;
 use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 
 use mccbuild_core::Outcome;
-use mccbuild_plan::plan::LeftOut;
 use mccbuild_store::LockWait;
 
+use mccbuild_engine::execute::ExecSummary;
+use mccbuild_engine::progress::{count, CliProgress, ProgressFormat, Tee};
+use mccbuild_engine::session::{machine_problems_of, Filter, Noop, Opening, Session};
+
 use crate::error::Error;
-use crate::execute::ExecSummary;
-use crate::progress::{count, CliProgress, ProgressFormat, Tee};
-use crate::session::{machine_problems_of, Filter, Noop, Opening, Session};
 
 pub fn run(
     manifest: &Path,
@@ -56,8 +56,7 @@ pub fn run(
     }
     session.store.check_writable()?;
     let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
-    let cancel = crate::signals::cancel_on_interrupt()
-        .map_err(|e| Error::NotStarted(format!("cannot handle signals: {e}")))?;
+    let cancel = crate::signals::cancel_on_interrupt()?;
     let missing: Vec<usize> = selection
         .iter()
         .copied()
@@ -93,7 +92,7 @@ pub fn run(
     }
     session.pack_records();
     eprint!("{}", diagnostics_summary(&session, &missing));
-    let left_out = left_out(&session, filter);
+    let left_out = session.left_out(filter);
     if json {
         let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
         if !left_out.is_empty() {
@@ -146,39 +145,6 @@ fn remembered_noop(noop: &Noop, json: bool) -> Result<(), Error> {
     }
     crate::signals::say(&format!("0 executed, {cached} cached, 0 failed"));
     super::print_out(&noop.podium_text(TermStyle::detect()).unwrap_or_default())
-}
-
-/// What the plan left out (problems with instances' files) among what `filter` asks for.
-fn left_out<'a>(session: &'a Session, filter: &Filter) -> Vec<&'a LeftOut> {
-    let contest = &session.plan.contest;
-    let edition = &contest.edition;
-    session
-        .plan
-        .left_out
-        .iter()
-        .filter(|l| filter.models.is_empty() || filter.models.contains(&l.model))
-        .filter(|l| {
-            let Some(exam) = l
-                .examination
-                .as_deref()
-                .and_then(|e| edition.examination(e))
-            else {
-                return true;
-            };
-            let category = &edition.categories[edition.examinations[exam].category].name;
-            (filter.examinations.is_empty()
-                || filter
-                    .examinations
-                    .iter()
-                    .any(|e| *e == l.examination.as_deref().unwrap_or("") || e == category))
-                && (filter.tools.is_empty()
-                    || filter.tools.iter().any(|t| {
-                        contest
-                            .tool(t)
-                            .is_some_and(|tool| contest.tools[tool].examinations.contains(&exam))
-                    }))
-        })
-        .collect()
 }
 
 /// `run --rerun`: of the selected runs, those of the store with one of `outcomes` (any if

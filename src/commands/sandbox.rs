@@ -26,14 +26,16 @@ pub fn sandbox(args: SandboxArgs) -> Result<(), Error> {
     drop(t);
     let cancel = Arc::new(AtomicBool::new(false));
     let t = phase("sandbox: run");
-    let result = executor.run_command(&command, &cancel).map_err(|e| {
-        let hint = if executor.sandbox() == "cgroup+namespaces" {
-            "\n(MCCBUILD_SANDBOX=cgroup runs without namespaces)"
-        } else {
-            ""
-        };
-        Error::NotStarted(format!("{e}{hint}"))
-    })?;
+    let result = executor
+        .run_command(&command, &cancel)
+        .map_err(|source| Error::NotStarted {
+            source,
+            hint: if executor.sandbox() == "cgroup+namespaces" {
+                "\n(MCCBUILD_SANDBOX=cgroup runs without namespaces)"
+            } else {
+                ""
+            },
+        })?;
     drop(t);
     let text = if args.json {
         json(&result, &executor, &command.cores)
@@ -47,15 +49,14 @@ pub fn sandbox(args: SandboxArgs) -> Result<(), Error> {
 fn command(args: &SandboxArgs) -> Result<SandboxCommand, Error> {
     let positive = |s: f64| s.is_finite() && s > 0.0;
     if !positive(args.time) || args.wall.is_some_and(|w| !positive(w)) {
-        return Err(Error::Usage(
-            "--time and --wall must be positive numbers of seconds".into(),
-        ));
+        return Err(Error::SandboxTime);
     }
     let available = available_cores();
     if let Some(c) = args.cores.iter().find(|c| !available.contains(c)) {
-        return Err(Error::Usage(format!(
-            "--cores: core {c} is not one mccbuild may use here ({available:?})"
-        )));
+        return Err(Error::SandboxCore {
+            core: *c,
+            available,
+        });
     }
     let cores = if args.cores.is_empty() {
         available.into_iter().take(1).collect()

@@ -8,7 +8,7 @@ use mccbuild_output::terminal::{podium_text_styled, TermStyle};
 use mccbuild_scoring::scores::scores_json;
 
 use crate::error::Error;
-use crate::session::Session;
+use mccbuild_engine::Session;
 
 pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
     let mut session = Session::open_and_warn(manifest)?;
@@ -21,11 +21,11 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         };
         let key = {
             let _t = phase("scores: json key");
-            crate::results_cache::json_key(&key, &session.plan)
+            mccbuild_engine::results_cache::json_key(&key, &session.plan)
         };
         if let Some(cached) = {
             let _t = phase("scores: cached json checked");
-            crate::results_cache::load_json(&session.store, &key)
+            mccbuild_engine::results_cache::load_json(&session.store, &key)
         } {
             let _t = phase("scores: json written");
             return super::print_with(|out| cached.copy_to(out));

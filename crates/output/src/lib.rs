@@ -4,6 +4,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod export;
+pub mod qualify;
 pub mod report;
 pub mod terminal;

@@ -27,7 +27,7 @@ pub struct Remembered {
     pub runs: usize,
     /// Per tool of the plan (its declared tools and those of results files), its runs.
     pub by_tool: Vec<(String, usize)>,
-    /// The key of the cached podium report (src/results_cache.rs).
+    /// The key of the cached podium report ([`crate::results_cache`]).
     pub results: Digest,
     /// How many of the store's records are loose (a `run` packs them past a count).
     pub loose: usize,

@@ -410,8 +410,13 @@ pub(crate) mod tests {
     /// The demo contest's plan, its runs repeated (each copy with other keys) past two parts
     /// of the results key.
     pub(crate) fn demo_plan_past_two_parts() -> Plan {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // The demo contest of the repository (two folders above this crate).
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .expect("the repository");
         let contest = Contest::load(&root.join("contest.toml")).expect("the demo contest");
+
         let executor = vec![("kind".to_string(), "test".to_string())];
         let mut plan = Plan::build(
             contest,
@@ -421,12 +426,15 @@ pub(crate) mod tests {
         )
         .expect("the demo plans");
         let demo = plan.runs.clone();
-        let mut copy = 0u8;
+        // Hundreds of copies (the demo has ~200 runs): each numbered in two bytes of its keys.
+        let mut copy = 0u16;
         while plan.runs.len() <= 2 * RUNS_PER_PART {
             copy += 1;
             plan.runs.extend(demo.iter().cloned().map(|mut run| {
-                run.key.0[0] ^= copy;
-                run.key.0[1] = copy;
+                let [low, high] = copy.to_le_bytes();
+                run.key.0[0] ^= low;
+                run.key.0[1] = low;
+                run.key.0[2] = high;
                 run
             }));
         }

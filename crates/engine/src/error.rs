@@ -1,0 +1,101 @@
+//! Why the engine stopped short: one typed error per kind of failure, each saying what to do.
+//! The binary maps them to exit codes (src/error.rs, docs/cli.md "Exit codes").
+
+use std::path::PathBuf;
+
+use mccbuild_core::diag::Problems;
+use mccbuild_store::StoreError;
+
+/// Why a session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The manifest, the rules or the instances are invalid: every problem found.
+    #[error("{0}")]
+    Input(Problems),
+    /// The store cannot be used.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<Problems> for OpenError {
+    fn from(problems: Problems) -> Self {
+        OpenError::Input(problems)
+    }
+}
+
+/// A filter (`--tool`, `--model`, `--examination`) that names what the contest does not have.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error("no tool `{tool}` in {}", manifest.display())]
+    NoTool { tool: String, manifest: PathBuf },
+    #[error("no model `{model}` in {}", manifest.display())]
+    NoModel { model: String, manifest: PathBuf },
+    #[error("no examination or category `{examination}` in {edition}")]
+    NoExamination {
+        examination: String,
+        edition: String,
+    },
+}
+
+/// Why `mccbuild import FILE` read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file cannot be found or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not one of the contest's results files.
+    #[error("{} is not a results file of {}: add it to `results` in [contest] (paths relative to the manifest)", path.display(), manifest.display())]
+    NotAResultsFile { path: PathBuf, manifest: PathBuf },
+    /// The plan in hand was not made from the results files.
+    #[error("the plan was not made from the results files: run `mccbuild import` again")]
+    PlanWithoutRows,
+    /// The store cannot be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why `mccbuild diff` compared nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error("no tool `{tool}` in {}", manifest.display())]
+    NoTool { tool: String, manifest: PathBuf },
+    #[error("diff compares two tools: --old and --new name the same one")]
+    SameTool,
+}
+
+/// Why the Slurm commands of a contest cannot be made.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot find the mccbuild binary to run on the nodes: {source}; set `mccbuild` in [executor.slurm] of {}", manifest.display())]
+pub struct SlurmSetupError {
+    pub manifest: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// Why `mccbuild watch` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// The contest cannot be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The live site cannot be served on the address asked for.
+    #[error("cannot serve on {addr}: {source}")]
+    Serve {
+        addr: String,
+        source: std::io::Error,
+    },
+    /// The store's files cannot be watched (a store error: docs/cli.md, exit 3).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A page of the site (`--out`) cannot be written.
+    #[error("cannot write {}: {source}; check that its folder can be created and written", path.display())]
+    Output {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A signal stopped the watch.
+    #[error("interrupted")]
+    Interrupted,
+}

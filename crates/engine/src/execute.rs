@@ -1,0 +1,283 @@
+//! Executing the runs a command selected that are not in the store, and recording them: here
+//! in the local sandbox or a QEMU VM (on the core pool: [`recorder`]), or through Slurm (one job
+//! per model: [`slurm`]).
+
+mod record;
+mod recorder;
+mod slurm;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use mccbuild_core::hex;
+use mccbuild_exec::pool::{available_cores, run_all, PoolEvent};
+use mccbuild_exec::setup::ensure_setup;
+use mccbuild_exec::RunSpec;
+use mccbuild_plan::manifest::ExecutorKind;
+use mccbuild_plan::{Run, RunOrigin};
+use mccbuild_store::record::SlurmPlacement;
+use mccbuild_store::StoreError;
+use serde::Serialize;
+
+use crate::progress::{Progress, RunInfo};
+use crate::session::Session;
+
+pub use record::{label, make_record};
+use recorder::Recorder;
+
+/// What `execute` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExecSummary {
+    pub executed: usize,
+    pub cached: usize,
+    pub failed: usize,
+    /// Runs of results files not in the store yet: `mccbuild import` reads them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub to_import: usize,
+    /// A record could not be written (its path, why): no run was started after it.
+    #[serde(skip)]
+    pub record_not_written: Option<(PathBuf, String)>,
+}
+
+impl ExecSummary {
+    /// The store error when a record could not be written (docs/cli.md: exit 3), after which
+    /// no run was started: every command that executes runs ends with it.
+    pub fn record_error(&self) -> Result<(), StoreError> {
+        match &self.record_not_written {
+            Some((path, reason)) => Err(StoreError::RecordNotWritten {
+                path: path.clone(),
+                reason: reason.clone(),
+                recorded: self.executed,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Where `execute` runs what is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum How {
+    /// Here, in the local sandbox (`mccbuild run` with the local executor).
+    Local,
+    /// Here, in the local sandbox, as a Slurm step (`mccbuild exec-run`).
+    Step,
+    /// Through Slurm: one job per model.
+    Slurm,
+}
+
+impl Session {
+    /// Executes the selected runs that are not in the store, `jobs` at a time, with the
+    /// manifest's executor.
+    pub fn execute(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
+        let how = match self.plan.contest.executor.kind {
+            ExecutorKind::Local | ExecutorKind::Qemu => How::Local,
+            ExecutorKind::Slurm => How::Slurm,
+        };
+        self.execute_with(selection, jobs, progress, cancel, how)
+    }
+
+    /// Executes the selected runs here, in the local sandbox, whatever the manifest's executor
+    /// (`mccbuild exec-run`: a Slurm step). Records say which job and step ran them.
+    pub fn execute_here(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
+        self.execute_with(selection, jobs, progress, cancel, How::Step)
+    }
+
+    fn execute_with(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+        how: How,
+    ) -> ExecSummary {
+        let (mut outcome, todo) = self.to_execute(selection, progress);
+        if todo.is_empty() {
+            return outcome;
+        }
+        let bin_paths = self.set_up_tools(&todo, progress);
+        let (runnable, unsetup): (Vec<usize>, Vec<usize>) = todo
+            .into_iter()
+            .partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
+        outcome.failed += unsetup.len();
+        match how {
+            How::Local | How::Step => self.run_here(
+                &runnable,
+                &bin_paths,
+                jobs,
+                how,
+                progress,
+                cancel,
+                &mut outcome,
+            ),
+            How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome),
+        }
+        progress.finished();
+        // Steps leave the index to the `mccbuild run` that follows them (one writer, not one
+        // per step); it finds their records through the shard folders' times.
+        if how != How::Step {
+            if let Err(e) = self.index.save(&self.store) {
+                progress.message(&format!(
+                    "warning: could not save the store index: {e} (it will be rebuilt)"
+                ));
+            }
+        }
+        outcome
+    }
+
+    /// The selected runs to execute (not stored, not imported), and the counts of the others.
+    fn to_execute(
+        &self,
+        selection: &[usize],
+        progress: &mut dyn Progress,
+    ) -> (ExecSummary, Vec<usize>) {
+        let mut outcome = ExecSummary::default();
+        let mut todo: Vec<usize> = Vec::new();
+        for &i in selection {
+            if !self.is_to_execute(i) {
+                outcome.cached += 1;
+            } else if self.plan.runs[i].origin != RunOrigin::Executed {
+                outcome.to_import += 1;
+            } else {
+                todo.push(i);
+            }
+        }
+        if outcome.to_import > 0 {
+            progress.message(&format!(
+                "{} runs come from results files and are not in the store: run `mccbuild import FILE` for each file of `results`",
+                outcome.to_import
+            ));
+        }
+        (outcome, todo)
+    }
+
+    /// What progress knows of the runs to execute: their labels, and the wall-clock times of
+    /// the runs of the same tool and examination already in the store (the ETA's history).
+    fn run_infos(&self, runs: &[usize]) -> Vec<RunInfo> {
+        let group = |run: &Run| (run.tool, self.plan.exam_instances[run.exam_instance].exam);
+        let mut history: BTreeMap<_, Vec<f64>> = BTreeMap::new();
+        for &i in runs {
+            history.entry(group(&self.plan.runs[i])).or_default();
+        }
+        for (i, run) in self.plan.runs.iter().enumerate() {
+            if let (true, Some(times)) = (self.stored[i], history.get_mut(&group(run))) {
+                if let Some(summary) = self.index.get(&run.key) {
+                    times.push(summary.measurement.wall_time_s);
+                }
+            }
+        }
+        runs.iter()
+            .map(|&i| {
+                let run = &self.plan.runs[i];
+                RunInfo {
+                    label: label(&self.plan, run),
+                    group: format!(
+                        "{} {}",
+                        self.plan.contest.tools[run.tool].name,
+                        self.plan.exam_name(run)
+                    ),
+                    history: history[&group(run)].clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Runs the setups of the tools of `runs`, once per identity; a tool whose setup failed is
+    /// not in the map (its runs fail).
+    fn set_up_tools(
+        &self,
+        runs: &[usize],
+        progress: &mut dyn Progress,
+    ) -> BTreeMap<usize, PathBuf> {
+        let mut bin_paths = BTreeMap::new();
+        let mut tools: Vec<usize> = runs.iter().map(|&i| self.plan.runs[i].tool).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        for t in tools {
+            let tool = &self.plan.contest.tools[t];
+            let log = self
+                .store
+                .tools_dir()
+                .join(hex(&self.plan.tools[t].setup_digest()))
+                .join("setup.log");
+            let mut ran = false;
+            let setup = ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| {
+                ran = true;
+                progress.setup_started(name, &log)
+            });
+            if ran {
+                progress.setup_finished(&tool.name, setup.is_ok());
+            }
+            match setup {
+                Ok(path) => {
+                    bin_paths.insert(t, path);
+                }
+                Err(e) => progress.message(&format!("error: {e}")),
+            }
+        }
+        bin_paths
+    }
+
+    /// Runs on the core pool here (the manifest's local or QEMU executor, or a Slurm step's
+    /// local sandbox), each recorded as it ends.
+    #[expect(clippy::too_many_arguments)]
+    fn run_here(
+        &mut self,
+        runnable: &[usize],
+        bin_paths: &BTreeMap<usize, PathBuf>,
+        jobs: usize,
+        how: How,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+        outcome: &mut ExecSummary,
+    ) {
+        let specs: Vec<RunSpec> = runnable
+            .iter()
+            .map(|&i| self.spec(i, &bin_paths[&self.plan.runs[i].tool]))
+            .collect();
+        progress.planned(&self.run_infos(runnable));
+        progress.started(specs.len());
+        let executor = &*self.executor;
+        let mut recorder = Recorder {
+            plan: &self.plan,
+            store: &self.store,
+            index: &mut self.index,
+            stored: &mut self.stored,
+            redo: &mut self.redo,
+            ingredients: executor.key_ingredients(),
+            placement: (how == How::Step).then(SlurmPlacement::from_env).flatten(),
+            step: how == How::Step,
+            cancel,
+            progress,
+            outcome,
+        };
+        run_all(
+            executor,
+            &specs,
+            jobs.max(1),
+            &available_cores(),
+            cancel,
+            |event| match event {
+                PoolEvent::Started { index } => recorder.started(runnable[index]),
+                PoolEvent::Finished { index, result } => recorder.finished(runnable[index], result),
+            },
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! The MCC's qualification (`mccbuild qualify`) as people and programs read it: per tool its
+//! verdict, its runs and their faults against the protocol, as JSON, text and one standalone
+//! HTML page. The engine (`mccbuild_engine::qualify`) executes and checks the runs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use mccbuild_core::conformance::Check;
+use serde::Serialize;
+
+/// What `qualify --json` prints.
+#[derive(Debug, Serialize)]
+pub struct QualifyReport {
+    /// Every tool the qualification covered, qualified or not.
+    pub tools: BTreeMap<String, ToolVerdict>,
+}
+
+/// A tool's qualification: its verdict, its runs by response, what they used, their faults.
+#[derive(Debug, Default, Serialize)]
+pub struct ToolVerdict {
+    pub qualified: bool,
+    pub runs: usize,
+    pub answered: usize,
+    pub cannot_compute: usize,
+    pub do_not_compete: usize,
+    /// CPU time of all its qualification runs, and the largest peak memory of one.
+    pub cpu_time_s: f64,
+    pub max_peak_memory_mb: f64,
+    pub problems: Vec<Problem>,
+    /// Each run: where, how it ended, what it used.
+    pub run_list: Vec<RunLine>,
+}
+
+/// A fault of one run, with how to look at the run and reproduce it.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    pub check: Check,
+    pub instance: String,
+    pub examination: String,
+    pub detail: String,
+    /// The run: its key, its record (full stdout and stderr heads and tails), and a shell
+    /// command that runs the tool as the run did (outside the sandbox).
+    pub key: String,
+    pub record: String,
+    pub reproduce: String,
+}
+
+/// One qualification run: where, how it ended, what it used.
+#[derive(Debug, Serialize)]
+pub struct RunLine {
+    pub instance: String,
+    pub examination: String,
+    pub outcome: String,
+    pub exit: String,
+    pub cpu_time_s: f64,
+    pub wall_time_s: f64,
+    pub peak_memory_mb: f64,
+}
+
+/// The qualification as text (what `qualify` prints).
+pub fn report_text(report: &QualifyReport) -> String {
+    let mut out = String::new();
+    for (name, v) in &report.tools {
+        let head = if v.qualified {
+            "qualified".to_string()
+        } else {
+            format!(
+                "NOT qualified: {} problem{}",
+                v.problems.len(),
+                if v.problems.len() == 1 { "" } else { "s" }
+            )
+        };
+        let _ = writeln!(
+            out,
+            "{name}: {head} ({} runs: {} answered, {} CANNOT_COMPUTE, {} DO_NOT_COMPETE; {:.2} s CPU in all, peak memory at most {:.1} MB)",
+            v.runs, v.answered, v.cannot_compute, v.do_not_compete, v.cpu_time_s, v.max_peak_memory_mb
+        );
+        for p in &v.problems {
+            let _ = writeln!(
+                out,
+                "  {} {} {}: {}\n    record:    {}\n    reproduce: {}",
+                p.check.name(),
+                p.instance,
+                p.examination,
+                p.detail,
+                p.record,
+                p.reproduce
+            );
+        }
+    }
+    if report.tools.is_empty() {
+        out.push_str("no qualification run: no tool takes part in an examination of a known model's first instance\n");
+    }
+    out
+}
+
+/// The report as one standalone HTML page (no script, no external resource).
+pub fn report_page(report: &QualifyReport) -> String {
+    use maud::{html, DOCTYPE};
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "Qualification" }
+                style { "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.ok{color:#070}.bad{color:#b00}.mono{font-family:monospace;font-size:12px;word-break:break-all}" }
+            }
+            body {
+                h1 { "Qualification" }
+                p { "Each tool on every examination it takes part in, on the first instance of each known model; every run checked against the protocol (docs/cli.md, \"mccbuild qualify\")." }
+                table {
+                    tr { th { "tool" } th { "verdict" } th { "runs" } th { "answered" } th { "CANNOT_COMPUTE" } th { "DO_NOT_COMPETE" } th { "CPU time (s)" } th { "max memory (MB)" } }
+                    @for (name, v) in &report.tools {
+                        tr {
+                            td { a href=(format!("#{name}")) { (name) } }
+                            @if v.qualified { td.ok { "qualified" } } @else { td.bad { "not qualified: " (v.problems.len()) " problems" } }
+                            td { (v.runs) } td { (v.answered) } td { (v.cannot_compute) } td { (v.do_not_compete) }
+                            td { (format!("{:.2}", v.cpu_time_s)) } td { (format!("{:.1}", v.max_peak_memory_mb)) }
+                        }
+                    }
+                }
+                @for (name, v) in &report.tools {
+                    h2 id=(name) { (name) }
+                    @if !v.problems.is_empty() {
+                        table {
+                            tr { th { "check" } th { "instance" } th { "examination" } th { "problem" } th { "the run" } }
+                            @for p in &v.problems {
+                                tr {
+                                    td.bad { (p.check.name()) } td { (p.instance) } td { (p.examination) } td { (p.detail) }
+                                    td.mono { "record: " (p.record) br; "reproduce: " (p.reproduce) }
+                                }
+                            }
+                        }
+                    }
+                    table {
+                        tr { th { "instance" } th { "examination" } th { "outcome" } th { "ended" } th { "CPU (s)" } th { "wall (s)" } th { "memory (MB)" } }
+                        @for r in &v.run_list {
+                            tr {
+                                td { (r.instance) } td { (r.examination) } td { (r.outcome) } td { (r.exit) }
+                                td { (format!("{:.2}", r.cpu_time_s)) } td { (format!("{:.2}", r.wall_time_s)) } td { (format!("{:.1}", r.peak_memory_mb)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
+}
