@@ -34,9 +34,11 @@ use crate::db::{Agreement, ContestedDecision, ExamTotal, ModelExamination};
 pub use digest::{examination_digest, global_digest};
 pub use report::podium_report;
 
-/// Bump when what a remembered model examination holds, or how it is computed, changes (the
-/// binary's digest is an ingredient too: another build never reads these entries).
-const MEMO_SCHEMA: u32 = 1;
+/// Bump when what a remembered model examination holds, how it is computed, or the memo's file
+/// changes (the binary's digest is an ingredient too: another build never reads these entries).
+/// It is the version of the file's frame (2: the head framed by `mccbuild_core::framed`), so a
+/// file of another schema is not read past its head.
+const MEMO_SCHEMA: u32 = 2;
 
 /// What the podiums read of one model examination's scores, and what they were computed under.
 #[derive(Clone, Debug, PartialEq)]

@@ -279,6 +279,34 @@ fn a_damaged_or_cut_memo_is_not_used() {
     assert!(Memo::read(&path, &global).is_empty(), "none");
 }
 
+/// A memo of the former layout (its magic, schema 1 and the global digest unframed, then its
+/// blocks) is not used: everything is computed again, without a word.
+#[test]
+fn a_memo_of_the_former_version_is_computed_again() {
+    let dir = contest_dir();
+    let plan = plan_of(dir.path());
+    let runs = summaries(&plan);
+    let global = memo::global_digest(&plan, &[9; 32]);
+    let (_, kept, _) = from_memo(&plan, &runs, &Memo::default());
+    let path = dir.path().join("scores.bin");
+    kept.write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[..8], b"MCCBSCR1");
+    assert_eq!(Memo::read(&path, &global).len(), 4);
+    // The frame's head: magic, version, binding length, the binding, payload length and digest.
+    let blocks = &bytes[8 + 4 + 4 + 32 + 8 + 32..];
+    let mut former = b"MCCBSCR1".to_vec();
+    former.extend_from_slice(&1u32.to_le_bytes());
+    former.extend_from_slice(&global);
+    former.extend_from_slice(blocks);
+    std::fs::write(&path, &former).unwrap();
+    assert!(Memo::read(&path, &global).is_empty());
+    let (report, _, uses) = from_memo(&plan, &runs, &Memo::read(&path, &global));
+    assert_eq!((uses.remembered, uses.computed), (0, 4));
+    let (fresh, _, _) = from_memo(&plan, &runs, &Memo::default());
+    assert_eq!(report, fresh);
+}
+
 /// A memo read from a file and written again after a change appends the entries it computed
 /// (one block); an append torn by a crash (the file cut inside it) loses only that block.
 #[test]
