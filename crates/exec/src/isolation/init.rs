@@ -43,7 +43,8 @@ extern "C" fn ignore_signal(_: libc::c_int) {}
 /// # Safety
 /// Between fork and exec: system calls only, on data on the stack.
 pub(super) unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &ToolStart) -> i32 {
-    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+    // SAFETY: prctl(2) with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
         return 11;
     }
     let mut pfd = libc::pollfd {
@@ -51,43 +52,64 @@ pub(super) unsafe fn become_init(slot: *mut i32, spawner_alive: i32, tool: &Tool
         events: libc::POLLIN,
         revents: 0,
     };
-    if libc::poll(&mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLHUP != 0 {
-        libc::_exit(128 + libc::SIGKILL);
+    // SAFETY: poll(2) on one `pollfd` on the stack; `spawner_alive` is this process's read end
+    // of the pipe, closed once, here; _exit(2) ends the process without running anything of
+    // the parent's copy.
+    unsafe {
+        if libc::poll(&mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLHUP != 0 {
+            libc::_exit(128 + libc::SIGKILL);
+        }
+        libc::close(spawner_alive);
     }
-    libc::close(spawner_alive);
-    let mut set: libc::sigset_t = std::mem::zeroed();
-    let mut old: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut set);
+    // SAFETY: `sigset_t` and `sigaction` are plain C data, for which all zeroes is a valid
+    // value (and each is filled by the C library's functions before use).
+    let (mut set, mut old): (libc::sigset_t, libc::sigset_t) =
+        unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: the C library's signal set functions on a set on the stack.
+    unsafe { libc::sigemptyset(&mut set) };
     for signal in FORWARDED.into_iter().chain([libc::SIGCHLD]) {
-        libc::sigaddset(&mut set, signal);
         // A handler, not SIG_DFL: process 1 of a PID namespace never gets a signal it has no
         // handler for. The signal stays blocked and is taken by sigwaitinfo.
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as usize;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, std::ptr::null_mut());
+        // SAFETY: as above, on a set and an action on the stack; the handler does nothing, so
+        // it is async-signal-safe.
+        unsafe {
+            libc::sigaddset(&mut set, signal);
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
     }
-    if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
+    // SAFETY: sigprocmask(2) on sets on the stack.
+    if unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) } != 0 {
         return 11;
     }
     // Named before the tool starts: this process waits until the tool executed, and whoever
     // looks at the tool's parent then must see the init (the tool's process has the name
     // until it executes the tool).
-    libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0);
+    // SAFETY: prctl(2) with a static C string.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"mccbuild-init".as_ptr(), 0, 0, 0) };
     let start = ToolProcess { tool, old };
     let mut stack = std::mem::MaybeUninit::<[u8; TOOL_STACK]>::uninit();
     // The top, aligned as the ABI wants (the stack grows down).
     let top = (stack.as_mut_ptr() as usize + TOOL_STACK) & !15;
-    let pid = libc::clone(
-        tool_process,
-        top as *mut libc::c_void,
-        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-        (&start as *const ToolProcess).cast_mut().cast(),
-    );
+    // SAFETY: the child runs `tool_process` on `stack`, in this frame, which stays while it
+    // runs: CLONE_VFORK suspends this process until the child executed or exited, and
+    // `start`, which the child reads, lives in this frame too.
+    let pid = unsafe {
+        libc::clone(
+            tool_process,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&start as *const ToolProcess).cast_mut().cast(),
+        )
+    };
     if pid < 0 {
         return 11;
     }
-    run_init(pid, &set, slot)
+    // SAFETY: `pid` is the tool's process, this process's child; `slot` is the shared page
+    // (this function's contract).
+    unsafe { run_init(pid, &set, slot) }
 }
 
 /// The stack of the tool's process until it executes the tool (a few frames of system calls;
@@ -121,26 +143,41 @@ extern "C" fn tool_process(arg: *mut libc::c_void) -> libc::c_int {
 /// hands its wait status to mccbuild (`slot`, a page shared with it) and exits, which makes the
 /// kernel kill what is left in the namespace. It keeps no file open: neither the output pipes
 /// nor the spawner's.
+///
+/// # Safety
+/// Process 1 of the run's PID namespace, between clone and exec: `tool` is its child and
+/// `slot` points to the page of two `i32` shared with mccbuild.
 unsafe fn run_init(tool: libc::pid_t, set: &libc::sigset_t, slot: *mut i32) -> ! {
-    libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    // SAFETY: close_range(2) with integer arguments: this process uses no descriptor from here.
+    unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
     loop {
-        let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
-        if signal > 0 && signal != libc::SIGCHLD {
-            libc::kill(tool, signal);
+        // SAFETY: sigwaitinfo(2) on a set on the caller's stack, no info wanted; kill(2) with
+        // integers.
+        unsafe {
+            let signal = libc::sigwaitinfo(set, std::ptr::null_mut());
+            if signal > 0 && signal != libc::SIGCHLD {
+                libc::kill(tool, signal);
+            }
         }
         loop {
             let mut status: libc::c_int = 0;
-            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            // SAFETY: waitpid(2) with a status on the stack.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
             if pid <= 0 {
                 break;
             }
             if pid == tool {
-                std::ptr::write_volatile(slot.add(1), status);
-                std::ptr::write_volatile(slot, 1);
-                if libc::WIFSIGNALED(status) {
-                    libc::_exit(128 + libc::WTERMSIG(status));
+                // SAFETY: `slot` points to two `i32` of the shared page (this function's
+                // contract); the status is written before the flag that says it is there.
+                // _exit(2) then ends the process.
+                unsafe {
+                    std::ptr::write_volatile(slot.add(1), status);
+                    std::ptr::write_volatile(slot, 1);
+                    if libc::WIFSIGNALED(status) {
+                        libc::_exit(128 + libc::WTERMSIG(status));
+                    }
+                    libc::_exit(libc::WEXITSTATUS(status));
                 }
-                libc::_exit(libc::WEXITSTATUS(status));
             }
         }
     }

@@ -149,27 +149,37 @@ impl Namespaces {
 }
 
 /// `ip link set lo up`, with an ioctl.
+///
+/// # Safety
+/// System calls only, on data on the stack: callable between clone and exec, and on the bare
+/// thread of [`Namespaces::prepare`].
 pub(super) unsafe fn loopback_up() -> io::Result<()> {
     let name = b"lo";
-    let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    // SAFETY: socket(2) takes integers only.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut req: libc::ifreq = std::mem::zeroed();
+    // SAFETY: `ifreq` is plain C data, for which all zeroes is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
     for (i, b) in name.iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
-    let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0;
-    if ok {
-        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        ok = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) == 0;
-    }
-    let err = io::Error::last_os_error();
-    libc::close(fd);
-    if ok {
-        Ok(())
-    } else {
-        Err(err)
+    // SAFETY: the two ioctls take an `ifreq` (on the stack, its name set); the flags are the
+    // union's field SIOCGIFFLAGS filled; `fd` is the socket made above, closed once.
+    unsafe {
+        let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0;
+        if ok {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            ok = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) == 0;
+        }
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if ok {
+            Ok(())
+        } else {
+            Err(err)
+        }
     }
 }
 
