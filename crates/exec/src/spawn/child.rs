@@ -35,9 +35,14 @@ pub(super) struct ChildData<'a> {
 /// # Safety
 /// In the child of `clone3`: system calls only, on data prepared before the clone.
 pub(super) unsafe fn child_main(c: &ChildData) -> ! {
-    let code = start(c).raw_os_error().unwrap_or(0);
-    libc::write(c.report, (&code as *const i32).cast(), 4);
-    libc::_exit(127)
+    // SAFETY: this function's contract, which `start` shares.
+    let code = unsafe { start(c) }.raw_os_error().unwrap_or(0);
+    // SAFETY: write(2) of the four bytes of `code`, on the stack, to the report pipe's write
+    // end; _exit(2) ends the process without running anything of mccbuild's copy.
+    unsafe {
+        libc::write(c.report, (&code as *const i32).cast(), 4);
+        libc::_exit(127)
+    }
 }
 
 /// The tool's process (see [`crate::isolation::ToolStart`]): executes the tool, or reports why
@@ -46,10 +51,16 @@ pub(super) unsafe fn child_main(c: &ChildData) -> ! {
 /// # Safety
 /// `arg` is the run's `ChildData`; see [`child_main`].
 unsafe fn tool_main(arg: *const libc::c_void) -> ! {
-    let c = &*(arg as *const ChildData);
-    let code = exec(c);
-    libc::write(c.report, (&code as *const i32).cast(), 4);
-    libc::_exit(127)
+    // SAFETY: `arg` is the run's `ChildData` (this function's contract), which lives on the
+    // spawner's stack copied into the cloned process, shared with this one (CLONE_VM).
+    let c = unsafe { &*(arg as *const ChildData) };
+    // SAFETY: in the tool's process, before it executes: see `child_main`.
+    let code = unsafe { exec(c) };
+    // SAFETY: as in `child_main`.
+    unsafe {
+        libc::write(c.report, (&code as *const i32).cast(), 4);
+        libc::_exit(127)
+    }
 }
 
 /// Returns only on a failure (see [`crate::isolation::Prepared::enter`]).
@@ -63,36 +74,49 @@ unsafe fn start(c: &ChildData) -> io::Error {
     };
     // Dies with the thread that started it (mccbuild's death included); if mccbuild died
     // already, the gate is closed without the byte and it gives up there.
-    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+    // SAFETY: prctl(2) with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
         return fail();
     }
     for fd in c.parent_ends {
-        libc::close(fd);
+        // SAFETY: mccbuild's ends of the pipes, copies of this process's own, closed once.
+        unsafe { libc::close(fd) };
     }
     // mccbuild's standard streams are open (the Rust runtime makes sure), so these pipes are
     // above 2 and dup2 never clobbers one of them.
-    if libc::dup2(c.stdin, 0) < 0 || libc::dup2(c.stdout, 1) < 0 || libc::dup2(c.stderr, 2) < 0 {
+    // SAFETY: dup2(2) of descriptors open in this process.
+    let streams = unsafe {
+        libc::dup2(c.stdin, 0) >= 0 && libc::dup2(c.stdout, 1) >= 0 && libc::dup2(c.stderr, 2) >= 0
+    };
+    if !streams {
         return fail();
     }
-    if libc::setsid() < 0 {
+    // SAFETY: setsid(2) takes nothing.
+    if unsafe { libc::setsid() } < 0 {
         return fail();
     }
     // As the standard library's `Command`: nothing blocked, SIGPIPE by default (mccbuild
     // ignores it).
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     let no_core = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+    // SAFETY: `sigset_t` is plain C data (all zeroes is valid, and sigemptyset fills it);
+    // sigprocmask(2), signal(2) and setrlimit(2) on data on the stack.
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+    }
     let tool = crate::isolation::ToolStart {
         start: tool_main,
         arg: (c as *const ChildData).cast(),
     };
-    c.isolation.enter(c.gate, c.alive, c.slot, &tool)
+    // SAFETY: between clone and exec (this function's contract); the gate, the pipe's end and
+    // the status page are this process's, and `tool` points to `c`, which outlives the call.
+    unsafe { c.isolation.enter(c.gate, c.alive, c.slot, &tool) }
 }
 
 /// Executes the tool (the first candidate that exists); returns the errno if none could be.
@@ -102,8 +126,13 @@ unsafe fn start(c: &ChildData) -> io::Error {
 unsafe fn exec(c: &ChildData) -> i32 {
     let mut error = libc::ENOENT;
     for &path in c.candidates.iter().take_while(|p| !p.is_null()) {
-        libc::execve(path, c.argv.as_ptr(), c.envp.as_ptr());
-        let errno = *libc::__errno_location();
+        // SAFETY: execve(2) with a C string and two null-terminated lists of C strings, made
+        // before the clone (`CStrings`) and alive while the spawner waits; errno is this
+        // thread's.
+        let errno = unsafe {
+            libc::execve(path, c.argv.as_ptr(), c.envp.as_ptr());
+            *libc::__errno_location()
+        };
         match errno {
             // As execvp: look further, remembering a permission problem.
             libc::ENOENT | libc::ENOTDIR => {}

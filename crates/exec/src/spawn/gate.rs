@@ -65,30 +65,41 @@ pub(crate) unsafe fn receive_gate(gate: i32) -> io::Result<Option<[i32; 2]>> {
         iov_len: 1,
     };
     let mut control = [0u64; 8];
-    let mut msg: libc::msghdr = std::mem::zeroed();
+    // SAFETY: `msghdr` is plain C data, for which all zeroes is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = std::mem::size_of_val(&control);
-    let n = loop {
-        let n = libc::recvmsg(gate, &mut msg, libc::MSG_CMSG_CLOEXEC);
-        if n >= 0 || *libc::__errno_location() != libc::EINTR {
-            break n;
-        }
+    // SAFETY: recvmsg(2) into the byte and the control buffer on the stack, which `msg`
+    // describes with their sizes; errno is this thread's; `gate` is closed once, here.
+    let n = unsafe {
+        let n = loop {
+            let n = libc::recvmsg(gate, &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                break n;
+            }
+        };
+        libc::close(gate);
+        n
     };
-    libc::close(gate);
     if n != 1 || byte != 1 {
         return Err(io::Error::from_raw_os_error(libc::ECANCELED));
     }
-    let header = libc::CMSG_FIRSTHDR(&msg);
-    if header.is_null()
-        || (*header).cmsg_level != libc::SOL_SOCKET
-        || (*header).cmsg_type != libc::SCM_RIGHTS
-        || (*header).cmsg_len < libc::CMSG_LEN(8) as usize
-    {
-        return Ok(None);
+    // SAFETY: the CMSG macros walk the control buffer that recvmsg filled (`msg` says how much
+    // of it); the header is read only when it is there, and the two descriptors only when the
+    // message is long enough for them.
+    unsafe {
+        let header = libc::CMSG_FIRSTHDR(&msg);
+        if header.is_null()
+            || (*header).cmsg_level != libc::SOL_SOCKET
+            || (*header).cmsg_type != libc::SCM_RIGHTS
+            || (*header).cmsg_len < libc::CMSG_LEN(8) as usize
+        {
+            return Ok(None);
+        }
+        let mut fds = [-1i32; 2];
+        std::ptr::copy_nonoverlapping(libc::CMSG_DATA(header).cast::<i32>(), fds.as_mut_ptr(), 2);
+        Ok(Some(fds))
     }
-    let mut fds = [-1i32; 2];
-    std::ptr::copy_nonoverlapping(libc::CMSG_DATA(header).cast::<i32>(), fds.as_mut_ptr(), 2);
-    Ok(Some(fds))
 }
