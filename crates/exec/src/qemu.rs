@@ -701,8 +701,9 @@ impl Vm {
     fn try_wait(&mut self) -> Option<(libc::c_int, libc::rusage)> {
         let pid = self.child.as_ref()?.id() as i32;
         let mut status: libc::c_int = 0;
-        // SAFETY: rusage is plain data; wait4 on our own child.
+        // SAFETY: rusage is plain data, for which all zeroes is a valid value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child, not yet reaped, with a status and a usage on the stack.
         let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
         if r == pid {
             // Reaped by wait4: forget the handle without waiting again.

@@ -119,12 +119,17 @@ fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
 /// # Safety
 /// Between fork and exec: system calls only.
 pub(super) unsafe fn send_pid(fds: ChildFds) -> io::Result<()> {
-    libc::close(fds.pid_in);
-    libc::close(fds.go_out);
-    let pid = libc::getpid().to_ne_bytes();
-    let written = libc::write(fds.pid_out, pid.as_ptr().cast(), pid.len());
-    libc::close(fds.pid_out);
-    if written != pid.len() as isize {
+    // SAFETY: close(2) of the child's copies of mccbuild's ends, and of its own end once
+    // written; write(2) of the pid's bytes, on the stack, with their length.
+    let written = unsafe {
+        libc::close(fds.pid_in);
+        libc::close(fds.go_out);
+        let pid = libc::getpid().to_ne_bytes();
+        let written = libc::write(fds.pid_out, pid.as_ptr().cast(), pid.len());
+        libc::close(fds.pid_out);
+        written
+    };
+    if written != std::mem::size_of::<libc::pid_t>() as isize {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -140,13 +145,18 @@ pub(super) unsafe fn wait_at_gate(fd: i32) -> io::Result<()> {
         return Ok(());
     }
     let mut byte = 0u8;
-    let n = loop {
-        let n = libc::read(fd, (&mut byte as *mut u8).cast(), 1);
-        if n >= 0 || *libc::__errno_location() != libc::EINTR {
-            break n;
-        }
+    // SAFETY: read(2) of one byte into `byte`, on the stack; errno is this thread's; the
+    // gate's end is the child's own, closed once, here.
+    let n = unsafe {
+        let n = loop {
+            let n = libc::read(fd, (&mut byte as *mut u8).cast(), 1);
+            if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                break n;
+            }
+        };
+        libc::close(fd);
+        n
     };
-    libc::close(fd);
     if n == 1 && byte == 1 {
         Ok(())
     } else {

@@ -136,12 +136,17 @@ fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command
 }
 
 /// Asks the kernel to SIGKILL the calling process when the thread that forked it ends, and
-/// fails if `parent` is gone already. Between fork and exec: system calls only.
+/// fails if `parent` is gone already.
+///
+/// # Safety
+/// Between fork and exec: system calls only.
 unsafe fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
-    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+    // SAFETY: prctl(2) with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    if libc::getppid() != parent {
+    // SAFETY: getppid(2) takes nothing.
+    if unsafe { libc::getppid() } != parent {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(())

@@ -132,6 +132,7 @@ pub(super) fn kill_tree(cgroup: &Option<RunCgroup>, pid: i32, sampler: &ProcSamp
             unsafe { libc::killpg(pid, libc::SIGKILL) };
             for &member in sampler.seen.keys() {
                 if member != pid && in_session(member, pid) {
+                    // SAFETY: kill(2) with integers: a process seen in the run's session.
                     unsafe { libc::kill(member, libc::SIGKILL) };
                 }
             }
