@@ -44,12 +44,11 @@ use crate::cgroup::RunCgroup;
 use crate::isolation::Prepared;
 
 use self::c_strings::CStrings;
-use self::child::{child_main, ChildData};
-use self::gate::release;
 pub(crate) use self::child::STEP_START;
+use self::child::{child_main, ChildData};
 pub(crate) use self::gate::receive_gate;
+use self::gate::release;
 pub(crate) use self::status_slot::StatusSlot;
-
 
 /// What to start.
 pub(crate) struct Launch<'a> {

@@ -162,7 +162,6 @@ impl Prepared {
     pub(crate) fn take_namespaces(&mut self) -> Option<PendingNamespaces> {
         self.namespaces.take()
     }
-
 }
 
 /// The ancestors of `path` from `/` down, excluding `/` and `path` itself.
