@@ -1,4 +1,4 @@
-//! The user a run executes as (issue 15). BenchKit runs tools as the unprivileged user `mcc` of
+//! The user a run executes as. BenchKit runs tools as the unprivileged user `mcc` of
 //! the MCC's VM; so do mccbuild's runs by default, `root` (still without capabilities) where
 //! the manifest says `user = "root"`. The user `mcc` is created on the host when missing
 //! (`useradd`, as on BenchKit's VM: its own group, home `/home/mcc`). Only a mccbuild running

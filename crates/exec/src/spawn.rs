@@ -1,12 +1,12 @@
 //! Starting an isolated run with one `clone3`.
 //!
 //! The run's first process is cloned straight into new PID and mount namespaces and, where the
-//! host has the cgroup v2 hierarchy,
-//! into the run's v2 group (`CLONE_INTO_CGROUP`): from its first instruction it is process 1 of
-//! the run's PID namespace, the run's init, and in that group. No process sits between mccbuild
-//! and the init (before, a waiter did: `unshare(CLONE_NEWPID)` applies only to the children of
-//! the process that calls it), so a run is one fork and one exit shorter, and the init hands the
-//! tool's wait status to mccbuild itself, through a page they share ([`StatusSlot`]).
+//! host has the cgroup v2 hierarchy, into the run's v2 group (`CLONE_INTO_CGROUP`): from its
+//! first instruction it is process 1 of the run's PID namespace, the run's init, and in that
+//! group. No process sits between mccbuild and the init (`unshare(CLONE_NEWPID)` would apply
+//! only to the children of the process that calls it, and need a waiter in between), so a run
+//! is one fork and one exit shorter than with such a waiter, and the init hands the tool's wait
+//! status to mccbuild itself, through a page they share ([`StatusSlot`]).
 //!
 //! It is born in the run's cgroup v1 groups too: for the clone, the cloning thread moves itself
 //! (itself alone: a write of `0` to each group's `tasks`) into them, and back right after

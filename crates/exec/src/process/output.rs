@@ -78,8 +78,8 @@ impl Output {
         }
     }
 
-    /// One read from stream `i` (poll said it would not block). As before this thread read
-    /// the streams: what comes past the output limit is counted, not kept.
+    /// One read from stream `i` (poll said it would not block). What comes past the output
+    /// limit is counted, not kept.
     fn read_once(&mut self, i: usize) {
         let stream = &mut self.streams[i];
         match (&stream.file).read(&mut self.buf) {

@@ -46,8 +46,8 @@ pub(super) fn machine_ingredients(
             ),
             ("kernel_cmdline".into(), kernel_cmdline(accel)),
         ],
-        // The image guest boots its own bootloader through SeaBIOS on QEMU's default machine,
-        // as before these ingredients existed (its keys stay).
+        // The image guest boots its own bootloader through SeaBIOS on QEMU's default machine:
+        // nothing to add (its keys stay those of image runs made without these ingredients).
         GuestKind::Image => Vec::new(),
     }
 }
