@@ -23,11 +23,12 @@
 //! the parent. [`Prepared`] turns it into C strings so that [`Prepared::enter`] can run between
 //! clone and exec, where nothing may allocate.
 //!
-//! The files: `plan` (the pure plan, unit-tested) and `host_mounts` (the host's mount table) are computed
-//! in mccbuild; `prepared` makes the plan into steps ready to apply; `enter` applies them
-//! in the run's first process and `init` stays there as the run's init (both between clone and
-//! exec, allocating nothing); `namespaces` makes the run's network and IPC namespaces
-//! beforehand; `failure` explains a failure of the run's process; `probe` checks the host.
+//! The files: `plan` (the pure plan, unit-tested) and `host_mounts` (the host's mount table)
+//! are computed in mccbuild; `prepared` makes the plan into steps ready to apply; `enter`
+//! applies them in the run's first process and `init` stays there as the run's init (both
+//! between clone and exec, allocating nothing); `namespaces` makes the run's network and IPC
+//! namespaces beforehand; `failure` explains a failure of the run's process; `probe` checks the
+//! host.
 
 mod enter;
 mod failure;
