@@ -20,7 +20,7 @@
 //!   write nothing of the host's.
 //!
 //! The plan ([`IsolationPlan::new`]) is a pure function of paths and the mount table, made in
-//! the parent. [`Prepared`] turns it into C strings so that [`Prepared::enter`] can run between
+//! the parent. [`Prepared`] turns it into C strings so that `Prepared::enter` can run between
 //! clone and exec, where nothing may allocate.
 //!
 //! The files: `plan` (the pure plan, unit-tested) and `host_mounts` (the host's mount table)

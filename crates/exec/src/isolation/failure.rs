@@ -3,7 +3,7 @@
 
 use std::io;
 
-/// Explains an error returned by [`crate::spawn::spawn`] (the step is in the errno's high bits).
+/// Explains an error returned by `crate::spawn::spawn` (the step is in the errno's high bits).
 pub fn describe_apply_error(e: &io::Error) -> String {
     let Some(raw) = e.raw_os_error() else {
         return e.to_string();
