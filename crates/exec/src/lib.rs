@@ -6,6 +6,8 @@
 //! Executors never touch the store: their results come back as [`Execution`]s and the caller
 //! records them.
 
+#![warn(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+
 pub mod bin_view;
 pub mod cgroup;
 pub mod isolation;

@@ -1,4 +1,4 @@
-//! The user a run executes as (issue 15). BenchKit runs tools as the unprivileged user `mcc` of
+//! The user a run executes as. BenchKit runs tools as the unprivileged user `mcc` of
 //! the MCC's VM; so do mccbuild's runs by default, `root` (still without capabilities) where
 //! the manifest says `user = "root"`. The user `mcc` is created on the host when missing
 //! (`useradd`, as on BenchKit's VM: its own group, home `/home/mcc`). Only a mccbuild running
@@ -55,9 +55,11 @@ fn ensure(name: &str) -> Result<(u32, u32), String> {
 fn lookup(name: &str) -> Option<(u32, u32)> {
     let name = CString::new(name).ok()?;
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    // SAFETY: a zeroed passwd is a valid out-parameter; buf outlives the call.
+    // SAFETY: a zeroed passwd is a valid out-parameter.
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwnam_r with a C string, the out-parameters above and a buffer of the length
+    // given, all of which outlive the call; the strings `pwd` points to are not read after it.
     let rc = unsafe {
         libc::getpwnam_r(
             name.as_ptr(),

@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -84,8 +83,15 @@ pub fn ensure_setup(
     fs::create_dir_all(&dir).map_err(io("create", &dir))?;
     // One setup at a time per identity, across processes.
     let lock = fs::File::create(dir.join(".lock")).map_err(io("lock", &dir))?;
-    // SAFETY: flock on a file descriptor we own.
-    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Not holding it, the setup could run twice at once into the same folder: an error is the
+    // setup's failure (a signal only interrupts the wait).
+    loop {
+        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive) {
+            Ok(()) => break,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(io("lock", &dir.join(".lock"))(e.into())),
+        }
+    }
     if is_done(&marker) {
         return Ok(bin);
     }

@@ -1,12 +1,12 @@
 //! Starting an isolated run with one `clone3`.
 //!
 //! The run's first process is cloned straight into new PID and mount namespaces and, where the
-//! host has the cgroup v2 hierarchy,
-//! into the run's v2 group (`CLONE_INTO_CGROUP`): from its first instruction it is process 1 of
-//! the run's PID namespace, the run's init, and in that group. No process sits between mccbuild
-//! and the init (before, a waiter did: `unshare(CLONE_NEWPID)` applies only to the children of
-//! the process that calls it), so a run is one fork and one exit shorter, and the init hands the
-//! tool's wait status to mccbuild itself, through a page they share ([`StatusSlot`]).
+//! host has the cgroup v2 hierarchy, into the run's v2 group (`CLONE_INTO_CGROUP`): from its
+//! first instruction it is process 1 of the run's PID namespace, the run's init, and in that
+//! group. No process sits between mccbuild and the init (`unshare(CLONE_NEWPID)` would apply
+//! only to the children of the process that calls it, and need a waiter in between), so a run
+//! is one fork and one exit shorter than with such a waiter, and the init hands the tool's wait
+//! status to mccbuild itself, through a page they share ([`StatusSlot`]).
 //!
 //! It is born in the run's cgroup v1 groups too: for the clone, the cloning thread moves itself
 //! (itself alone: a write of `0` to each group's `tasks`) into them, and back right after
@@ -24,15 +24,31 @@
 //! bits, see [`crate::isolation::describe_apply_error`]) through a close-on-exec pipe, as the
 //! standard library's `Command` reports one.
 
-use std::ffi::{c_char, CString};
+//!
+//! The files: this one clones the run's process and follows it to the tool's execution;
+//! `c_strings` makes the tool's command line ready before the clone, `child` is the cloned
+//! process, `gate` the byte it waits for, `status_slot` the page where its init leaves the
+//! tool's status.
+
+mod c_strings;
+mod child;
+mod gate;
+mod status_slot;
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::cgroup::RunCgroup;
 use crate::isolation::Prepared;
+
+use self::c_strings::CStrings;
+pub(crate) use self::child::STEP_START;
+use self::child::{child_main, ChildData};
+pub(crate) use self::gate::receive_gate;
+use self::gate::release;
+pub(crate) use self::status_slot::StatusSlot;
 
 /// What to start.
 pub(crate) struct Launch<'a> {
@@ -61,53 +77,6 @@ pub(crate) struct Spawned {
     pub status: StatusSlot,
 }
 
-/// A page shared with the run's init, where it leaves the tool's wait status before it exits.
-pub(crate) struct StatusSlot {
-    page: *mut i32,
-}
-
-// SAFETY: the page is owned by this value alone in mccbuild (the init has its own mapping).
-unsafe impl Send for StatusSlot {}
-
-const PAGE: usize = 4096;
-
-impl StatusSlot {
-    fn new() -> io::Result<StatusSlot> {
-        // SAFETY: a fresh anonymous mapping, unmapped once (Drop).
-        let page = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                PAGE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if page == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(StatusSlot { page: page.cast() })
-    }
-
-    /// The tool's wait status, if the init handed it over; read once the init was waited for.
-    /// None: the init was killed before (a limit, a cancellation) or the tool never started.
-    pub fn tool_status(&self) -> Option<i32> {
-        // SAFETY: the page is mapped while self lives; the init wrote it before it exited.
-        unsafe {
-            (std::ptr::read_volatile(self.page) == 1)
-                .then(|| std::ptr::read_volatile(self.page.add(1)))
-        }
-    }
-}
-
-impl Drop for StatusSlot {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the page mapped in `new`.
-        unsafe { libc::munmap(self.page.cast(), PAGE) };
-    }
-}
-
 /// `struct clone_args` of linux/sched.h (up to `cgroup`: CLONE_ARGS_SIZE_VER2).
 #[repr(C)]
 #[derive(Default)]
@@ -127,27 +96,6 @@ struct CloneArgs {
 
 /// linux/sched.h (libc does not have it).
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
-
-/// The step number of [`crate::isolation::describe_apply_error`] for the first steps of the
-/// cloned process (its standard streams, session).
-pub(crate) const STEP_START: i32 = 13;
-
-/// What the cloned process uses: raw, prepared before the clone (it allocates nothing).
-struct ChildData<'a> {
-    stdin: i32,
-    stdout: i32,
-    stderr: i32,
-    report: i32,
-    gate: i32,
-    alive: i32,
-    /// mccbuild's ends of the pipes, closed first.
-    parent_ends: [i32; 5],
-    candidates: &'a [*const c_char],
-    argv: &'a [*const c_char],
-    envp: &'a [*const c_char],
-    isolation: &'a Prepared,
-    slot: *mut i32,
-}
 
 /// Starts the run (see the module's documentation); returns once the tool executed.
 pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
@@ -280,49 +228,6 @@ pub(crate) fn spawn(launch: Launch) -> io::Result<Spawned> {
     })
 }
 
-/// The tool's candidate paths, arguments and environment as C strings, made before the clone
-/// (the cloned process allocates nothing).
-struct CStrings {
-    candidates: Vec<CString>,
-    argv: Vec<CString>,
-    envp: Vec<CString>,
-}
-
-impl CStrings {
-    fn of(launch: &Launch) -> io::Result<CStrings> {
-        let mut argv = vec![cstring(launch.program.as_os_str().as_bytes())?];
-        for arg in launch.args {
-            argv.push(cstring(arg.as_bytes())?);
-        }
-        let envp = launch
-            .env
-            .iter()
-            .map(|(k, v)| cstring(format!("{k}={v}").as_bytes()))
-            .collect::<io::Result<Vec<_>>>()?;
-        Ok(CStrings {
-            candidates: candidates(launch.program, launch.env)?,
-            argv,
-            envp,
-        })
-    }
-
-    /// The null-terminated pointer lists `execve` takes (valid while `self` lives).
-    #[allow(clippy::type_complexity)]
-    fn pointers(&self) -> (Vec<*const c_char>, Vec<*const c_char>, Vec<*const c_char>) {
-        let pointers = |list: &[CString]| -> Vec<*const c_char> {
-            list.iter()
-                .map(|c| c.as_ptr())
-                .chain([std::ptr::null()])
-                .collect()
-        };
-        (
-            pointers(&self.candidates),
-            pointers(&self.argv),
-            pointers(&self.envp),
-        )
-    }
-}
-
 /// What the run's process reported through its close-on-exec pipe: nothing (end of file) when
 /// the tool executed; four bytes (an errno with its step) when the process gave up.
 fn read_report(mut report: File) -> io::Result<()> {
@@ -345,94 +250,6 @@ fn read_report(mut report: File) -> io::Result<()> {
     }
 }
 
-/// Opens the gate, handing over the run's network and IPC namespaces with the byte when they
-/// were made; closing the gate without the byte makes the process give up.
-fn release(
-    gate: OwnedFd,
-    namespaces: Option<crate::isolation::PendingNamespaces>,
-) -> io::Result<()> {
-    // A failure to make them costs only the overlap: the process makes its own.
-    let namespaces = namespaces.and_then(|pending| pending.join().ok());
-    send_gate(&gate, namespaces.as_ref().map(|n| n.fds()))
-}
-
-/// Sends the gate's byte, with `fds` attached (SCM_RIGHTS) if given.
-fn send_gate(gate: &OwnedFd, fds: Option<[i32; 2]>) -> io::Result<()> {
-    let mut byte = 1u8;
-    let mut iov = libc::iovec {
-        iov_base: (&mut byte as *mut u8).cast(),
-        iov_len: 1,
-    };
-    let mut control = [0u64; 8];
-    // SAFETY: msghdr is plain data; the control buffer is large and aligned enough for one
-    // SCM_RIGHTS message of two fds (CMSG_SPACE(8) = 24 bytes), filled through the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if let Some(fds) = fds {
-            let len = std::mem::size_of::<[i32; 2]>() as u32;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = libc::CMSG_SPACE(len) as usize;
-            let header = libc::CMSG_FIRSTHDR(&msg);
-            (*header).cmsg_level = libc::SOL_SOCKET;
-            (*header).cmsg_type = libc::SCM_RIGHTS;
-            (*header).cmsg_len = libc::CMSG_LEN(len) as usize;
-            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast(), 2);
-        }
-        loop {
-            if libc::sendmsg(gate.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) == 1 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
-/// In the run's process: waits at the gate until mccbuild moved it into its cgroups; returns
-/// the network and IPC namespaces handed over with the byte, if any. An error (ECANCELED) if
-/// the gate was closed without the byte (a move failed, or mccbuild died).
-///
-/// # Safety
-/// Between clone and exec: system calls only, on the stack.
-pub(crate) unsafe fn receive_gate(gate: i32) -> io::Result<Option<[i32; 2]>> {
-    let mut byte = 0u8;
-    let mut iov = libc::iovec {
-        iov_base: (&mut byte as *mut u8).cast(),
-        iov_len: 1,
-    };
-    let mut control = [0u64; 8];
-    let mut msg: libc::msghdr = std::mem::zeroed();
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control);
-    let n = loop {
-        let n = libc::recvmsg(gate, &mut msg, libc::MSG_CMSG_CLOEXEC);
-        if n >= 0 || *libc::__errno_location() != libc::EINTR {
-            break n;
-        }
-    };
-    libc::close(gate);
-    if n != 1 || byte != 1 {
-        return Err(io::Error::from_raw_os_error(libc::ECANCELED));
-    }
-    let header = libc::CMSG_FIRSTHDR(&msg);
-    if header.is_null()
-        || (*header).cmsg_level != libc::SOL_SOCKET
-        || (*header).cmsg_type != libc::SCM_RIGHTS
-        || (*header).cmsg_len < libc::CMSG_LEN(8) as usize
-    {
-        return Ok(None);
-    }
-    let mut fds = [-1i32; 2];
-    std::ptr::copy_nonoverlapping(libc::CMSG_DATA(header).cast::<i32>(), fds.as_mut_ptr(), 2);
-    Ok(Some(fds))
-}
-
 fn kill_and_reap(pid: libc::pid_t) {
     // SAFETY: our own child, not yet waited for.
     unsafe {
@@ -440,37 +257,6 @@ fn kill_and_reap(pid: libc::pid_t) {
         let mut status = 0;
         while libc::waitpid(pid, &mut status, 0) < 0 && *libc::__errno_location() == libc::EINTR {}
     }
-}
-
-/// The paths to execute, in order: the program itself if it holds a `/`, else the program in
-/// each folder of the run's PATH (as `execvp` looks).
-fn candidates(program: &Path, env: &[(String, String)]) -> io::Result<Vec<CString>> {
-    let bytes = program.as_os_str().as_bytes();
-    if bytes.contains(&b'/') {
-        return Ok(vec![cstring(bytes)?]);
-    }
-    let path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map_or("/usr/local/bin:/usr/bin:/bin", |(_, v)| v.as_str());
-    path.split(':')
-        .map(|dir| {
-            let dir = if dir.is_empty() { "." } else { dir };
-            let mut full = dir.as_bytes().to_vec();
-            full.push(b'/');
-            full.extend_from_slice(bytes);
-            cstring(&full)
-        })
-        .collect()
-}
-
-fn cstring(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| {
-        io::Error::other(format!(
-            "{} holds a NUL byte",
-            String::from_utf8_lossy(bytes)
-        ))
-    })
 }
 
 fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -499,90 +285,4 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         }
         Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
     }
-}
-
-/// The cloned process: sets itself up, enters the run's view (where it forks the tool and stays
-/// as the init) and, in the tool's process, executes the tool. A failure is reported to the
-/// spawner and ends the process.
-///
-/// # Safety
-/// In the child of `clone3`: system calls only, on data prepared before the clone.
-unsafe fn child_main(c: &ChildData) -> ! {
-    let code = start(c).raw_os_error().unwrap_or(0);
-    libc::write(c.report, (&code as *const i32).cast(), 4);
-    libc::_exit(127)
-}
-
-/// The tool's process (see [`crate::isolation::ToolStart`]): executes the tool, or reports why
-/// it could not and exits.
-///
-/// # Safety
-/// `arg` is the run's `ChildData`; see [`child_main`].
-unsafe fn tool_main(arg: *const libc::c_void) -> ! {
-    let c = &*(arg as *const ChildData);
-    let code = exec(c);
-    libc::write(c.report, (&code as *const i32).cast(), 4);
-    libc::_exit(127)
-}
-
-/// Returns only on a failure (see [`crate::isolation::Prepared::enter`]).
-///
-/// # Safety
-/// See [`child_main`].
-unsafe fn start(c: &ChildData) -> io::Error {
-    let fail = || {
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        io::Error::from_raw_os_error(errno | (STEP_START << 16))
-    };
-    // Dies with the thread that started it (mccbuild's death included); if mccbuild died
-    // already, the gate is closed without the byte and it gives up there.
-    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-        return fail();
-    }
-    for fd in c.parent_ends {
-        libc::close(fd);
-    }
-    // mccbuild's standard streams are open (the Rust runtime makes sure), so these pipes are
-    // above 2 and dup2 never clobbers one of them.
-    if libc::dup2(c.stdin, 0) < 0 || libc::dup2(c.stdout, 1) < 0 || libc::dup2(c.stderr, 2) < 0 {
-        return fail();
-    }
-    if libc::setsid() < 0 {
-        return fail();
-    }
-    // As the standard library's `Command`: nothing blocked, SIGPIPE by default (mccbuild
-    // ignores it).
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    let no_core = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-    let tool = crate::isolation::ToolStart {
-        start: tool_main,
-        arg: (c as *const ChildData).cast(),
-    };
-    c.isolation.enter(c.gate, c.alive, c.slot, &tool)
-}
-
-/// Executes the tool (the first candidate that exists); returns the errno if none could be.
-///
-/// # Safety
-/// See [`child_main`].
-unsafe fn exec(c: &ChildData) -> i32 {
-    let mut error = libc::ENOENT;
-    for &path in c.candidates.iter().take_while(|p| !p.is_null()) {
-        libc::execve(path, c.argv.as_ptr(), c.envp.as_ptr());
-        let errno = *libc::__errno_location();
-        match errno {
-            // As execvp: look further, remembering a permission problem.
-            libc::ENOENT | libc::ENOTDIR => {}
-            libc::EACCES => error = libc::EACCES,
-            _ => return errno,
-        }
-    }
-    error
 }

@@ -1,0 +1,169 @@
+//! The real scheduler: Slurm's `sbatch` (the job's files written first), `squeue` and `scancel`,
+//! run as commands and their output read.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use mccbuild_plan::manifest::SlurmConfig;
+
+use super::{JobId, JobRequest, JobState, Scheduler, SchedulerError};
+
+/// The real scheduler: Slurm's `sbatch`, `squeue` and `scancel` (with the environment's
+/// SLURM_CONF). Job scripts, key lists and logs go to `dir`, which every node must see.
+pub struct SlurmCli {
+    pub config: SlurmConfig,
+    /// The mccbuild binary as the nodes see it.
+    pub mccbuild: PathBuf,
+    /// The manifest, absolute.
+    pub manifest: PathBuf,
+    /// The jobs' working directory (the contest's folder).
+    pub chdir: PathBuf,
+    /// Job scripts, key lists and logs (under the shared store).
+    pub dir: PathBuf,
+    /// Names this contest's jobs: `mccbuild-<tag>-<model>`.
+    pub tag: String,
+}
+
+pub(super) fn run_command(program: &str, args: &[String]) -> Result<String, SchedulerError> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| SchedulerError::NotRun {
+            program: program.to_string(),
+            reason: e.to_string(),
+        })?;
+    if !out.status.success() {
+        return Err(SchedulerError::Failed {
+            command: format!("{program} {}", args.join(" ")),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Reads `squeue -h -t all -o %i|%T|%N` lines.
+pub fn parse_squeue(text: &str) -> BTreeMap<JobId, JobState> {
+    let mut states = BTreeMap::new();
+    for line in text.lines() {
+        let mut fields = line.trim().splitn(3, '|');
+        let (Some(id), Some(state)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let node = fields.next().unwrap_or("").trim().to_string();
+        let state = state.trim();
+        let state = match state {
+            "RUNNING" | "COMPLETING" | "STAGE_OUT" | "SIGNALING" => JobState::Running { node },
+            "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD"
+            | "RESIZING" | "SUSPENDED" | "STOPPED" | "RESV_DEL_HOLD" => JobState::Pending,
+            other => JobState::Ended {
+                state: other.to_string(),
+                node,
+            },
+        };
+        states.insert(id.trim().to_string(), state);
+    }
+    states
+}
+
+impl Scheduler for SlurmCli {
+    fn submit(&mut self, job: &JobRequest) -> Result<JobId, SchedulerError> {
+        let unwritable = |path: &Path| {
+            let path = path.to_path_buf();
+            move |e: std::io::Error| SchedulerError::Write {
+                path,
+                reason: e.to_string(),
+            }
+        };
+        fs::create_dir_all(&self.dir).map_err(unwritable(&self.dir))?;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let base = format!(
+            "{}-a{}-{}-{stamp}",
+            job.model,
+            job.attempt,
+            std::process::id()
+        );
+        let keys_file = self.dir.join(format!("{base}.keys"));
+        let keys: String = job
+            .runs
+            .iter()
+            .map(|r| format!("{} {}\n", r.cores, r.exec_run_key()))
+            .collect();
+        mccbuild_core::fsio::write_atomically(&keys_file, keys.as_bytes())
+            .map_err(unwritable(&keys_file))?;
+        let script = self.dir.join(format!("{base}.sh"));
+        mccbuild_core::fsio::write_atomically(
+            &script,
+            self.batch_script(job, &keys_file).as_bytes(),
+        )
+        .map_err(unwritable(&script))?;
+        let mut args = self.sbatch_args(job);
+        args.push(script.to_string_lossy().into_owned());
+        let out = run_command("sbatch", &args)?;
+        let id = out
+            .trim()
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+            return Err(SchedulerError::NoJobId(out.trim().to_string()));
+        }
+        Ok(id)
+    }
+
+    fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SchedulerError> {
+        let mut states = BTreeMap::new();
+        // squeue takes a list; keep command lines short.
+        for chunk in jobs.chunks(200) {
+            let out = run_command(
+                "squeue",
+                &[
+                    "--noheader".into(),
+                    "--states=all".into(),
+                    format!("--jobs={}", chunk.join(",")),
+                    "--format=%i|%T|%N".into(),
+                ],
+            );
+            match out {
+                Ok(text) => states.extend(parse_squeue(&text)),
+                // squeue fails on a list holding a job it no longer knows: ask one by one.
+                Err(SchedulerError::Failed { stderr, .. }) if stderr.contains("Invalid job id") => {
+                    for job in chunk {
+                        if let Ok(text) = run_command(
+                            "squeue",
+                            &[
+                                "--noheader".into(),
+                                "--states=all".into(),
+                                format!("--jobs={job}"),
+                                "--format=%i|%T|%N".into(),
+                            ],
+                        ) {
+                            states.extend(parse_squeue(&text));
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(states)
+    }
+
+    fn cancel(&mut self, jobs: &[JobId]) -> Result<(), SchedulerError> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        run_command("scancel", jobs).map(|_| ())
+    }
+
+    fn log_of(&self, job: &JobId, model: &str) -> Option<PathBuf> {
+        Some(self.dir.join(format!("{model}-{job}.out")))
+    }
+}
