@@ -28,8 +28,9 @@ use mccbuild_core::Value;
 use mccbuild_scoring::db::{podiums, trusted_values, Handles, RunRef, ScoringDb};
 
 fn max_rss_mb() -> f64 {
-    // SAFETY: getrusage fills a struct we own.
+    // SAFETY: rusage is plain old data, for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills a struct we own.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     usage.ru_maxrss as f64 / 1024.0
 }

@@ -12,6 +12,8 @@
 //! crate wires them for one command, and the binary only reads the command line, calls it and
 //! maps its errors to exit codes.
 
+#![forbid(unsafe_code)]
+
 pub mod diff;
 pub mod error;
 pub mod execute;

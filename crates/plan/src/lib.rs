@@ -4,6 +4,8 @@
 //! ([`results_file`]), the run key builder ([`key`]), the plan itself ([`plan`]) and its snapshot, kept while
 //! nothing it was made from changes ([`snapshot`]).
 
+#![forbid(unsafe_code)]
+
 pub mod archive;
 pub mod corrections;
 pub mod digest_cache;

@@ -11,6 +11,8 @@
 //!   `target/skipped-tests.txt`, and returns; `scripts/test` lists that file at its end and fails
 //!   when it is not empty. No run that skipped a test is ever green.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -31,8 +31,10 @@ impl Runner {
     /// Interrupts the child (the watch was told to stop), and waits for it.
     pub(super) fn interrupt(&mut self) {
         if let Some(mut c) = self.child.take() {
-            // SAFETY: a signal to our own child, whose pid it still is (not waited for yet).
-            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+            // Our own child, whose pid it still is (not waited for yet).
+            if let Some(pid) = rustix::process::Pid::from_raw(c.id() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            }
             let _ = c.wait();
         }
     }
