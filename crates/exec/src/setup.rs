@@ -55,7 +55,10 @@ pub enum SetupError {
 }
 
 /// An I/O error doing `what` on `path`.
-fn io(what: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> SetupError {
+fn io(
+    what: &'static str,
+    path: &std::path::Path,
+) -> impl FnOnce(std::io::Error) -> SetupError + use<> {
     let path = path.to_path_buf();
     move |source| SetupError::Io { what, path, source }
 }

@@ -42,7 +42,10 @@ pub struct DistinctValue<'a> {
 
 impl<'a> DistinctValue<'a> {
     /// The tools that gave it, in the order of the answers.
-    pub fn tools<'b>(&self, answers: &'b [(ToolIdx, Value)]) -> impl Iterator<Item = ToolIdx> + 'b
+    pub fn tools<'b>(
+        &self,
+        answers: &'b [(ToolIdx, Value)],
+    ) -> impl Iterator<Item = ToolIdx> + 'b + use<'b>
     where
         'a: 'b,
     {

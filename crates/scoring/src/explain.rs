@@ -489,7 +489,7 @@ pub fn tools_answering<'db>(
     db: &'db ScoringDb,
     handles: &Handles,
     e: usize,
-) -> impl Iterator<Item = usize> + 'db {
+) -> impl Iterator<Item = usize> + 'db + use<'db> {
     handles
         .value_answers(db, e)
         .iter()
