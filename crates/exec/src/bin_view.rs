@@ -124,24 +124,30 @@ fn mount_overlay(lower: &Path, upper: &Path, work: &Path, merged: &Path) -> std:
     let c = |s: &str| {
         CString::new(s).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
     };
-    let (source, target, kind, data) = (
-        c("overlay")?,
-        c(&text(merged)?)?,
-        c("overlay")?,
-        c(&options)?,
-    );
-    // SAFETY: all pointers are valid NUL-terminated strings for the duration of the call.
-    let r = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            kind.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            data.as_ptr().cast(),
-        )
+    let (source, target, kind) = (c("overlay")?, c(&text(merged)?)?, c("overlay")?);
+    let mount = |data: &CString| {
+        // SAFETY: all pointers are valid NUL-terminated strings for the duration of the call.
+        let r = unsafe {
+            libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                kind.as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                data.as_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
+    // `volatile` (Linux 5.10 and later): the upper layer is the run's scratch, thrown away with
+    // the run, so it is never synced. Without it, unmounting the overlay syncs the whole file
+    // system the upper layer lies on, other processes' unwritten data included: with a busy
+    // disk, runs waited seconds to minutes each for their folder's unmount. A kernel that does
+    // not know the option refuses it (EINVAL): the overlay is then mounted without it.
+    match mount(&c(&format!("{options},volatile"))?) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => mount(&c(&options)?),
+        done => done,
     }
-    Ok(())
 }
