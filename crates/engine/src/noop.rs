@@ -7,18 +7,35 @@
 //! key ingredients, the binary's stamp, the stamps of every results, tool and instance file),
 //! the stamps of the reference answers and corrections, and the stamps of the store's files the
 //! index's verdict rests on ([`mccbuild_store::index::Footing`]: the index file, the shard
-//! folders, the packs and their folder, every loose record). Nothing is remembered while one of
-//! those stamps is under two seconds old. The file carries a blake3 digest of its content: a
-//! damaged one is not used.
+//! folders, the packs and their folder, every loose record). Nothing is remembered, nor used,
+//! while one of those stamps is too recent to be trusted ([`FileStamp::is_racy`], the one racy
+//! rule: the footing and the fingerprints apply it).
+//!
+//! ```text
+//! frame (`mccbuild_core::framed`: magic "MCCBNOOP", version 3), no binding,
+//! payload: postcard of `Memo` (its key, the store's files and the digest of their stamps,
+//!   what it remembers)
+//! ```
+//!
+//! The key is in the payload, not the binding: a reader learns it from the file and compares it
+//! with the one it computes. A memo of another format or version, cut short or damaged (it fails
+//! the frame's digest) is not used, without a word, and the next full no-op replaces it.
+//!
+//! [`FileStamp::is_racy`]: mccbuild_core::stamp::FileStamp::is_racy
 
 use std::path::{Path, PathBuf};
 
-use mccbuild_core::digest::{hex, Digest};
+use mccbuild_core::digest::Digest;
+use mccbuild_core::framed::Format;
 use serde::{Deserialize, Serialize};
 
-/// The file's first bytes; another format is not read. (1: without the store files' digest
-/// apart.)
-const MAGIC: &str = "mccbuild no-op 2";
+/// The memo file's frame. (1: a text head, the store files' digest not apart; 2: a text head
+/// with the key and a blake3 digest, a JSON body; 3: framed, postcard.)
+const FORMAT: Format = Format::new(b"MCCBNOOP", 3);
+
+/// What the key's digest starts from (the key is as it was before the frame: a memo's key does
+/// not depend on its file's format).
+const KEY_DOMAIN: &str = "mccbuild no-op 2";
 
 /// What every planned run being stored comes to, for the commands that answer from it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,13 +50,15 @@ pub struct Remembered {
     pub loose: usize,
 }
 
+/// A memo file's payload.
 #[derive(Serialize, Deserialize)]
 struct Memo {
+    key: Digest,
     /// The store's files the finding rests on (relative to the store's root).
     store_files: Vec<String>,
     /// The digest of their stamps then (also in the key): a command that finds other stamps
     /// knows the memo does not hold before it takes the plan's fingerprint.
-    store_digest: String,
+    store_digest: Digest,
     remembered: Remembered,
 }
 
@@ -65,7 +84,7 @@ pub fn path(meta_dir: &Path, manifest: &Path) -> PathBuf {
 /// the store files' stamps.
 pub fn key(plan: &Digest, answers: &Digest, store_files: &Digest) -> Digest {
     let mut hasher = blake3::Hasher::new();
-    hasher.update(MAGIC.as_bytes());
+    hasher.update(KEY_DOMAIN.as_bytes());
     for part in [plan, answers, store_files] {
         hasher.update(part);
     }
@@ -74,21 +93,11 @@ pub fn key(plan: &Digest, answers: &Digest, store_files: &Digest) -> Digest {
 
 /// The file at `path`, if it is whole and of this format.
 pub fn read(path: &Path) -> Option<Recalled> {
-    let bytes = std::fs::read(path).ok()?;
-    let newline = bytes.iter().position(|&b| b == b'\n')?;
-    let head = std::str::from_utf8(&bytes[..newline]).ok()?;
-    let body = &bytes[newline + 1..];
-    let mut words = head.rsplitn(3, ' ');
-    let (digest, key, magic) = (words.next()?, words.next()?, words.next()?);
-    let key = mccbuild_core::RunKey::from_hex(key)?.0;
-    if magic != MAGIC || digest != content_digest(&key, body).to_hex().as_str() {
-        return None;
-    }
-    let memo: Memo = serde_json::from_slice(body).ok()?;
+    let memo: Memo = FORMAT.read_value(path, b"").ok()?;
     Some(Recalled {
-        key,
+        key: memo.key,
         store_files: memo.store_files,
-        store_digest: mccbuild_core::RunKey::from_hex(&memo.store_digest)?.0,
+        store_digest: memo.store_digest,
         remembered: memo.remembered,
     })
 }
@@ -107,30 +116,21 @@ pub fn write(
     store_digest: &Digest,
     remembered: Remembered,
 ) -> std::io::Result<()> {
-    let body = serde_json::to_vec(&Memo {
+    let memo = Memo {
+        key: *key,
         store_files,
-        store_digest: hex(store_digest),
+        store_digest: *store_digest,
         remembered,
-    })
-    .map_err(std::io::Error::other)?;
-    let digest = content_digest(key, &body);
-    let mut bytes = format!("{MAGIC} {} {}\n", hex(key), digest.to_hex()).into_bytes();
-    bytes.extend_from_slice(&body);
+    };
     // As the plan snapshot: renamed into place without a sync (a torn file fails its digest).
+    let bytes = FORMAT.encode_value(b"", &memo)?;
     mccbuild_core::fsio::write_atomically_in_batch(path, &bytes)
-}
-
-/// The digest a memo file carries: of its key and its body.
-fn content_digest(key: &Digest, body: &[u8]) -> blake3::Hash {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(key);
-    hasher.update(body);
-    hasher.finalize()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mccbuild_core::digest::hex;
 
     fn sample() -> Remembered {
         Remembered {
@@ -170,14 +170,20 @@ mod tests {
             std::fs::write(&path, &whole[..len]).unwrap();
             assert!(read(&path).is_none(), "cut at {len}");
         }
-        // A memo of the first format (its store files' digest not apart) is not read.
-        let text = String::from_utf8(whole.clone()).unwrap();
-        std::fs::write(
-            &path,
-            text.replacen("mccbuild no-op 2", "mccbuild no-op 1", 1),
-        )
-        .unwrap();
-        assert!(read(&path).is_none(), "format 1");
+        // A memo of the format before the frame (a text head, a JSON body) is not read.
+        let head = format!("mccbuild no-op 2 {} {}\n", hex(&[7; 32]), hex(&[5; 32]));
+        std::fs::write(&path, [head.as_bytes(), b"{}"].concat()).unwrap();
+        assert!(read(&path).is_none(), "format 2");
+        // Nor one of another version of the frame.
+        let older = Format::new(b"MCCBNOOP", 2);
+        let memo = Memo {
+            key: [7; 32],
+            store_files: vec![],
+            store_digest: [6; 32],
+            remembered: sample(),
+        };
+        std::fs::write(&path, older.encode_value(b"", &memo).unwrap()).unwrap();
+        assert!(read(&path).is_none(), "version 2 of the frame");
         std::fs::write(&path, &whole).unwrap();
         assert!(read(&path).is_some());
     }

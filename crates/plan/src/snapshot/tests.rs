@@ -166,7 +166,8 @@ fn every_input_of_the_plan_changes_the_fingerprint() {
 }
 
 /// The remembered no-op's key has the stamps of what every command reads besides the plan
-/// (src/noop.rs): the reference answers (a folder, every file of it) and the corrections.
+/// (crates/engine/src/noop.rs): the reference answers (a folder, every file of it) and the
+/// corrections.
 #[test]
 fn the_answers_fingerprint_sees_the_reference_and_the_corrections() {
     let dir = contest_dir();
