@@ -1,10 +1,8 @@
 //! The `mccbuild` binary end to end, in temporary folders, with scripted tools.
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 
 const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 14 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 4 TECHNIQUES EXPLICIT\n";
 

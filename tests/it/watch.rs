@@ -2,15 +2,13 @@
 //! executor writes them), after each of which the published scores equal those of a fresh
 //! `mccbuild scores`; a half-written record, a burst, an invalid manifest.
 
-mod common;
-
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 22 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 2 TECHNIQUES EXPLICIT\n";
 

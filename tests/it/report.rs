@@ -3,12 +3,10 @@
 //! logs anything to the console, every local link resolves. Screenshots are saved under
 //! target/report-screenshots/ for a person to look at.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// Loads a page headless; returns the DOM after loading and the console lines Chromium logged.
 fn open(chromium: &Path, page: &Path, screenshot: Option<&Path>) -> (String, Vec<String>) {

@@ -4,11 +4,9 @@
 //! and is shown beside the reference; and a changed reference re-scores without rerunning
 //! anything (the reference is in no run key).
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 
 const PNML: &str = "<pnml><net type=\"http://www.pnml.org/version-2009/grammar/ptnet\"><page id=\"p\"/></net></pnml>\n";
 const INSTANCE: &str = "Ref-PT-1";

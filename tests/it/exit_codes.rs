@@ -2,13 +2,11 @@
 //! docs/cli.md names these tests). Codes are mapped in one place (src/error.rs); these tests
 //! hold that mapping to the documentation.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 
 const SS: &str = "STATE_SPACE STATES 9\nSTATE_SPACE TRANSITIONS 24\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1\nSTATE_SPACE MAX_TOKEN_PER_MARKING 3\n";
 

@@ -1,12 +1,10 @@
 //! The store's guarantees through the `mccbuild` binary (docs/cache.md): self-verifying records,
 //! cached views keyed by content.
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
-use common::*;
+use crate::common::*;
 
 const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 14 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 4 TECHNIQUES EXPLICIT\n";
 

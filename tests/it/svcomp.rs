@@ -8,14 +8,12 @@
 //! frama-c-eva needs Frama-C (Debian package frama-c-base): without it the test is skipped with
 //! a printed reason, and fails in CI.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const TOOLS: [&str; 3] = ["tester", "frama-c-eva", "pessimist"];
 

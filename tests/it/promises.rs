@@ -1,11 +1,9 @@
 //! Promises of docs/cache.md and docs/execution.md that no other suite proved, each through the
-//! real binary; the pages name these tests (tests/docs.rs checks that the names exist).
-
-mod common;
+//! real binary; the pages name these tests (tests/it/docs.rs checks that the names exist).
 
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 const PHIL: &str = "Philosophers-PT-000002";
 

@@ -2,13 +2,11 @@
 //! (tests/qualify/<fault>.sh, each a conforming tool plus one fault) gets exactly that fault,
 //! named with its run, and the run's reproduction command does what the run did.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 /// The faults, each the name of its check and of its script under tests/qualify/.
 const FAULTS: [&str; 9] = [
@@ -188,7 +186,7 @@ fn the_reproduction_command_runs_the_tool_as_the_run_did() {
 }
 
 /// The demo's three tools (tools/) qualify, in the repository's own store (shared with
-/// tests/demo.rs and `mccbuild run`).
+/// tests/it/demo.rs and `mccbuild run`).
 #[test]
 fn the_demo_tools_qualify() {
     let repo = Path::new(REPO);

@@ -4,14 +4,12 @@
 //! archive are each checked in crates/plan (`hostile_archives_are_refused`,
 //! `archive_bombs_stop_at_the_bound`); here, peak memory is measured on the real process.
 
-mod common;
-
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 
 /// What a finished `mccbuild` said, and its peak resident memory (its own and its reaped
 /// children's, from wait4's rusage).

@@ -2,14 +2,12 @@
 //! fresh contest that must score the same), the JSON, and the verdict files (validated with
 //! lxml against the RELAX NG grammar transcribed in tests/schemas/propertiesverdict.rng).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// The documented columns (docs/exports.md), in order.
 const COLUMNS: [&str; 17] = [

@@ -1,5 +1,4 @@
 //! Test harness: contests in temporary folders, scripted tools, the real `mccbuild` binary.
-#![allow(dead_code)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -8,7 +7,6 @@ use std::process::{Command, Output};
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-#[allow(unused_imports)]
 pub use mccbuild_testkit::{mcc_data, skip};
 
 pub struct TestContest {

@@ -25,12 +25,10 @@
 //! 171,072 runs) and 25 s for 2025 on an idle machine: the only tests that check the scoring
 //! against real editions' official results.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{mccbuild_in, stderr, stdout, REPO};
+use crate::common::{mccbuild_in, stderr, stdout, REPO};
 
 fn script(dir: &Path, name: &str, args: &[&str]) -> std::process::Output {
     Command::new("python3")

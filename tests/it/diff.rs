@@ -2,16 +2,14 @@
 //! (its BenchKit_head.sh flips every ReachabilityDeadlock answer) lists exactly the values the bug
 //! changed, each newly wrong against the trusted values the demo's tools vote.
 //!
-//! The contest uses the repository's store (`cache/`, as tests/demo.rs and tests/qualify.rs do),
+//! The contest uses the repository's store (`cache/`, as tests/it/demo.rs and tests/it/qualify.rs do),
 //! so pm4py's and SNAKES's runs and setups are shared with them.
-
-mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 const FLIP: &str = r#"if [ "$BK_EXAMINATION" = ReachabilityDeadlock ]; then
     # The deliberate bug: every ReachabilityDeadlock answer flipped.

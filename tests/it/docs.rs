@@ -1,23 +1,21 @@
 //! Every command shown in a code block of README.md and docs/*.md, run on the demo contest (its
-//! store, `cache/`, as tests/demo.rs and the README use it): none may fail. Commands that need
+//! store, `cache/`, as tests/it/demo.rs and the README use it): none may fail. Commands that need
 //! long runs, other contests or hardware are skipped, each with its reason (listed below and
 //! printed); synopsis lines (`mccbuild run [--jobs N] [--tool T]`) run in their shortest form with
 //! the placeholders of [`PLACEHOLDERS`].
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 /// Commands not run, by their start, with why.
 const SKIPPED: &[(&str, &str)] = &[
     ("scripts/test", "the test command itself"),
     ("scripts/bench-", "a benchmark: minutes, under /work/heavy.lock, figures in docs/BENCHMARKS.md"),
-    ("scripts/guest-", "builds QEMU guests (minutes; tests/qemu.rs uses them)"),
+    ("scripts/guest-", "builds QEMU guests (minutes; tests/it/qemu.rs uses them)"),
     ("scripts/mcc-replay-analysis", "the replay analysis of ../shared/data (a suite of scripts/test)"),
     ("scripts/mcc-score-oracle", "the replay's oracle (its --self-test is a suite of scripts/test)"),
-    ("mccbuild import", "the demo has no results file; tests/import.rs runs import on the contest of docs/import.md"),
+    ("mccbuild import", "the demo has no results file; tests/it/import.rs runs import on the contest of docs/import.md"),
     ("mccbuild scores --json > scores.json", "docs/replay.md: on the 2024 replay (examples/mcc2024-replay), not the demo"),
 ];
 

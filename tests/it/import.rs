@@ -1,11 +1,9 @@
 //! `mccbuild import`, `explain` and `confidence` on a contest whose runs come from a results
 //! file in the layout of the MCC's raw-result-analysis.csv.
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 
 const HEADER: &str = "tool,Input,Examination,nb cores,time flag,memory flag,results,techniques,max memory (MB),CPU (ms),Time (ms),i/o wait (ms),Status,run id,flags:bonus:scores:mask,estimated result,# tools computing estimated results\n";
 

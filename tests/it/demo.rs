@@ -4,12 +4,10 @@
 //! setups with `mccbuild run` (the first time, it builds the explorer and installs pm4py and
 //! SNAKES from PyPI).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn demo_contest_runs_once_and_its_trusted_values_are_the_hand_computed_answers() {

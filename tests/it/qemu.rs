@@ -3,14 +3,12 @@
 //! KVM where a probe boot shows it works). Without qemu-system-x86_64 the tests skip, and fail
 //! in CI. Each test checks that no QEMU process of its mccbuild is left.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 
 /// The kernel-kind guest (built once per test process by scripts/guest-kernel, which returns
 /// at once when it is up to date), or None when QEMU or the guest cannot be had.
@@ -622,7 +620,7 @@ fn the_kernel_guest_runs_tools_as_mcc_unless_the_manifest_says_root() {
 /// tests/submission-tool, unchanged (GNU parallel, /usr/bin/time, timeout and bash are the
 /// host's /usr, shared read-only with the guest), answers all 13 examinations of
 /// Philosophers-PT-000002 with the golden values, as `mcc`: every examination it supports, as
-/// under the local (tests/submission.rs) and Slurm (tests/slurm.rs) executors. One variant only
+/// under the local (tests/it/submission.rs) and Slurm (tests/it/slurm.rs) executors. One variant only
 /// (each run boots a VM under TCG; the local test runs both).
 #[test]
 fn the_test_submission_gives_the_golden_answers_in_the_kernel_guest() {

@@ -6,14 +6,12 @@
 //! the missing runs. Needs root (cgroups and namespaces): CI has it; elsewhere it skips with a
 //! printed reason.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// Whether `mccbuild sandbox` isolates here (root, cgroups, namespaces).
 fn isolated() -> bool {

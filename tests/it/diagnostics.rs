@@ -1,11 +1,9 @@
 //! The answer parser's diagnostics where people look, through the binary: `run` summarises them
 //! per tool at the end, `explain` shows a value's, the report's tool page lists them.
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 
 const I: &str = "Philosophers-PT-000002";
 

@@ -4,15 +4,13 @@
 //! again and nothing is recorded as a tool's failure; a second `run` submits only what is
 //! missing. Without Slurm or root these tests skip (and fail in CI).
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// A private cluster in a temporary folder, stopped (exactly its own daemons) when dropped.
 /// One cluster at a time: the machine has 2 cores.
@@ -115,7 +113,7 @@ impl Drop for Cluster {
 
 /// The demo contest (contest.toml) in `dir`, through Slurm, with its own store there; it uses
 /// the repository's models and tools where they are, and shares the repository store's tool
-/// setups (built once, by tests/demo.rs or `mccbuild run`).
+/// setups (built once, by tests/it/demo.rs or `mccbuild run`).
 fn demo_through_slurm(dir: &Path) {
     let text = fs::read_to_string(Path::new(REPO).join("contest.toml")).unwrap();
     let text = text
@@ -132,7 +130,7 @@ fn demo_through_slurm(dir: &Path) {
     std::os::unix::fs::symlink(&shared_tools, dir.join("store/tools")).unwrap();
 }
 
-/// The demo contest run locally in the repository's store (as tests/demo.rs does): the
+/// The demo contest run locally in the repository's store (as tests/it/demo.rs does): the
 /// reference answers. Returns its records by key.
 fn local_demo_records() -> BTreeMap<String, serde_json::Value> {
     let out = mccbuild_in(Path::new(REPO), &["run", "--json"]);

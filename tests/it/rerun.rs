@@ -1,14 +1,12 @@
 //! `mccbuild run --rerun` (issue 15): the selected runs of the store, narrowed by outcome, are
 //! executed again and their records replaced; nothing else runs, and no record is lost.
 
-mod common;
-
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 
 const I2: &str = "Philosophers-PT-000002";
 const I3: &str = "Philosophers-PT-000003";

@@ -4,14 +4,12 @@
 //! come out right around it. Needs root (cgroups and namespaces): CI has it; elsewhere it skips
 //! with a printed reason.
 
-mod common;
-
 use std::fs;
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 /// Whether `mccbuild sandbox` isolates here (root, cgroups, namespaces).
 fn isolated() -> bool {

@@ -1,13 +1,11 @@
 //! What a person sees (issue 19): every option described in `--help` and in docs/cli.md, checks
 //! that come before `run` fails, progress that tells the truth.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 
 use clap::CommandFactory;
-use common::*;
+use crate::common::*;
 
 /// The non-hidden long options of a clap command, without help and version.
 fn long_options(cmd: &clap::Command) -> Vec<(String, bool)> {

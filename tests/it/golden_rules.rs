@@ -17,13 +17,11 @@
 //!
 //! Run with `cargo test --release --test golden_rules`.
 
-mod common;
-
 use std::fmt::Display;
 use std::fs;
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value as Json;
 
 // ---------------------------------------------------------------------------------------------

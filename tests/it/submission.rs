@@ -3,12 +3,10 @@
 //! per run, the unprivileged user `mcc`, selective reruns. Everything through the real binary.
 //! Tests that need root, cgroups and namespaces skip (or fail under CI=true) without them.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 fn executed(out: &std::process::Output) -> serde_json::Value {
     assert!(
@@ -321,8 +319,8 @@ fi
 /// bash entry dispatching on BK_TOOL, temporary files under $BK_BIN_PATH/tmp, GNU parallel
 /// running two strategies, a clock budget from BK_TIME_CONFINEMENT, /usr/bin/time, ulimit -v, a
 /// background heartbeat) answers all 13 examinations of Philosophers-PT-000002 with the values of
-/// tests/golden/demo-models.csv, in both of its variants, as the user `mcc`. tests/qemu.rs and
-/// tests/slurm.rs run the same folder, unchanged, under their executors.
+/// tests/golden/demo-models.csv, in both of its variants, as the user `mcc`. tests/it/qemu.rs and
+/// tests/it/slurm.rs run the same folder, unchanged, under their executors.
 #[test]
 fn the_test_submission_answers_every_examination_right_locally() {
     let dir = tempfile::tempdir().unwrap();

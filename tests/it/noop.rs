@@ -4,13 +4,11 @@
 //! rewritten or added, the index rebuilt, a tool, an instance, the manifest or the rules edited, the
 //! binary changed, a `run` that waited for another's records.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::common::*;
 
 const SS: &str = "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 14 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 4 TECHNIQUES EXPLICIT\n";
 const INSTANCES: [&str; 2] = ["Philosophers-PT-000002", "Philosophers-PT-000003"];

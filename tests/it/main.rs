@@ -1,0 +1,34 @@
+//! The integration tests: the real `mccbuild` binary driven in temporary folders, one test
+//! binary with one module per suite. A suite is chosen by its module path, e.g.
+//! `cargo test --release --test it -- slurm::` runs the Slurm suite alone (scripts/test runs each
+//! suite so, and checks that every suite's filter selects exactly that module's tests).
+//! `common` is the harness the suites share.
+
+mod common;
+
+mod archives;
+mod cli;
+mod demo;
+mod diagnostics;
+mod diff;
+mod docs;
+mod exit_codes;
+mod export;
+mod golden_rules;
+mod import;
+mod noop;
+mod promises;
+mod qemu;
+mod qualify;
+mod reference;
+mod replay;
+mod report;
+mod rerun;
+mod sandbox;
+mod slurm;
+mod soak;
+mod store;
+mod submission;
+mod svcomp;
+mod ux;
+mod watch;
