@@ -1,4 +1,4 @@
-//! Instance archives through the binary (issue 13, item 7): an archive is read with constant
+//! Instance archives through the binary: an archive is read with constant
 //! memory whatever its entries' sizes (hashed, parsed and unpacked as its bytes flow, the size
 //! caps counted on the bytes read), and hostile archives are refused. The kinds of hostile
 //! archive are each checked in crates/plan (`hostile_archives_are_refused`,

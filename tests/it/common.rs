@@ -312,7 +312,7 @@ pub fn assert_golden_answers(record: &serde_json::Value) -> usize {
 /// values are in tests/golden/demo-models.csv.
 pub const SUBMISSION_INSTANCE: &str = "Philosophers-PT-000002";
 
-/// A contest in `dir` running the test submission of tests/submission-tool (issue 15), unchanged
+/// A contest in `dir` running the test submission of tests/submission-tool, unchanged
 /// from the repository, on SUBMISSION_INSTANCE for `exams`, one tool entry per (name, bk_tool),
 /// under `executor` (the `[executor]` table and its sub-tables), with `time_s` of wall clock
 /// (the edition's) and 1024 MB. Its store is `dir/store`, whose

@@ -83,7 +83,7 @@ fn exit_1_when_a_run_cannot_be_started() {
     );
 }
 
-/// Issue 13, item 8: a formula file missing from an instance (UpperBounds.xml removed) is a
+/// A formula file missing from an instance (UpperBounds.xml removed) is a
 /// problem of `check` naming the file, the instance and the examination and saying what to do;
 /// `run` makes every other run, warns, and exits 1; so does an instance that cannot be read at
 /// all (a broken archive). `--model` of another model asks nothing of them: exit 0.

@@ -750,7 +750,7 @@ fn e4_2_scores_follow_the_trusted_values_of_the_vote_contest() {
 // ---------------------------------------------------------------------------------------------
 // E-3.1, single tool: the thresholds of 2026 and 2023.
 
-/// The issue's example: one lone answer of a tool whose Confidence is 199/200 = 0.995 is
+/// The threshold's example: one lone answer of a tool whose Confidence is 199/200 = 0.995 is
 /// trusted under 2023 (threshold 0.993) and unknown under 2026 (threshold 0.997). Switching
 /// editions changes only the manifest's `rules` line and runs nothing again.
 #[test]
@@ -1440,7 +1440,7 @@ fn e4_3_e4_5_awards_count_completed_examinations_only() {
     );
 }
 
-/// E-4.5 read as per-examination wins never rewards solving less (issue 14): x completes one
+/// E-4.5 read as per-examination wins never rewards solving less: x completes one
 /// easy examination in 4 units of CPU (10 MB); y completes it in 1 unit (no extra memory) and
 /// also two hard ones, 10 units and 40 MB each. The same runs under a mean over each tool's own
 /// completions give both awards to x; under the 2026 edition's wins, both go to y.
@@ -2029,7 +2029,7 @@ fn edition_switch_reuses_runs_and_rescores() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exact arithmetic: the issue's two float cases and ties at every level.
+// Exact arithmetic: two cases where floats would decide wrongly, and ties at every level.
 
 /// The `scores_exact` fraction of a tool in a category.
 #[track_caller]

@@ -196,7 +196,7 @@ fn scores_explain_and_confidence_of_imported_runs() {
         "STATES",
     ]);
     assert_eq!(bad.status.code(), Some(2));
-    // An instance the contest does not have is named as such (issue 19), not as a missing examination.
+    // An instance the contest does not have is named as such, not as a missing examination.
     assert!(
         stderr(&bad).contains("no instance `M-PT-9`"),
         "{}",

@@ -573,7 +573,7 @@ fn the_explorer_in_a_debootstrap_image_gives_the_hand_computed_answers() {
     assert_eq!(json(&again)["executed"], 0);
 }
 
-/// Issue 15 in the kernel guest: tools run as BenchKit's unprivileged `mcc` (`id -u` is not 0),
+/// Real submissions in the kernel guest: tools run as BenchKit's unprivileged `mcc` (`id -u` is not 0),
 /// as root only where the manifest says `user = "root"`; BK_BIN_PATH is writable (an overlay in
 /// the guest over the read-only share), and the run's home and working directory are its own.
 #[test]
@@ -616,7 +616,7 @@ fn the_kernel_guest_runs_tools_as_mcc_unless_the_manifest_says_root() {
     assert!(!c.path().join("tools/t/tmp").exists());
 }
 
-/// Acceptance 1 of issue 15, QEMU executor (kernel guest): the test submission of
+/// A real submission under the QEMU executor (kernel guest): the test submission of
 /// tests/submission-tool, unchanged (GNU parallel, /usr/bin/time, timeout and bash are the
 /// host's /usr, shared read-only with the guest), answers all 13 examinations of
 /// Philosophers-PT-000002 with the golden values, as `mcc`: every examination it supports, as

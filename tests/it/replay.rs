@@ -336,7 +336,7 @@ fn mcc2024_replay_differs_from_the_oracle_only_by_the_explained_causes() {
         assert_eq!(p["oracle"], serde_json::json!(medals), "{category}");
     }
 
-    // The two published figures (issue 14), within 1 %: mccbuild's exact score against them.
+    // The two published figures, within 1 %: mccbuild's exact score against them.
     for (category, tool, published) in [
         ("StateSpace", "GreatSPN+red", 16_184),
         ("CTL", "ITS-Tools", 29_573),

@@ -1,4 +1,4 @@
-//! `mccbuild run --rerun` (issue 15): the selected runs of the store, narrowed by outcome, are
+//! `mccbuild run --rerun`: the selected runs of the store, narrowed by outcome, are
 //! executed again and their records replaced; nothing else runs, and no record is lost.
 
 use std::fs;

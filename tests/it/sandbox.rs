@@ -1,4 +1,4 @@
-//! Hostile tools (issue: reliable execution): each misbehaviour is contained and classified, and
+//! Hostile tools: each misbehaviour is contained and classified, and
 //! neither the host nor the next run is affected. One contest, one hostile tool whose behaviour
 //! depends on the examination, and one well-behaved tool on the same instance whose answers must
 //! come out right around it. Needs root (cgroups and namespaces): CI has it; elsewhere it skips

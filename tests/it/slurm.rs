@@ -762,7 +762,7 @@ fn rerun_failed_through_slurm_redoes_exactly_the_failed_runs() {
     assert_eq!(c.records().len(), 4);
 }
 
-/// Acceptance 1 of issue 15, Slurm executor: the test submission of tests/submission-tool,
+/// A real submission under the Slurm executor: the test submission of tests/submission-tool,
 /// unchanged, answers all 13 examinations of Philosophers-PT-000002 with the golden values
 /// (tests/golden/demo-models.csv) through a real cluster, each run a step in the local sandbox of
 /// a node, as `mcc`.

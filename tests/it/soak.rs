@@ -1,4 +1,4 @@
-//! Faults injected into `mccbuild run` (issue 13): random `kill -9` and SIGHUP with slow and
+//! Faults injected into `mccbuild run`: random `kill -9` and SIGHUP with slow and
 //! CPU-bound tools in flight, a closed output pipe (`mccbuild run 2>&1 | head -1`), and a tool
 //! that signals itself. Asserts what docs/execution.md promises: no record lost or torn, no run
 //! killed by the infrastructure recorded, no tool process alive 5 s after mccbuild's death, no

@@ -1,4 +1,4 @@
-//! Real MCC submissions run unchanged (issue 15): BK_TOOL from the manifest's `bk_tool`, the
+//! Real MCC submissions run unchanged: BK_TOOL from the manifest's `bk_tool`, the
 //! edition's time limit (wall-clock as BenchKit, CPU time as SV-COMP), a writable BK_BIN_PATH
 //! per run, the unprivileged user `mcc`, selective reruns. Everything through the real binary.
 //! Tests that need root, cgroups and namespaces skip (or fail under CI=true) without them.
@@ -82,7 +82,7 @@ fn bk_tool_is_the_manifests_and_dispatches_variants() {
 }
 
 /// A tool on 2 cores that burns both and budgets `budget_sixths`/6 of BK_TIME_CONFINEMENT by the
-/// clock (5: the issue's 50 s of 60 s, at 10 s of 12 s), printing its answer at the end.
+/// clock (5: 50 s of 60 s as a real submission budgets, at 10 s of 12 s), printing its answer at the end.
 const CLOCK_BUDGET_TOOL: &str = r#"#!/bin/bash
 budget_us=$((BK_TIME_CONFINEMENT * 1000000 * $(cat "$(dirname "$0")/budget_sixths") / 6))
 start=${EPOCHREALTIME/./}
@@ -315,7 +315,7 @@ fi
     assert_eq!(answers, 0);
 }
 
-/// Acceptance 1 of issue 15, local executor: the test submission of tests/submission-tool (a
+/// A real submission under the local executor: the test submission of tests/submission-tool (a
 /// bash entry dispatching on BK_TOOL, temporary files under $BK_BIN_PATH/tmp, GNU parallel
 /// running two strategies, a clock budget from BK_TIME_CONFINEMENT, /usr/bin/time, ulimit -v, a
 /// background heartbeat) answers all 13 examinations of Philosophers-PT-000002 with the values of

@@ -1,4 +1,4 @@
-//! What a person sees (issue 19): every option described in `--help` and in docs/cli.md, checks
+//! What a person sees: every option described in `--help` and in docs/cli.md, checks
 //! that come before `run` fails, progress that tells the truth.
 
 use std::collections::BTreeSet;
