@@ -30,5 +30,6 @@ mod soak;
 mod store;
 mod submission;
 mod svcomp;
+mod tool_copies;
 mod ux;
 mod watch;
