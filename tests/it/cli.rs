@@ -275,6 +275,8 @@ fn check_reports_every_problem_at_once() {
     ] {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
+    // The whole report, in its order, each problem with its place and its fix.
+    output_settings(c.path()).bind(|| insta::assert_snapshot!("check_of_six_problems", err));
 }
 
 #[test]

@@ -429,3 +429,28 @@ pub const ALL_EXAMINATIONS: [&str; 13] = [
     "LTLCardinality",
     "LTLFireability",
 ];
+
+/// The settings of a snapshot of a command's output (insta, tests/it/snapshots/): the contest's
+/// folder `dir` is written `[CONTEST]` and the repository `[REPO]`, so a snapshot holds no path
+/// of this machine. Use as `output_settings(c.path()).bind(|| insta::assert_snapshot!(...))`.
+pub fn output_settings(dir: &Path) -> insta::Settings {
+    let literal = |path: &Path| -> String {
+        path.to_string_lossy()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                    c.to_string()
+                } else {
+                    format!("\\{c}")
+                }
+            })
+            .collect()
+    };
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&literal(dir), "[CONTEST]");
+    if let Ok(canonical) = dir.canonicalize() {
+        settings.add_filter(&literal(&canonical), "[CONTEST]");
+    }
+    settings.add_filter(&literal(Path::new(REPO)), "[REPO]");
+    settings
+}

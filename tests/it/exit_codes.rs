@@ -183,6 +183,8 @@ fn exit_2_for_an_invalid_manifest_with_every_unknown_key_reported() {
     assert!(err.contains("unknown field `setp` in [tool]"), "{err}");
     assert!(err.contains("contest.toml:"), "{err}");
     assert!(err.contains("2 problems found"), "{err}");
+    // The whole report: each problem at its line and column, with the line quoted.
+    output_settings(c.path()).bind(|| insta::assert_snapshot!("check_of_two_unknown_keys", err));
 }
 
 #[test]

@@ -144,6 +144,7 @@ fn scores_explain_and_confidence_of_imported_runs() {
         text.contains("E-3.1, second situation") && text.contains("trusted value: TRUE"),
         "{text}"
     );
+    output_settings(c.path()).bind(|| insta::assert_snapshot!("explain_a_weighted_majority", text));
     let states = json(&c.mccbuild(&[
         "explain",
         "--instance",
@@ -186,6 +187,15 @@ fn scores_explain_and_confidence_of_imported_runs() {
         a,
         &serde_json::json!({"tool": "a", "rate": 1.0, "correct": 3, "selected": 3, "examinations": 2})
     );
+    // The table as printed: every tool's rate, correct and selected values, examinations.
+    let printed = c.mccbuild(&["confidence"]);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    output_settings(c.path())
+        .bind(|| insta::assert_snapshot!("confidence_table", stdout(&printed)));
+    // The plan as printed, every run imported: nothing to run.
+    let plan = c.mccbuild(&["plan"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    output_settings(c.path()).bind(|| insta::assert_snapshot!("plan_all_imported", stdout(&plan)));
     let bad = c.mccbuild(&[
         "explain",
         "--instance",

@@ -3,6 +3,12 @@
 //! `cargo test --release --test it -- slurm::` runs the Slurm suite alone (scripts/test runs each
 //! suite so, and checks that every suite's filter selects exactly that module's tests).
 //! `common` is the harness the suites share.
+//!
+//! Where the text a command prints is the contract, a test compares it whole with a snapshot in
+//! `snapshots/` (insta; `common::output_settings` writes the temporary folder and the repository
+//! as `[CONTEST]` and `[REPO]`). A snapshot that differs or is missing fails the test. Outside CI
+//! insta writes the new text beside it (`.snap.new`) for `cargo insta review`; in CI
+//! (`CI=true`) and under scripts/test (`INSTA_UPDATE=no`) nothing is written.
 
 mod common;
 
