@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 use std::fs;
 
-use clap::CommandFactory;
 use crate::common::*;
+use clap::CommandFactory;
 
 /// The non-hidden long options of a clap command, without help and version.
 fn long_options(cmd: &clap::Command) -> Vec<(String, bool)> {
