@@ -1,4 +1,4 @@
-# Shared by the qualification's test tools (tests/qualify.rs): `answers [SUFFIX]` prints what a
+# Shared by the qualification's test tools (tests/it/qualify.rs): `answers [SUFFIX]` prints what a
 # conforming tool prints for $BK_EXAMINATION on the instance in the working directory: every value
 # (TRUE, or 1 for integers; right or wrong does not matter to the qualification), each line ending
 # with SUFFIX (default `TECHNIQUES EXPLICIT`). Each other script here adds one protocol fault.

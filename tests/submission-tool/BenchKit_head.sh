@@ -1,6 +1,6 @@
 #!/bin/bash
-# A test tool written the way real MCC submissions are (issue 15). tests/submission.rs,
-# tests/qemu.rs and tests/slurm.rs run this folder unchanged under the local, QEMU and Slurm
+# A test tool written the way real MCC submissions are. tests/it/submission.rs,
+# tests/it/qemu.rs and tests/it/slurm.rs run this folder unchanged under the local, QEMU and Slurm
 # executors and check its answers against tests/golden/demo-models.csv.
 #
 # Like the MCC entry points of TAPAAL or ITS-Tools, it

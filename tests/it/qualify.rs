@@ -1,0 +1,209 @@
+//! `mccbuild qualify` through the binary: the demo's tools qualify; a test tool per protocol fault
+//! (tests/qualify/<fault>.sh, each a conforming tool plus one fault) gets exactly that fault,
+//! named with its run, and the run's reproduction command does what the run did.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+use crate::common::*;
+
+/// The faults, each the name of its check and of its script under tests/qualify/.
+const FAULTS: [&str; 9] = [
+    "unknown-id",
+    "ill-formed-value",
+    "stdout",
+    "contradiction",
+    "no-response",
+    "techniques",
+    "answer-on-stderr",
+    "exit-status",
+    "limits",
+];
+
+const EXAMS: &str = "examinations = [\"StateSpace\", \"ReachabilityDeadlock\", \"UpperBounds\", \"ReachabilityCardinality\"]";
+
+fn test_tool(c: &mut TestContest, name: &str, examinations: &str) {
+    let scripts = Path::new(REPO).join("tests/qualify");
+    let script = fs::read_to_string(scripts.join(format!("{name}.sh"))).unwrap();
+    let dir = c.script_tool(name, &script, examinations);
+    fs::copy(scripts.join("lib.sh"), dir.join("lib.sh")).unwrap();
+}
+
+fn contest() -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.copy_demo_instance("Philosophers-PT-000003");
+    c.copy_demo_instance("ProdCons-PT-2");
+    // Qualification: the first instance of each known model only; a surprise model is new.
+    c.model(
+        "Philosophers",
+        "known",
+        &[
+            "models/Philosophers-PT-000002",
+            "models/Philosophers-PT-000003",
+        ],
+    );
+    c.model("ProdCons", "surprise", &["models/ProdCons-PT-2"]);
+    test_tool(&mut c, "good", EXAMS);
+    for fault in FAULTS {
+        // The looping tool takes part in one examination: one run at the CPU-time limit.
+        let exams = if fault == "limits" {
+            "examinations = [\"StateSpace\"]"
+        } else {
+            EXAMS
+        };
+        test_tool(&mut c, fault, exams);
+    }
+    c.write("time_s = 1\nmemory_mb = 512");
+    c
+}
+
+#[test]
+fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
+    let c = contest();
+    let out = c.mccbuild(&["qualify", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let tools = report["tools"].as_object().unwrap();
+    assert_eq!(tools.len(), FAULTS.len() + 1, "{report}");
+
+    let good = &tools["good"];
+    assert_eq!(good["qualified"], true, "{good}");
+    assert_eq!(good["problems"].as_array().unwrap().len(), 0);
+    // 4 examinations on Philosophers-PT-000002 alone.
+    assert_eq!(good["runs"], 4);
+    assert_eq!(good["answered"], 4);
+    let instances: BTreeSet<&str> = good["run_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["instance"].as_str().unwrap())
+        .collect();
+    assert_eq!(instances, BTreeSet::from(["Philosophers-PT-000002"]));
+
+    for fault in FAULTS {
+        let verdict = &tools[fault];
+        assert_eq!(verdict["qualified"], false, "{fault}: {verdict}");
+        let problems = verdict["problems"].as_array().unwrap();
+        let checks: BTreeSet<&str> = problems
+            .iter()
+            .map(|p| p["check"].as_str().unwrap())
+            .collect();
+        assert_eq!(checks, BTreeSet::from([fault]), "{fault}: {verdict}");
+        for p in problems {
+            assert_eq!(p["instance"], "Philosophers-PT-000002", "{p}");
+            let record = Path::new(p["record"].as_str().unwrap());
+            assert!(
+                record.is_file(),
+                "{fault}: no record at {}",
+                record.display()
+            );
+            assert!(p["reproduce"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("BK_TOOL={fault}")));
+        }
+        // Every run of a fault tool shows it (the fault is in every examination).
+        let runs = verdict["runs"].as_u64().unwrap() as usize;
+        assert!(problems.len() >= runs, "{fault}: {verdict}");
+    }
+    // The fault is said with where it is.
+    let detail = |tool: &str, exam: &str| -> String {
+        tools[tool]["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["examination"] == exam)
+            .map(|p| p["detail"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        detail("unknown-id", "ReachabilityCardinality").contains("NoSuchFormula-00"),
+        "{}",
+        detail("unknown-id", "ReachabilityCardinality")
+    );
+    assert!(detail("exit-status", "StateSpace").contains("status 3"));
+    assert!(detail("answer-on-stderr", "UpperBounds").contains("16 answers only on stderr"));
+
+    // The text names the same, and a second qualify executes nothing (the runs are cached).
+    let text = c.mccbuild(&["qualify", "--html", "qualification.html"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let text = stdout(&text);
+    assert!(text.contains("good: qualified (4 runs"), "{text}");
+    assert!(
+        text.contains("exit-status: NOT qualified: 4 problems"),
+        "{text}"
+    );
+    assert!(text.contains("  exit-status Philosophers-PT-000002 StateSpace: exited with status 3"));
+    // The page says the same.
+    let page = fs::read_to_string(c.path().join("qualification.html")).unwrap();
+    assert!(page.contains("not qualified: 4 problems"), "{page}");
+    assert!(page.contains("exited with status 3"), "{page}");
+    assert!(page.contains(">qualified<"), "{page}");
+    let plan = json(&c.mccbuild(&[
+        "plan",
+        "--json",
+        "--tool",
+        "good",
+        "--model",
+        "Philosophers",
+    ]));
+    assert_eq!(
+        plan["cached"], 4,
+        "qualification runs are ordinary runs: {plan}"
+    );
+}
+
+#[test]
+fn the_reproduction_command_runs_the_tool_as_the_run_did() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    test_tool(&mut c, "exit-status", "examinations = [\"UpperBounds\"]");
+    c.write("time_s = 5\nmemory_mb = 512");
+    let report = json(&c.mccbuild(&["qualify", "--json"]));
+    let problem = &report["tools"]["exit-status"]["problems"][0];
+    let command = problem["reproduce"].as_str().unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{command}");
+    let answers: BTreeMap<String, String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("FORMULA "))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].to_string(), w[1].to_string())
+        })
+        .collect();
+    assert_eq!(answers.len(), 16, "{command}");
+    assert!(answers
+        .keys()
+        .all(|id| id.starts_with("Philosophers-PT-000002-UpperBounds-")));
+}
+
+/// The demo's three tools (tools/) qualify, in the repository's own store (shared with
+/// tests/it/demo.rs and `mccbuild run`).
+#[test]
+fn the_demo_tools_qualify() {
+    let repo = Path::new(REPO);
+    let out = mccbuild_in(repo, &["qualify", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let tools = report["tools"].as_object().unwrap();
+    assert_eq!(
+        tools.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["explorer", "pm4py", "snakes"]
+    );
+    for (name, verdict) in tools {
+        assert_eq!(
+            verdict["qualified"], true,
+            "{name}: {:#}",
+            verdict["problems"]
+        );
+        assert!(verdict["runs"].as_u64().unwrap() > 0);
+    }
+}

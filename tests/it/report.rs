@@ -1,0 +1,197 @@
+//! The results site of the demo contest, opened in headless Chromium (Debian's `chromium`
+//! package; CI installs it): the podiums, a tool page and a comparison chart render, no page
+//! logs anything to the console, every local link resolves. Screenshots are saved under
+//! target/report-screenshots/ for a person to look at.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+
+/// Loads a page headless; returns the DOM after loading and the console lines Chromium logged.
+fn open(chromium: &Path, page: &Path, screenshot: Option<&Path>) -> (String, Vec<String>) {
+    let url = format!("file://{}", page.display());
+    let mut cmd = Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1300,1500",
+    ]);
+    match screenshot {
+        Some(png) => cmd.arg(format!("--screenshot={}", png.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    let out = cmd.arg(&url).output().expect("chromium starts");
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+}
+
+/// Pixels of a screenshot close to an RGB colour.
+fn pixels_of(png: &Path, rgb: [u8; 3]) -> usize {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png).expect("screenshot written"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let channels = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .filter(|p| p.len() >= 3 && (0..3).all(|i| (p[i] as i32 - rgb[i] as i32).abs() <= 6))
+        .count()
+}
+
+/// Every `href="..."` and `src="..."` of a page that points at a local file.
+fn local_links(html: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            let link = &rest[..rest.find('"').unwrap_or(0)];
+            if !link.is_empty()
+                && !link.contains("://")
+                && !link.starts_with('#')
+                && !link.starts_with("data:")
+            {
+                links.push(link.split('#').next().unwrap_or("").to_string());
+            }
+        }
+    }
+    links
+}
+
+#[test]
+fn the_demo_site_renders_in_chromium_without_console_errors() {
+    let Some(chromium) = chromium() else {
+        skip("chromium is not installed (apt install chromium)");
+        return;
+    };
+    let repo = Path::new(REPO);
+    // The demo contest's results (cached after the first `run`; the demo test shares them).
+    let run = mccbuild_in(repo, &["run", "--json"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let site = tempfile::tempdir().unwrap();
+    let out = mccbuild_in(
+        repo,
+        &[
+            "report",
+            "--exports",
+            "--out",
+            site.path().to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = json(&out);
+    assert!(
+        summary["pages"].as_u64().unwrap() > 10 && summary["charts"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+
+    // The check can fail: a page that logs to the console is caught.
+    let bad = site.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><p>x</p><script>console.error('boom')</script>",
+    )
+    .unwrap();
+    let (_, console) = open(&chromium, &bad, None);
+    assert!(
+        console.iter().any(|l| l.contains("boom")),
+        "console lines are read: {console:?}"
+    );
+    std::fs::remove_file(&bad).unwrap();
+
+    // Every page: loads without console output; every local link resolves.
+    for entry in std::fs::read_dir(site.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "html") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for link in local_links(&text) {
+                assert!(
+                    site.path().join(&link).is_file(),
+                    "{}: broken link {link}",
+                    path.display()
+                );
+            }
+        }
+    }
+    let shots = repo.join("target/report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let pages = [
+        ("index.html", "podiums"),
+        ("tool-0-explorer.html", "tool"),
+        ("charts-0-StateSpace.html", "chart"),
+    ];
+    for (page, what) in pages {
+        let path = site.path().join(page);
+        let (dom, console) = open(&chromium, &path, None);
+        assert!(
+            console.is_empty(),
+            "{page} logs to the console: {console:?}"
+        );
+        match what {
+            "podiums" => {
+                assert!(
+                    dom.contains("<h2>StateSpace</h2>") && dom.contains("class=\"podium\""),
+                    "{dom}"
+                );
+                assert!(
+                    dom.contains("<tr class=\"gold\">") && dom.contains("explorer"),
+                    "a gold medal row"
+                );
+                assert!(dom.contains("Fastest tool"), "awards");
+            }
+            "tool" => {
+                assert!(
+                    dom.contains("<h1>explorer</h1>") && dom.contains("Confidence (E-2.2)"),
+                    "{dom}"
+                );
+                assert!(dom.contains("Per examination") && dom.contains("StateSpace"));
+            }
+            _ => {
+                // The cactus plot and the three tool-against-tool charts, with their points.
+                assert_eq!(
+                    dom.matches("class=\"chart scatter\"").count(),
+                    3,
+                    "3 tools, 3 pairs"
+                );
+                assert!(
+                    dom.contains("class=\"chart cactus\"") && dom.contains("class=\"agree\""),
+                    "{dom}"
+                );
+            }
+        }
+        let png = shots.join(page.replace(".html", ".png"));
+        let (_, console) = open(&chromium, &path, Some(&png));
+        assert!(console.is_empty(), "{console:?}");
+        // Rendered, not just present: the podium's gold rows and the charts' blue points are
+        // on the screenshot.
+        match what {
+            "podiums" => assert!(
+                pixels_of(&png, [0xf7, 0xe2, 0x7e]) > 500,
+                "gold rows drawn ({})",
+                png.display()
+            ),
+            "chart" => assert!(
+                pixels_of(&png, [0x1f, 0x5f, 0xa8]) > 20,
+                "points drawn ({})",
+                png.display()
+            ),
+            _ => assert!(
+                pixels_of(&png, [0x1f, 0x3b, 0x5a]) > 1000,
+                "page drawn ({})",
+                png.display()
+            ),
+        }
+        eprintln!("screenshot: {}", png.display());
+    }
+}

@@ -1,0 +1,610 @@
+//! What a person sees: every option described in `--help` and in docs/cli.md, checks
+//! that come before `run` fails, progress that tells the truth.
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use crate::common::*;
+use clap::CommandFactory;
+
+/// The non-hidden long options of a clap command, without help and version.
+fn long_options(cmd: &clap::Command) -> Vec<(String, bool)> {
+    cmd.get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| {
+            let long = a.get_long()?;
+            (long != "help" && long != "version")
+                .then(|| (long.to_string(), a.get_help().is_some()))
+        })
+        .collect()
+}
+
+/// docs/cli.md's sections: `## mccbuild <command> <synopsis>` -> (command, the options of the
+/// synopsis line).
+fn documented_commands() -> Vec<(String, BTreeSet<String>)> {
+    let text = fs::read_to_string(format!("{REPO}/docs/cli.md")).unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("## mccbuild "))
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap_or("").to_string();
+            let options = l
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .filter_map(|w| w.strip_prefix("--"))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect();
+            (name, options)
+        })
+        .collect()
+}
+
+#[test]
+fn every_option_and_command_has_help_and_a_section_in_docs_cli_md() {
+    let cli = mccbuild::cli::Cli::command();
+    let documented = documented_commands();
+    let mut missing = Vec::new();
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        if sub.get_about().is_none() && !sub.is_hide_set() {
+            missing.push(format!("`{name}` has no description in --help"));
+        }
+        for (long, has_help) in long_options(sub) {
+            if !has_help {
+                missing.push(format!("`{name} --{long}` has no description in --help"));
+            }
+        }
+        match documented.iter().find(|(d, _)| d == name) {
+            None => missing.push(format!(
+                "docs/cli.md has no section `## mccbuild {name} ...`"
+            )),
+            Some((_, options)) => {
+                let real: BTreeSet<String> = long_options(sub)
+                    .into_iter()
+                    .map(|(l, _)| l)
+                    .filter(|l| l != "manifest")
+                    .collect();
+                for gone in options.difference(&real) {
+                    missing.push(format!(
+                        "docs/cli.md documents `{name} --{gone}`, which does not exist"
+                    ));
+                }
+                for undocumented in real.difference(options) {
+                    missing.push(format!(
+                        "docs/cli.md's `## mccbuild {name}` line lacks `--{undocumented}`"
+                    ));
+                }
+            }
+        }
+        // The binary's own --help shows each option with (the start of) its description.
+        let help = stdout(&mccbuild_in(std::path::Path::new(REPO), &[name, "--help"]));
+        for arg in sub
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && a.get_long().is_some())
+        {
+            let Some(text) = arg.get_help() else { continue };
+            let start: Vec<String> = text
+                .to_string()
+                .split_whitespace()
+                .take(3)
+                .map(str::to_string)
+                .collect();
+            if !help.contains(&start.join(" ")) {
+                missing.push(format!(
+                    "`mccbuild {name} --help` does not describe --{}",
+                    arg.get_long().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    for (name, _) in &documented {
+        if cli.find_subcommand(name).is_none() {
+            missing.push(format!(
+                "docs/cli.md documents `mccbuild {name}`, which does not exist"
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn the_pages_the_code_points_to_exist() {
+    for page in [
+        "docs/import.md",
+        "docs/cli.md",
+        "docs/manifest.md",
+        "docs/cache.md",
+        "docs/execution.md",
+    ] {
+        assert!(std::path::Path::new(REPO).join(page).exists(), "{page}");
+    }
+    let manifest = fs::read_to_string(format!("{REPO}/docs/manifest.md")).unwrap();
+    assert!(
+        manifest.contains("# results = "),
+        "docs/manifest.md documents `results`"
+    );
+}
+
+/// One instance, one scripted tool `a` (with `extra` in its [[tool]]).
+fn one_tool(extra: &str, limits: &str) -> TestContest {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", extra);
+    c.write(limits);
+    c
+}
+
+/// mccbuild with this process's affinity narrowed to one core (`taskset -c 0`): the machine
+/// gives mccbuild 1 core whatever it has.
+fn on_one_core(c: &TestContest, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_mccbuild")])
+        .args(args)
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("taskset runs mccbuild")
+}
+
+#[test]
+fn check_refuses_a_tool_needing_more_cores_than_the_machine_gives() {
+    let c = one_tool(
+        "cores = 4\nexaminations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
+    let check = on_one_core(&c, &["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    let err = stderr(&check);
+    assert!(
+        err.contains("contest.toml:")
+            && err.contains("tool `a`: cores = 4 but this machine gives mccbuild 1"),
+        "{err}"
+    );
+    // The line of `cores = 4`.
+    let text = fs::read_to_string(c.path().join("contest.toml")).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("cores = 4"))
+        .unwrap()
+        + 1;
+    assert!(err.contains(&format!("contest.toml:{line}:1:")), "{err}");
+    // `run` says so before its runs fail.
+    let run = on_one_core(&c, &["run", "--json"]);
+    assert!(
+        stderr(&run).contains("warning:") && stderr(&run).contains("cores = 4"),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(run.status.code(), Some(1));
+}
+
+#[test]
+fn check_refuses_a_memory_limit_no_tool_can_start_in() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 1");
+    let check = c.mccbuild(&["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("memory_mb = 1: no tool can start"),
+        "{}",
+        stderr(&check)
+    );
+    assert_eq!(c.mccbuild(&["run"]).status.code(), Some(2));
+}
+
+#[test]
+fn an_empty_examination_list_is_a_warning_of_check_and_run() {
+    let c = one_tool("examinations = []", "time_s = 10\nmemory_mb = 512");
+    let check = c.mccbuild(&["check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(
+        stderr(&check).contains("warning: tool `a` enters no examination (`examinations = []`"),
+        "{}",
+        stderr(&check)
+    );
+    assert!(
+        stdout(&check).contains(": 1 model, 1 instance, 1 tool, 0 runs"),
+        "{}",
+        stdout(&check)
+    );
+    let plan = c.mccbuild(&["plan", "--json"]);
+    assert!(
+        stderr(&plan).contains("enters no examination"),
+        "{}",
+        stderr(&plan)
+    );
+}
+
+#[test]
+fn jobs_0_on_the_command_line_is_refused_as_in_the_manifest() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 512");
+    let run = c.mccbuild(&["run", "--jobs", "0"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("must be at least 1"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(c.records().is_empty());
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("jobs = 2", "jobs = 0");
+    fs::write(&manifest, text).unwrap();
+    let check = c.mccbuild(&["check"]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(
+        stderr(&check).contains("jobs must be at least 1"),
+        "{}",
+        stderr(&check)
+    );
+}
+
+#[test]
+fn explain_names_an_unknown_instance() {
+    let c = one_tool("", "time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&[
+        "explain",
+        "--instance",
+        "Nope",
+        "--examination",
+        "StateSpace",
+        "--id",
+        "STATES",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no instance `Nope`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_missing_index_is_rebuilt_with_a_warning() {
+    let c = one_tool(
+        "examinations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
+    c.answer(
+        "a",
+        "Philosophers-PT-000002",
+        "StateSpace",
+        "STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\n",
+    );
+    assert!(c.mccbuild(&["run"]).status.success());
+    let first = c.mccbuild(&["plan", "--json"]);
+    assert!(!stderr(&first).contains("index"), "{}", stderr(&first));
+    fs::remove_file(c.path().join("cache/index.bin")).unwrap();
+    let out = c.mccbuild(&["plan", "--json"]);
+    assert!(
+        stderr(&out).contains("index.bin is missing: rebuilt from the 1 record of the store"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(json(&out)["cached"], 1);
+}
+
+/// mccbuild in `c` with extra environment, under `taskset -c cores`.
+fn mccbuild_with(
+    c: &TestContest,
+    cores: &str,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new("taskset");
+    cmd.args(["-c", cores, env!("CARGO_BIN_EXE_mccbuild")])
+        .args(args)
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+const SLOW: &str = "#!/bin/sh\nsleep 1\necho STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\n";
+
+#[test]
+fn the_running_count_comes_back_after_infrastructure_failures() {
+    // `a` is slow; `b` needs 4 cores on a machine that gives 2: each of its runs is an
+    // infrastructure failure, reported while runs of `a` are running.
+    let mut c = TestContest::new();
+    for i in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
+        c.copy_demo_instance(i);
+    }
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    c.script_tool("a", SLOW, "examinations = [\"StateSpace\"]");
+    c.script_tool("b", SLOW, "cores = 4\nexaminations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 512");
+    // Its own core reservations (docs/execution.md): the other tests of this file run mccbuild
+    // at the same time, and would make this one's runs wait for their cores.
+    let core_locks = tempfile::tempdir().unwrap();
+    let out = mccbuild_with(
+        &c,
+        "0,1",
+        &[("MCCBUILD_CORE_LOCKS", core_locks.path().to_str().unwrap())],
+        &["run", "--jobs", "2", "--progress", "json", "--json"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let events = json_lines(&stderr(&out));
+    let mut running = std::collections::BTreeSet::new();
+    let (mut failures, mut most) = (0, 0);
+    for e in &events {
+        let run = e["run"].as_str().unwrap_or("").to_string();
+        match e["event"].as_str().unwrap() {
+            "run_started" => {
+                running.insert(run);
+            }
+            "run_finished" => {
+                running.remove(&run);
+                if e["outcome"]
+                    .as_str()
+                    .unwrap()
+                    .contains("infrastructure failure")
+                {
+                    failures += 1;
+                }
+            }
+            _ => {}
+        }
+        most = most.max(running.len());
+        assert_eq!(e["running"], running.len(), "at {e}\n{}", stderr(&out));
+    }
+    assert_eq!(failures, 2, "{}", stderr(&out));
+    assert_eq!(most, 2, "{}", stderr(&out));
+    let last = events.last().unwrap();
+    assert_eq!(
+        (
+            last["event"].as_str(),
+            last["done"].as_u64(),
+            last["running"].as_u64(),
+            last["failed"].as_u64()
+        ),
+        (Some("finished"), Some(4), Some(0), Some(2))
+    );
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 2, "cached": 0, "failed": 2})
+    );
+}
+
+#[test]
+fn without_a_terminal_progress_is_plain_periodic_lines_with_the_right_plurals() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.script_tool(
+        "t",
+        SLOW,
+        "examinations = [\"StateSpace\"]\nsetup = \"echo compiling; sleep 1; echo linked the binary; sleep 0.5\"",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = mccbuild_with(
+        &c,
+        "0,1",
+        &[("MCCBUILD_PROGRESS_EVERY_MS", "300")],
+        &["run"],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    // Setup: its log, its elapsed time and the last line of its log, then done.
+    assert!(
+        err.contains("setting up tool t (once per version of the tool; log: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("setting up tool t: 1s · linked the binary")
+            || err.contains("setting up tool t: 0s · compiling"),
+        "{err}"
+    );
+    assert!(err.contains("set up tool t in "), "{err}");
+    // Runs: the count with its noun, periodic lines while the run runs, a last line.
+    assert!(err.contains("executing 1 run\n"), "{err}");
+    assert!(
+        err.contains("[0/1 run] 1 running · 0 failed · ETA estimating"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[1/1 run] 0 running · 0 failed · ETA 0s"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(" 1 runs") && !err.contains(" 1 answers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failed_setup_says_so_with_the_end_of_its_log() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.script_tool(
+        "t",
+        SLOW,
+        "examinations = [\"StateSpace\"]\nsetup = \"echo cc: no such compiler; exit 3\"",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&["run", "--progress", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let events = json_lines(&stderr(&out));
+    let done = events
+        .iter()
+        .find(|e| e["event"] == "setup_finished")
+        .expect("setup_finished");
+    assert_eq!(
+        (done["tool"].as_str(), done["ok"].as_bool()),
+        (Some("t"), Some(false)),
+        "{done}"
+    );
+    let plain = c.mccbuild(&["run"]);
+    assert!(
+        stderr(&plain).contains("setup of tool t failed after 0s: cc: no such compiler (log: "),
+        "{}",
+        stderr(&plain)
+    );
+    assert!(
+        stderr(&plain).contains("1 run could not be carried out"),
+        "{}",
+        stderr(&plain)
+    );
+}
+
+#[test]
+fn the_eta_comes_from_the_runs_of_the_same_tool_and_examination() {
+    let mut c = TestContest::new();
+    for i in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
+        c.copy_demo_instance(i);
+    }
+    c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+    c.script_tool("t", SLOW, "examinations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 512");
+    let first = c.mccbuild(&["run", "--jobs", "1", "--progress", "json"]);
+    let events = json_lines(&stderr(&first));
+    let started = events.iter().find(|e| e["event"] == "started").unwrap();
+    assert!(started.get("eta_s").is_none(), "no history: {started}");
+    let after_one = events
+        .iter()
+        .find(|e| e["event"] == "run_finished")
+        .unwrap();
+    let eta = after_one["eta_s"].as_f64().unwrap();
+    assert!(
+        (0.8..3.0).contains(&eta),
+        "one more run of about 1 s: {after_one}"
+    );
+    let range = after_one["eta_range_s"].as_array().unwrap();
+    assert!(
+        range[0].as_f64().unwrap() <= eta && eta <= range[1].as_f64().unwrap(),
+        "{after_one}"
+    );
+    // One record lost: the other run of the tool and examination in the store is its history.
+    let runs = c.path().join("cache/runs");
+    let record = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .flat_map(|s| fs::read_dir(s.path()).unwrap().flatten())
+        .find(|f| f.path().extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    fs::remove_file(record.path()).unwrap();
+    let again = c.mccbuild(&["run", "--jobs", "1", "--progress", "json"]);
+    let events = json_lines(&stderr(&again));
+    let started = events.iter().find(|e| e["event"] == "started").unwrap();
+    assert_eq!(started["total"], 1, "{}", stderr(&again));
+    let eta = started["eta_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("history: {started}"));
+    assert!((0.8..3.0).contains(&eta), "{started}");
+}
+
+fn interrupted_run_prints_its_json_summary(signal: i32) {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.script_tool(
+        "t",
+        "#!/bin/sh\nsleep 30\n",
+        "examinations = [\"StateSpace\"]",
+    );
+    c.write("time_s = 60\nmemory_mb = 512");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+        .args(["run", "--json"])
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"executed": 0, "cached": 0, "failed": 0, "interrupted": true}),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn run_json_prints_its_summary_when_interrupted_by_sigint() {
+    interrupted_run_prints_its_json_summary(libc::SIGINT);
+}
+
+#[test]
+fn run_json_prints_its_summary_when_interrupted_by_sigterm() {
+    interrupted_run_prints_its_json_summary(libc::SIGTERM);
+}
+
+#[test]
+fn watch_updates_1_returns_on_an_idle_store() {
+    let c = one_tool(
+        "examinations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new("timeout")
+        .args([
+            "20",
+            env!("CARGO_BIN_EXE_mccbuild"),
+            "watch",
+            "--updates",
+            "1",
+            "--json",
+        ])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let updates = json_lines(&stdout(&out));
+    assert_eq!(updates.len(), 1, "{}", stdout(&out));
+    assert_eq!(
+        (updates[0]["update"].as_u64(), updates[0]["cause"].as_str()),
+        (Some(0), Some("start"))
+    );
+}
+
+#[test]
+fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
+    let c = one_tool(
+        "examinations = [\"StateSpace\"]",
+        "time_s = 10\nmemory_mb = 512",
+    );
+    // A non-interactive shell starts background commands with SIGINT ignored.
+    let script = format!(
+        "'{}' watch --json > watch.out 2> watch.err & pid=$!\nsleep 2\nkill -INT $pid\nwait $pid\necho \"exit $?\"",
+        env!("CARGO_BIN_EXE_mccbuild")
+    );
+    let out = std::process::Command::new("timeout")
+        .args(["30", "sh", "-c", &script])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the script timed out: watch ignored SIGINT"
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        "exit 130",
+        "{}",
+        fs::read_to_string(c.path().join("watch.err")).unwrap_or_default()
+    );
+    assert!(fs::read_to_string(c.path().join("watch.out"))
+        .unwrap()
+        .contains("\"cause\":\"start\""));
+}
