@@ -34,9 +34,10 @@ fn mccbuild_measured(dir: &Path, args: &[&str]) -> Measured {
         .expect("mccbuild starts");
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it for our own child, which std never waits for
-    // (the Child is dropped without wait).
+    // SAFETY: rusage is plain data, for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 fills `usage` for our own child, which std never waits for (the Child is
+    // dropped without wait).
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "wait4: {}", io::Error::last_os_error());
     drop(child);

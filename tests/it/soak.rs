@@ -403,6 +403,7 @@ fn a_closed_output_pipe_stops_the_runs_like_sigterm() {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds, owned from here on.
     assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: the two descriptors pipe2 just made, owned by nothing else.
     let (reader, writer) = unsafe {
         use std::os::fd::{FromRawFd, OwnedFd};
         (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
