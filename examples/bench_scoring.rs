@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use mccbuild::session::Session;
 use mccbuild_core::Value;
-use mccbuild_scoring::db::{podiums, trusted_values, Handles, RunRef, ScoringDb};
+use mccbuild_scoring::db::{Handles, RunRef, ScoringDb, podiums, trusted_values};
 
 fn max_rss_mb() -> f64 {
     // SAFETY: rusage is plain old data, for which all-zero bytes are a valid value.

@@ -13,7 +13,7 @@ use std::time::Instant;
 use mccbuild::session::Session;
 use mccbuild_core::protocol::Answer;
 use mccbuild_core::{CapturedOutput, Measurement, Response, Termination, Value, ValueKind};
-use mccbuild_store::{Index, RunRecord, RECORD_FORMAT};
+use mccbuild_store::{Index, RECORD_FORMAT, RunRecord};
 
 const FORMULA_FILES: [&str; 7] = [
     "UpperBounds",

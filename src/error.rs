@@ -53,7 +53,9 @@ pub enum Error {
     #[error("no instance `{instance}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)", manifest.display())]
     NoInstance { instance: String, manifest: PathBuf },
     /// `explain` was given neither a value nor a tool's score.
-    #[error("explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C")]
+    #[error(
+        "explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C"
+    )]
     ExplainWhat,
     /// `exec-run`'s keys file cannot be read.
     #[error("cannot read the keys file {}: {source}", path.display())]

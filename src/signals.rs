@@ -1,8 +1,8 @@
 //! Signals: SIGINT and SIGTERM stop a command's runs (through the flag executors watch), and a
 //! closed pipe ends output quietly.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 /// A flag that SIGINT (Ctrl-C), SIGTERM (`scancel`, a supervisor), SIGHUP (a closed terminal or
 /// ssh session) and a closed output pipe (`mccbuild run 2>&1 | head -1`: SIGPIPE at the next
@@ -48,20 +48,23 @@ fn cancel_when_output_closes(cancel: Arc<AtomicBool>) {
     if fds.is_empty() {
         return;
     }
-    std::thread::spawn(move || loop {
-        // SAFETY: poll on our own array of valid pollfds.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-        if r > 0 {
-            if fds
-                .iter()
-                .any(|p| p.revents & (libc::POLLERR | libc::POLLHUP) != 0)
+    std::thread::spawn(move || {
+        loop {
+            // SAFETY: poll on our own array of valid pollfds.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if r > 0 {
+                if fds
+                    .iter()
+                    .any(|p| p.revents & (libc::POLLERR | libc::POLLHUP) != 0)
+                {
+                    cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return;
+                }
+            } else if r < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
             {
-                cancel.store(true, std::sync::atomic::Ordering::SeqCst);
                 return;
             }
-        } else if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-        {
-            return;
         }
     });
 }

@@ -7,8 +7,8 @@ use mccbuild_core::diag::Problems;
 use mccbuild_rules::edition::Edition;
 
 use crate::error::Error;
-use mccbuild_engine::progress::count;
 use mccbuild_engine::Session;
+use mccbuild_engine::progress::count;
 
 /// Checks a contest: its manifest, rules, tools and instances.
 pub fn contest(manifest: &Path) -> Result<(), Error> {

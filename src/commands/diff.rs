@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use mccbuild_engine::diff::diff_report;
 use mccbuild_engine::Session;
+use mccbuild_engine::diff::diff_report;
 use mccbuild_output::diff::{diff_page, diff_text};
 
 use crate::error::Error;

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 
 use mccbuild_core::RunKey;
 
-use mccbuild_engine::progress::StepProgress;
 use mccbuild_engine::Session;
+use mccbuild_engine::progress::StepProgress;
 
 use crate::error::Error;
 

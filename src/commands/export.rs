@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mccbuild_output::export::{collect, write_file, Export, StoredRuns};
+use mccbuild_output::export::{Export, StoredRuns, collect, write_file};
 
 use crate::cli::ExportTo;
 use crate::error::Error;

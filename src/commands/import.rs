@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use mccbuild_engine::progress::count;
 use mccbuild_engine::Session;
+use mccbuild_engine::progress::count;
 
 use crate::error::Error;
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use mccbuild_core::timing::phase;
-use mccbuild_output::export::{write_all, StoredRuns};
-use mccbuild_output::report::{write_site, ReportData};
+use mccbuild_output::export::{StoredRuns, write_all};
+use mccbuild_output::report::{ReportData, write_site};
 
 use crate::error::Error;
 use mccbuild_engine::Session;

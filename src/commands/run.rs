@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use mccbuild_output::terminal::{podium_text_styled, TermStyle};
+use mccbuild_output::terminal::{TermStyle, podium_text_styled};
 
 use mccbuild_core::Outcome;
 use mccbuild_store::LockWait;
 
 use mccbuild_engine::execute::ExecSummary;
-use mccbuild_engine::progress::{count, CliProgress, ProgressFormat, Tee};
-use mccbuild_engine::session::{machine_problems_of, Filter, Noop, Opening, Session};
+use mccbuild_engine::progress::{CliProgress, ProgressFormat, Tee, count};
+use mccbuild_engine::session::{Filter, Noop, Opening, Session, machine_problems_of};
 
 use crate::error::Error;
 

@@ -1,13 +1,13 @@
 //! `mccbuild sandbox -- COMMAND`: one command in the sandbox contest runs get, measured and
 //! printed as runexec does (`key=value` lines, or JSON).
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use mccbuild_core::timing::phase;
 use mccbuild_core::Termination;
-use mccbuild_exec::local::{wall_limit, LocalExecutor, LocalSettings, SandboxCommand};
+use mccbuild_core::timing::phase;
+use mccbuild_exec::local::{LocalExecutor, LocalSettings, SandboxCommand, wall_limit};
 use mccbuild_exec::pool::available_cores;
 use mccbuild_exec::process::ProcessResult;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mccbuild_core::timing::phase;
-use mccbuild_output::terminal::{podium_text_styled, TermStyle};
+use mccbuild_output::terminal::{TermStyle, podium_text_styled};
 use mccbuild_scoring::scores::scores_json;
 
 use crate::error::Error;

@@ -308,10 +308,12 @@ fn a_model_that_is_not_xml_is_an_error_for_check_and_an_outcome_for_run() {
         record["termination"],
         serde_json::json!({"reason": "exit", "code": 1})
     );
-    assert!(record["stderr"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("not PNML"));
+    assert!(
+        record["stderr"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not PNML")
+    );
 }
 
 #[test]

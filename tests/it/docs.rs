@@ -11,12 +11,30 @@ use crate::common::*;
 /// Commands not run, by their start, with why.
 const SKIPPED: &[(&str, &str)] = &[
     ("scripts/test", "the test command itself"),
-    ("scripts/bench-", "a benchmark: minutes, under /work/heavy.lock, figures in docs/BENCHMARKS.md"),
-    ("scripts/guest-", "builds QEMU guests (minutes; tests/it/qemu.rs uses them)"),
-    ("scripts/mcc-replay-analysis", "the replay analysis of ../shared/data (a suite of scripts/test)"),
-    ("scripts/mcc-score-oracle", "the replay's oracle (its --self-test is a suite of scripts/test)"),
-    ("mccbuild import", "the demo has no results file; tests/it/import.rs runs import on the contest of docs/import.md"),
-    ("mccbuild scores --json > scores.json", "docs/replay.md: on the 2024 replay (examples/mcc2024-replay), not the demo"),
+    (
+        "scripts/bench-",
+        "a benchmark: minutes, under /work/heavy.lock, figures in docs/BENCHMARKS.md",
+    ),
+    (
+        "scripts/guest-",
+        "builds QEMU guests (minutes; tests/it/qemu.rs uses them)",
+    ),
+    (
+        "scripts/mcc-replay-analysis",
+        "the replay analysis of ../shared/data (a suite of scripts/test)",
+    ),
+    (
+        "scripts/mcc-score-oracle",
+        "the replay's oracle (its --self-test is a suite of scripts/test)",
+    ),
+    (
+        "mccbuild import",
+        "the demo has no results file; tests/it/import.rs runs import on the contest of docs/import.md",
+    ),
+    (
+        "mccbuild scores --json > scores.json",
+        "docs/replay.md: on the 2024 replay (examples/mcc2024-replay), not the demo",
+    ),
 ];
 
 /// Placeholders of synopsis lines, and what the demo puts there.

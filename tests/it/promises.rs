@@ -61,7 +61,10 @@ fn a_run_sees_a_clean_environment_and_an_empty_stdin_in_a_folder_removed_afterwa
     let names: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     for name in &names {
         assert!(
-            ["PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_", "OLDPWD"].contains(name)
+            [
+                "PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_", "OLDPWD"
+            ]
+            .contains(name)
                 || name.starts_with("BK_"),
             "{name} in the run's environment: {err}"
         );

@@ -99,10 +99,12 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
                 "{fault}: no record at {}",
                 record.display()
             );
-            assert!(p["reproduce"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("BK_TOOL={fault}")));
+            assert!(
+                p["reproduce"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("BK_TOOL={fault}"))
+            );
         }
         // Every run of a fault tool shows it (the fault is in every examination).
         let runs = verdict["runs"].as_u64().unwrap() as usize;
@@ -180,9 +182,11 @@ fn the_reproduction_command_runs_the_tool_as_the_run_did() {
         })
         .collect();
     assert_eq!(answers.len(), 16, "{command}");
-    assert!(answers
-        .keys()
-        .all(|id| id.starts_with("Philosophers-PT-000002-UpperBounds-")));
+    assert!(
+        answers
+            .keys()
+            .all(|id| id.starts_with("Philosophers-PT-000002-UpperBounds-"))
+    );
 }
 
 /// The demo's three tools (tools/) qualify, in the repository's own store (shared with

@@ -28,7 +28,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{mccbuild_in, stderr, stdout, REPO};
+use crate::common::{REPO, mccbuild_in, stderr, stdout};
 
 fn script(dir: &Path, name: &str, args: &[&str]) -> std::process::Output {
     Command::new("python3")

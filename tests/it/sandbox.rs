@@ -211,9 +211,11 @@ esac
     assert!(!project_file.exists());
     assert!(!host_tmp_file.exists(), "the run's /tmp is its own");
     assert!(!Path::new(&format!("/etc/mccbuild-escape-{token}")).exists());
-    assert!(!std::env::temp_dir()
-        .join(format!("mccbuild-escape-{token}"))
-        .exists());
+    assert!(
+        !std::env::temp_dir()
+            .join(format!("mccbuild-escape-{token}"))
+            .exists()
+    );
     // Another run's folder and the host's processes are out of sight.
     let other = text("CTLCardinality");
     assert!(other.contains("NO OTHER RUN"), "{other}");

@@ -672,7 +672,9 @@ fn kill_9_during_packing_loses_no_record() {
         names.retain(|n| !n.ends_with(".jsonl"));
         assert!(names.is_empty(), "round {round}: left in packs/: {names:?}");
     }
-    eprintln!("{packing_took:?} a packing; killed {before_pack} times before its pack was in place, {after_pack} times after");
+    eprintln!(
+        "{packing_took:?} a packing; killed {before_pack} times before its pack was in place, {after_pack} times after"
+    );
     assert!(
         before_pack + after_pack >= 4 && after_pack >= 1,
         "killed {before_pack} times before the pack was in place, {after_pack} after: too few to tell"

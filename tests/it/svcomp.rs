@@ -77,7 +77,9 @@ fn has_frama_c() -> bool {
 #[test]
 fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
     if !has_frama_c() {
-        skip("frama-c is not installed (Debian package frama-c-base): the example's frama-c-eva tool needs it");
+        skip(
+            "frama-c is not installed (Debian package frama-c-base): the example's frama-c-eva tool needs it",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -189,13 +191,8 @@ fn svcomp_2012_example_scores_by_the_table_and_ranks_by_success_cpu_time() {
         assert_eq!(v["case"], "ground-truth", "{v}");
         for tool in TOOLS {
             let shown = v["answers"].get(tool).and_then(|a| a.as_str());
-            let recorded = answers[&(tool.to_string(), task.to_string())].map(|b| {
-                if b {
-                    "TRUE"
-                } else {
-                    "FALSE"
-                }
-            });
+            let recorded = answers[&(tool.to_string(), task.to_string())]
+                .map(|b| if b { "TRUE" } else { "FALSE" });
             assert_eq!(shown, recorded, "{tool} on {task}");
         }
     }

@@ -604,7 +604,9 @@ fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
         "{}",
         fs::read_to_string(c.path().join("watch.err")).unwrap_or_default()
     );
-    assert!(fs::read_to_string(c.path().join("watch.out"))
-        .unwrap()
-        .contains("\"cause\":\"start\""));
+    assert!(
+        fs::read_to_string(c.path().join("watch.out"))
+            .unwrap()
+            .contains("\"cause\":\"start\"")
+    );
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::outcome::{Response, Termination};
 use crate::protocol::{
-    parse_output, resolve, resolve_detailed, DiagnosticKind, Expected, LineValue,
+    DiagnosticKind, Expected, LineValue, parse_output, resolve, resolve_detailed,
 };
 
 /// One of the qualification's protocol checks.
@@ -117,7 +117,9 @@ pub fn check_run(run: RunOutput<'_>, expected: Expected<'_>) -> Vec<Finding> {
         };
         add(
             Check::NoResponse,
-            format!("no answer, no CANNOT_COMPUTE and no DO_NOT_COMPETE on stdout{seen}: E-1.8 counts it as computing nothing"),
+            format!(
+                "no answer, no CANNOT_COMPUTE and no DO_NOT_COMPETE on stdout{seen}: E-1.8 counts it as computing nothing"
+            ),
         );
     }
     let bare: Vec<usize> = parsed
@@ -228,12 +230,14 @@ mod tests {
 
     #[test]
     fn a_conforming_run_has_no_finding() {
-        assert!(checks(
-            "banner\nFORMULA F-00 TRUE TECHNIQUES EXPLICIT\nFORMULA F-01 CANNOT_COMPUTE\n",
-            "log\n",
-            OK
-        )
-        .is_empty());
+        assert!(
+            checks(
+                "banner\nFORMULA F-00 TRUE TECHNIQUES EXPLICIT\nFORMULA F-01 CANNOT_COMPUTE\n",
+                "log\n",
+                OK
+            )
+            .is_empty()
+        );
         assert!(checks("DO_NOT_COMPETE\n", "", OK).is_empty());
         assert!(checks("CANNOT_COMPUTE\n", "", OK).is_empty());
     }

@@ -19,8 +19,8 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::fsio::{write_atomically, write_atomically_in_batch};
 

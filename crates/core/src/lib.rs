@@ -18,7 +18,7 @@ pub mod timing;
 pub mod toml_file;
 pub mod value;
 
-pub use digest::{hex, Digest};
+pub use digest::{Digest, hex};
 pub use measurement::{CapturedOutput, Measurement};
 pub use outcome::{Outcome, Response, Termination};
 pub use run_key::{KeyMap, RunKey};

@@ -15,9 +15,9 @@
 mod lines;
 mod resolve;
 
-pub use lines::{parse_output, AnswerLine, LineKey, LineValue, OutputParser, ParsedOutput};
+pub use lines::{AnswerLine, LineKey, LineValue, OutputParser, ParsedOutput, parse_output};
 pub use resolve::{
-    resolve, resolve_detailed, Answer, AnswerForm, DiagnosticKind, Expected, RunAnswers,
+    Answer, AnswerForm, DiagnosticKind, Expected, RunAnswers, resolve, resolve_detailed,
 };
 
 #[cfg(test)]

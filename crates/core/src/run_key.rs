@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::{hex, Digest};
+use crate::digest::{Digest, hex};
 
 /// The content address of a run (hex in JSON, raw bytes in binary encodings).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

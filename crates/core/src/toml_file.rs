@@ -3,8 +3,8 @@
 //! that stops reading (a wrong type, a missing key).
 
 use serde::de::DeserializeOwned;
-use toml::de::{DeTable, DeValue};
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 use crate::diag::{Problem, Problems, SourceText};
 
@@ -153,9 +153,11 @@ mod tests {
         assert!(problems.0[0].message.contains("unknown field `nmae`"));
         assert_eq!(problems.0[1].location.unwrap().line, 7);
         assert_eq!(problems.0[1].location.unwrap().column, 1);
-        assert!(problems.0[1]
-            .message
-            .contains("unknown field `cors` in [tool]"));
+        assert!(
+            problems.0[1]
+                .message
+                .contains("unknown field `cors` in [tool]")
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use mccbuild_output::diff::{classify, Change, DiffReport, Ratios, ValueChange, CHANGES};
+use mccbuild_output::diff::{CHANGES, Change, DiffReport, Ratios, ValueChange, classify};
 use mccbuild_scoring::scores::scores_report;
 use serde_json::Value as Json;
 

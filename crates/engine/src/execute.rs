@@ -8,17 +8,17 @@ mod slurm;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use mccbuild_core::hex;
-use mccbuild_exec::pool::{available_cores, run_all, PoolEvent};
-use mccbuild_exec::setup::ensure_setup;
 use mccbuild_exec::RunSpec;
+use mccbuild_exec::pool::{PoolEvent, available_cores, run_all};
+use mccbuild_exec::setup::ensure_setup;
 use mccbuild_plan::manifest::ExecutorKind;
 use mccbuild_plan::{Run, RunOrigin};
-use mccbuild_store::record::SlurmPlacement;
 use mccbuild_store::StoreError;
+use mccbuild_store::record::SlurmPlacement;
 use serde::Serialize;
 
 use crate::progress::{Progress, RunInfo};

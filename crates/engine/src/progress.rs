@@ -16,7 +16,7 @@ use std::path::Path;
 
 pub use event::{NotRecorded, RunEnd, RunEvent};
 pub use step::StepProgress;
-pub use tally::{duration, Eta, Tally};
+pub use tally::{Eta, Tally, duration};
 pub use terminal::{CliProgress, ProgressFormat};
 
 /// `1 run`, `2 runs`: a count with the noun it takes.

@@ -7,12 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use mccbuild_core::conformance::{check_run, Check, RunOutput};
+use mccbuild_core::conformance::{Check, RunOutput, check_run};
 use mccbuild_core::protocol::Expected;
-use mccbuild_core::{hex, Response};
+use mccbuild_core::{Response, hex};
 use mccbuild_output::qualify::{Problem, QualifyReport, RunLine, ToolVerdict};
-use mccbuild_plan::manifest::InstanceSource;
 use mccbuild_plan::RunOrigin;
+use mccbuild_plan::manifest::InstanceSource;
 
 use crate::error::SelectError;
 use crate::session::{Filter, Session};

@@ -11,8 +11,8 @@ mod report;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use self::json::{json_key, load_json, CachedJson, JsonTee};
-pub use self::key::{results_key, results_key_of_parts, PartHasher, RUNS_PER_PART};
+pub use self::json::{CachedJson, JsonTee, json_key, load_json};
+pub use self::key::{PartHasher, RUNS_PER_PART, results_key, results_key_of_parts};
 pub use self::report::{load, path, save};
 
 use std::path::Path;

@@ -19,10 +19,10 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use mccbuild_core::Outcome;
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
-use mccbuild_core::Outcome;
 use mccbuild_exec::RunExecutor;
 use mccbuild_plan::manifest::Contest;
 use mccbuild_plan::{Plan, RunOrigin};
@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::error::OpenError;
 use crate::progress::count;
 
-pub use import::{imported_record, ImportSummary};
+pub use import::{ImportSummary, imported_record};
 pub use machine::machine_problems_of;
 pub use recall::{Noop, Opening};
 

@@ -29,11 +29,7 @@ impl BinView {
 
     /// `overlay` or `copy`.
     pub fn kind(&self) -> &'static str {
-        if self.mounted {
-            "overlay"
-        } else {
-            "copy"
-        }
+        if self.mounted { "overlay" } else { "copy" }
     }
 
     /// Makes `run_dir/bin`, a writable view of `lower` owned by `owner` (uid, gid) at its top.

@@ -20,6 +20,6 @@ mod support;
 #[cfg(test)]
 mod tests;
 
-pub use self::moves::{move_into, ThreadInGroup};
+pub use self::moves::{ThreadInGroup, move_into};
 pub use self::run_group::RunCgroup;
 pub use self::support::CgroupSupport;

@@ -41,9 +41,9 @@ mod probe;
 
 pub use self::enter::become_user;
 pub use self::failure::describe_apply_error;
-pub use self::host_mounts::{host_mounts, HostMount, HostMounts};
+pub use self::host_mounts::{HostMount, HostMounts, host_mounts};
 pub(crate) use self::init::ToolStart;
 pub use self::namespaces::{Namespaces, PendingNamespaces};
-pub use self::plan::{in_private_tmp, Cover, IsolationPlan, IsolationRequest, PRIVATE_TMP};
+pub use self::plan::{Cover, IsolationPlan, IsolationRequest, PRIVATE_TMP, in_private_tmp};
 pub use self::prepared::Prepared;
 pub(crate) use self::probe::probe;

@@ -23,11 +23,11 @@ mod spawn;
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
-use mccbuild_core::protocol::ParsedOutput;
 use mccbuild_core::RunKey;
+use mccbuild_core::protocol::ParsedOutput;
 use mccbuild_core::{CapturedOutput, Measurement};
 use mccbuild_plan::manifest::InstanceSource;
 use mccbuild_rules::edition::Limits;

@@ -29,8 +29,8 @@ mod supervise;
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::cgroup::RunCgroup;
@@ -40,8 +40,8 @@ use mccbuild_core::protocol::ParsedOutput;
 use mccbuild_core::{CapturedOutput, Measurement, Termination};
 
 pub(crate) use self::cores::{pin_process, pin_to_cores};
-pub(crate) use self::output::capture_all;
 use self::output::Output;
+pub(crate) use self::output::capture_all;
 use self::proc_sampler::ProcSampler;
 use self::start::start_tree;
 use self::supervise::{kill_tree, supervise};

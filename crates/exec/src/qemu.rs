@@ -26,11 +26,11 @@ mod vm;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::{now_rfc3339, Execution, InfraError, RunExecutor, RunSpec};
+use crate::{Execution, InfraError, RunExecutor, RunSpec, now_rfc3339};
 use mccbuild_core::hex;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
@@ -76,7 +76,9 @@ pub enum QemuError {
         source: std::io::Error,
         fix: &'static str,
     },
-    #[error("[executor.qemu] accel = \"kvm\" but /dev/kvm cannot be opened: use accel = \"auto\" or \"tcg\", or enable KVM on this host")]
+    #[error(
+        "[executor.qemu] accel = \"kvm\" but /dev/kvm cannot be opened: use accel = \"auto\" or \"tcg\", or enable KVM on this host"
+    )]
     NoKvm,
 }
 
@@ -261,10 +263,8 @@ fn find_program(name: &str) -> Option<PathBuf> {
         return Path::new(name).is_file().then(|| PathBuf::from(name));
     }
     let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
-        .split(':')
+    path.split(':')
         .chain(["/usr/sbin", "/sbin"])
         .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file());
-    found
+        .find(|p| p.is_file())
 }

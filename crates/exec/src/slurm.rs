@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use mccbuild_core::RunKey;
 
 pub use self::batch::shell_quote;
-pub use self::cli::{parse_squeue, SlurmCli};
-pub use self::follow::{follow_jobs, FollowOutcome, FollowSettings, Follower, SlurmEvent};
+pub use self::cli::{SlurmCli, parse_squeue};
+pub use self::follow::{FollowOutcome, FollowSettings, Follower, SlurmEvent, follow_jobs};
 
 /// A Slurm job id.
 pub type JobId = String;
@@ -85,7 +85,9 @@ pub enum JobState {
 /// Why the scheduler did not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchedulerError {
-    #[error("cannot run `{program}`: {reason} (install Slurm's client commands, and set SLURM_CONF if the cluster needs it)")]
+    #[error(
+        "cannot run `{program}`: {reason} (install Slurm's client commands, and set SLURM_CONF if the cluster needs it)"
+    )]
     NotRun { program: String, reason: String },
     #[error("`{command}` failed ({status}): {stderr}")]
     Failed {

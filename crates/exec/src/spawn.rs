@@ -45,7 +45,7 @@ use crate::isolation::Prepared;
 
 use self::c_strings::CStrings;
 pub(crate) use self::child::STEP_START;
-use self::child::{child_main, ChildData};
+use self::child::{ChildData, child_main};
 pub(crate) use self::gate::receive_gate;
 use self::gate::release;
 pub(crate) use self::status_slot::StatusSlot;

@@ -202,7 +202,7 @@ pub fn diff_text(r: &DiffReport) -> String {
 
 /// The comparison as one standalone HTML page (no script, no external resource).
 pub fn diff_page(r: &DiffReport) -> String {
-    use maud::{html, DOCTYPE};
+    use maud::{DOCTYPE, html};
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let title = format!("{} -> {}", r.old, r.new);
     html! {

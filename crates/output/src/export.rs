@@ -33,11 +33,11 @@ use mccbuild_store::{Index, Store};
 
 pub use self::collect::collect;
 use self::csv::Estimated;
-pub use self::csv::{format_mb, format_ms, mask, row_results, status, vector, CSV_HEADER};
+pub use self::csv::{CSV_HEADER, format_mb, format_ms, mask, row_results, status, vector};
 pub use self::json::EXPORT_FORMAT;
 pub use self::verdicts::{
+    ModelVerdicts, VERDICT_MCC_CATEGORIES, VERDICT_TOOL, VERDICT_VERSION, VerdictEntry,
     model_file_stem, verdict_explanation, verdict_reference, verdict_value, verdicts_xml,
-    ModelVerdicts, VerdictEntry, VERDICT_MCC_CATEGORIES, VERDICT_TOOL, VERDICT_VERSION,
 };
 
 /// Why an export could not be written.
@@ -48,11 +48,15 @@ pub enum ExportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot read the run record {path}: {reason}; `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again and its new record replaces the damaged one; export after that")]
+    #[error(
+        "cannot read the run record {path}: {reason}; `mccbuild run` (or `mccbuild import FILE` for an imported run) does the run again and its new record replaces the damaged one; export after that"
+    )]
     Record { path: PathBuf, reason: String },
     #[error("model `{model}` cannot name a file ({why}); rename the model in the manifest")]
     ModelFileName { model: String, why: &'static str },
-    #[error("{what} `{text}` holds a character XML cannot carry (a control character); rename it in the manifest")]
+    #[error(
+        "{what} `{text}` holds a character XML cannot carry (a control character); rename it in the manifest"
+    )]
     NotXml { what: &'static str, text: String },
 }
 

@@ -73,7 +73,12 @@ pub fn report_text(report: &QualifyReport) -> String {
         let _ = writeln!(
             out,
             "{name}: {head} ({} runs: {} answered, {} CANNOT_COMPUTE, {} DO_NOT_COMPETE; {:.2} s CPU in all, peak memory at most {:.1} MB)",
-            v.runs, v.answered, v.cannot_compute, v.do_not_compete, v.cpu_time_s, v.max_peak_memory_mb
+            v.runs,
+            v.answered,
+            v.cannot_compute,
+            v.do_not_compete,
+            v.cpu_time_s,
+            v.max_peak_memory_mb
         );
         for p in &v.problems {
             let _ = writeln!(
@@ -96,7 +101,7 @@ pub fn report_text(report: &QualifyReport) -> String {
 
 /// The report as one standalone HTML page (no script, no external resource).
 pub fn report_page(report: &QualifyReport) -> String {
-    use maud::{html, DOCTYPE};
+    use maud::{DOCTYPE, html};
     html! {
         (DOCTYPE)
         html lang="en" {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use mccbuild_plan::Plan;
-use mccbuild_rules::exact::{decimal, parse, Exact};
+use mccbuild_rules::exact::{Exact, decimal, parse};
 use mccbuild_scoring::explain::{ConfidenceRow, ToolExplanation, ValueExplanation};
 use mccbuild_scoring::scores::{ReferenceReport, ScoresReport};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -341,7 +341,18 @@ pub fn tool_text(x: &ToolExplanation) -> String {
             let _ = writeln!(
                 out,
                 "    {} {}: {} right x {} = {}, {} wrong: -{}, points {} x instance weight {} x {} multiplier {} = {}",
-                e.instance, e.examination, e.right, d(&e.score_value, 4), d(&e.earned, 4), e.wrong, d(&e.penalty, 4), d(&e.points, 4), d(&e.instance_weight, 4), m.kind, d(&e.kind_multiplier, 4), d(&e.weighted, 6)
+                e.instance,
+                e.examination,
+                e.right,
+                d(&e.score_value, 4),
+                d(&e.earned, 4),
+                e.wrong,
+                d(&e.penalty, 4),
+                d(&e.points, 4),
+                d(&e.instance_weight, 4),
+                m.kind,
+                d(&e.kind_multiplier, 4),
+                d(&e.weighted, 6)
             );
         }
     }

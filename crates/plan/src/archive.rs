@@ -71,10 +71,10 @@ pub fn for_each_archive_file(
                 Component::ParentDir => {
                     return Err(bad(format!(
                         "entry `{shown}` escapes the instance folder (`..`)"
-                    )))
+                    )));
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(bad(format!("entry `{shown}` has an absolute path")))
+                    return Err(bad(format!("entry `{shown}` has an absolute path")));
                 }
             }
         }

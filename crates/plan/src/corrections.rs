@@ -62,7 +62,7 @@ impl Corrections {
             Err(e) => {
                 return Err(Problem::new(path, format!("cannot read the header: {e}"))
                     .help(HELP)
-                    .into())
+                    .into());
             }
         };
         let header_line = text
@@ -244,9 +244,10 @@ mod tests {
             vec![None, Some(Value::Inf)]
         );
         assert_eq!(used, vec![true, true]);
-        assert!(c
-            .values("A-PT-2", "OneSafe", &ids(&["OneSafe"]), &mut used)
-            .is_none());
+        assert!(
+            c.values("A-PT-2", "OneSafe", &ids(&["OneSafe"]), &mut used)
+                .is_none()
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mccbuild_core::digest::{hash_reader, Digest};
+use mccbuild_core::digest::{Digest, hash_reader};
 use mccbuild_core::stamp::FileStamp;
 use serde::{Deserialize, Serialize};
 

@@ -211,7 +211,7 @@ pub(crate) fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
                 return Err(AtOffset::parse_error(
                     format!("model.pnml is not well-formed XML: {e}"),
                     &reader,
-                ))
+                ));
             }
         };
         match event {

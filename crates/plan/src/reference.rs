@@ -24,7 +24,7 @@ use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_core::value::Value;
 use mccbuild_rules::edition::Edition;
 
-use crate::results_file::{parse_results, read_results, RowResults};
+use crate::results_file::{RowResults, parse_results, read_results};
 
 /// The values a reference gives an examination instance.
 #[derive(Clone, Debug, PartialEq)]

@@ -42,8 +42,8 @@ mod tests;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use self::fingerprint::{answers_fingerprint, Fingerprint};
-pub use self::load::{load, Loaded};
+pub use self::fingerprint::{Fingerprint, answers_fingerprint};
+pub use self::load::{Loaded, load};
 pub use self::save::save;
 
 /// Where the snapshot of the contest at `manifest` lives in the store's `meta` folder: one per

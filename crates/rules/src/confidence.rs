@@ -1,7 +1,7 @@
 //! Rule E-2: the Confidence of tools.
 
 use crate::edition::{ConfidenceDenominator, ConfidenceRules};
-use crate::exact::{zero, Exact};
+use crate::exact::{Exact, zero};
 use mccbuild_core::value::Value;
 
 /// Index of a tool in the contest (position in the manifest's tool list).

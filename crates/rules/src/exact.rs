@@ -113,11 +113,7 @@ pub fn from_f64_exact(x: f64) -> Exact {
     } else {
         Exact::new(m, two.pow(exponent.unsigned_abs()))
     };
-    if negative {
-        -value
-    } else {
-        value
-    }
+    if negative { -value } else { value }
 }
 
 /// `x` rounded to `places` decimals (half away from zero), for display: `decimal(2/3, 2)` is
@@ -136,11 +132,7 @@ pub fn decimal(x: &Exact, places: usize) -> String {
         let (whole, fraction) = padded.split_at(padded.len() - places);
         format!("{whole}.{fraction}")
     };
-    if negative {
-        format!("-{body}")
-    } else {
-        body
-    }
+    if negative { format!("-{body}") } else { body }
 }
 
 /// The nearest float (within a few units of the last place), for display and drawing only:

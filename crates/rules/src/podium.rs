@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::confidence::ToolIdx;
 use crate::edition::AwardAggregate;
-use crate::exact::{count, from_f64_exact, serde_exact, zero, Exact, Sum};
+use crate::exact::{Exact, Sum, count, from_f64_exact, serde_exact, zero};
 use crate::weights::Weight;
 
 /// Rule E-4.6: what one examination of one instance adds to a tool's total in its category:

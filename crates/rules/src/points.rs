@@ -5,7 +5,7 @@ use mccbuild_core::{Measurement, Value};
 use serde::Serialize;
 
 use crate::edition::{ScoringRules, WrongValue};
-use crate::exact::{count, serde_exact, zero, Exact};
+use crate::exact::{Exact, count, serde_exact, zero};
 use num_traits::Zero;
 
 /// Rule E-4.1: ScoreValue, the points of one right value of an examination with `values` values

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::confidence::{distinct_values, ToolIdx};
+use crate::confidence::{ToolIdx, distinct_values};
 use crate::edition::{TrustedRules, WeightedMajority};
-use crate::exact::{int, zero, Exact, Sum};
+use crate::exact::{Exact, Sum, int, zero};
 use mccbuild_core::value::Value;
 
 /// Which situation of rule E-3.1 decided a value, numbered as in the rules text.

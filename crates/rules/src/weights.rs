@@ -4,7 +4,7 @@ use crate::edition::{
     CategoryId, Edition, KindWeight, ModelGrouping, ModelKind, ModelWeight, ScoringRules,
     WeightScale,
 };
-use crate::exact::{count, one, zero, Exact};
+use crate::exact::{Exact, count, one, zero};
 
 /// Rule E-4.4's factors of one examination of one instance (exact fractions).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

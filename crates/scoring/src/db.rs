@@ -46,20 +46,20 @@ mod weight;
 
 pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
-pub use answers::{agreement, value_answers, Agreement, DecisionNeeds, ValueAnswers};
+pub use answers::{Agreement, DecisionNeeds, ValueAnswers, agreement, value_answers};
 pub use categories::{
-    category_entries, category_scores, category_totals, group_totals, CategoryEntry,
-    CategoryScores, CategoryTotals,
+    CategoryEntry, CategoryScores, CategoryTotals, category_entries, category_scores,
+    category_totals, group_totals,
 };
 pub use confidence::{
-    confidence_tally, contested_decision, tally_chunk, tool_confidence, tool_trusted_alone,
-    Contested, TALLY_CHUNK,
+    Contested, TALLY_CHUNK, confidence_tally, contested_decision, tally_chunk, tool_confidence,
+    tool_trusted_alone,
 };
-pub use examination_scores::{exam_scores, ExamScores, ExamTotal, ToolExamScore};
+pub use examination_scores::{ExamScores, ExamTotal, ToolExamScore, exam_scores};
 pub use inputs::{
     Answers, ContestData, ContestedDecision, ExamInstance, ModelExamination, ModelInfo, RunRef,
     ToolData, ToolInfo,
 };
-pub use podium::{category_podium, group_wins, podiums, Podium, Ranked};
+pub use podium::{Podium, Ranked, category_podium, group_wins, podiums};
 pub use trusted::{reference_decisions, trusted_values, undecided_values, vote_decisions};
-pub use weight::{edition_shape, weight_groups, weights, EditionShape, WeightGroups};
+pub use weight::{EditionShape, WeightGroups, edition_shape, weight_groups, weights};

@@ -10,18 +10,18 @@ use serde::Serialize;
 use mccbuild_plan::Plan;
 use mccbuild_rules::confidence::agreed_value;
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::exact::{decimal, fraction, serde_exact, zero, Exact};
+use mccbuild_rules::exact::{Exact, decimal, fraction, serde_exact, zero};
 use mccbuild_rules::podium::{category_total, weighted_points};
 use mccbuild_rules::points::score_value;
-use mccbuild_rules::trusted::{trusted_alone, value_weights, Decision, TrustCase};
+use mccbuild_rules::trusted::{Decision, TrustCase, trusted_alone, value_weights};
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::{
-    category_entries, confidence_tally, tool_confidence, undecided_values, vote_decisions,
-    ContestData,
+    ContestData, category_entries, confidence_tally, tool_confidence, undecided_values,
+    vote_decisions,
 };
 use crate::scores::basis_name;
-use mccbuild_rules::reference::{judge, Judgement};
+use mccbuild_rules::reference::{Judgement, judge};
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AnswerRow {
@@ -280,7 +280,9 @@ fn reason(
     };
     let rule = format!("E-3.1, {}", situation(decision.case));
     match decision.case {
-        TrustCase::NoAnswer => format!("{rule}: no tool provides any value; the trusted value is unknown"),
+        TrustCase::NoAnswer => {
+            format!("{rule}: no tool provides any value; the trusted value is unknown")
+        }
         TrustCase::SingleTool => {
             let c = confidence(answers_given[0].0);
             format!(
@@ -288,7 +290,11 @@ fn reason(
                 answers[0].tool,
                 shown6(&c),
                 fraction(&c),
-                if trusted_alone(&c, rules) { "at or above" } else { "below" },
+                if trusted_alone(&c, rules) {
+                    "at or above"
+                } else {
+                    "below"
+                },
                 fraction(&rules.single_tool_threshold)
             )
         }
@@ -299,7 +305,11 @@ fn reason(
             shown6(&confidence(answers_given[0].0)),
             answers[1].tool,
             shown6(&confidence(answers_given[1].0)),
-            if decision.value.is_some() { format!("the higher Confidence wins: {shown}") } else { "equal Confidence: unknown".into() }
+            if decision.value.is_some() {
+                format!("the higher Confidence wins: {shown}")
+            } else {
+                "equal Confidence: unknown".into()
+            }
         ),
         TrustCase::WeightedMajority => {
             let total: Exact = weights.iter().fold(zero(), |t, w| t + &w.weight);
@@ -307,17 +317,29 @@ fn reason(
             match (best, &decision.value) {
                 (Some(b), Some(_)) => format!(
                     "{rule} (weighted majority, {:?}): {} weighs {} ({}) of a total {} ({}): {shown}",
-                    rules.weighted_majority, b.value, shown6(&b.weight), fraction(&b.weight), shown6(&total), fraction(&total)
+                    rules.weighted_majority,
+                    b.value,
+                    shown6(&b.weight),
+                    fraction(&b.weight),
+                    shown6(&total),
+                    fraction(&total)
                 ),
                 _ => format!(
                     "{rule} (weighted majority, {:?}): no value has the majority of the total weight {} ({}): unknown",
-                    rules.weighted_majority, shown6(&total), fraction(&total)
+                    rules.weighted_majority,
+                    shown6(&total),
+                    fraction(&total)
                 ),
             }
         }
-        TrustCase::GroundTruth => format!("the expected answer given with the task (ground truth): {shown}"),
+        TrustCase::GroundTruth => {
+            format!("the expected answer given with the task (ground truth): {shown}")
+        }
         TrustCase::Organisers => match &plan.corrections {
-            Some(c) => format!("decided by the organisers (E-6.3, {}): {shown}", c.path.display()),
+            Some(c) => format!(
+                "decided by the organisers (E-6.3, {}): {shown}",
+                c.path.display()
+            ),
             None => format!("decided by the organisers (E-6.3): {shown}"),
         },
         TrustCase::Reference => match &plan.reference {

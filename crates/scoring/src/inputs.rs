@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mccbuild_core::{Measurement, RunKey};
-use mccbuild_plan::manifest::{Contest, ToolKind};
 use mccbuild_plan::Plan;
+use mccbuild_plan::manifest::{Contest, ToolKind};
 use mccbuild_rules::participation::takes_part;
 use mccbuild_rules::reference::Basis;
 use mccbuild_store::Summary;

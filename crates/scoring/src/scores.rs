@@ -10,15 +10,15 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::exact::{decimal, fraction, Exact};
+use mccbuild_rules::exact::{Exact, decimal, fraction};
 
 use crate::database::{Handles, ScoringDb};
-use crate::db::{category_podium, category_totals, tool_confidence, undecided_values, ContestData};
+use crate::db::{ContestData, category_podium, category_totals, tool_confidence, undecided_values};
 use mccbuild_plan::Plan;
 use mccbuild_rules::trusted::TrustCase;
 
-pub use self::json::{scores_json, ScoresJson};
-pub use self::reference::{basis_name, reference_report, Disagreement, ReferenceReport};
+pub use self::json::{ScoresJson, scores_json};
+pub use self::reference::{Disagreement, ReferenceReport, basis_name, reference_report};
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct ValueRow {

@@ -9,7 +9,7 @@ use mccbuild_core::{Measurement, Termination, Value};
 use mccbuild_rules::edition::Edition;
 use mccbuild_rules::trusted::TrustCase;
 use mccbuild_scoring::db::{
-    podiums, ContestInputs, ExamInstanceInputs, ModelInfo, RunInputs, ScoringDb, ToolInfo,
+    ContestInputs, ExamInstanceInputs, ModelInfo, RunInputs, ScoringDb, ToolInfo, podiums,
 };
 
 fn edition() -> Arc<Edition> {

@@ -12,14 +12,14 @@ use std::sync::Arc;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::outcome::{Response, Termination};
 use mccbuild_core::{Measurement, RunKey, Value};
+use mccbuild_plan::Plan;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
 use mccbuild_plan::manifest::Contest;
-use mccbuild_plan::Plan;
 use mccbuild_scoring::db::ScoringDb;
 use mccbuild_scoring::inputs::build_scoring;
 use mccbuild_scoring::memo::{self, Memo, MemoUse};
-use mccbuild_scoring::scores::{scores_report, ScoresReport};
+use mccbuild_scoring::scores::{ScoresReport, scores_report};
 use mccbuild_store::Summary;
 
 /// Two models (Philosophers: two instances; TokenRing: one), four tools a, b, c, d, two

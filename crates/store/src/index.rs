@@ -53,13 +53,13 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use footing::{stamps_digest, FileStamp, Footing};
+pub use footing::{FileStamp, Footing, stamps_digest};
 pub use place::Stamp;
 pub use summary::Summary;
 
 use crate::{CorruptRecord, Store};
 use file_keys::FileKeys;
-use format::{read_index, Unusable};
+use format::{Unusable, read_index};
 use packs::PackDamage;
 use place::{Meta, Place};
 use summary::SummaryChunk;

@@ -41,14 +41,14 @@ use std::path::{Path, PathBuf};
 
 pub use index::{Index, Summary};
 pub use lock::{LockWait, StoreLock};
-pub use record::{RunRecord, SlurmPlacement, VmInfo, RECORD_FORMAT};
+pub use record::{RECORD_FORMAT, RunRecord, SlurmPlacement, VmInfo};
 pub use record_file::{
-    encode_record, parse_record, parse_record_verified, verify_digest, CorruptRecord,
+    CorruptRecord, encode_record, parse_record, parse_record_verified, verify_digest,
 };
 pub use room::MIN_FREE_BYTES;
 
-use mccbuild_core::fsio::temp_sibling;
 use mccbuild_core::RunKey;
+use mccbuild_core::fsio::temp_sibling;
 
 /// The store's own format version (the layout of folders and files). 2: records carry a content
 /// digest (format 1 stores are upgraded in place when opened, [`Store::open`]).
@@ -59,29 +59,43 @@ pub const STORE_FORMAT: u32 = 2;
 pub enum StoreError {
     #[error("cannot create the store {path}: {source}")]
     Create { path: PathBuf, source: io::Error },
-    #[error("{path} is a store of another format (`{found}`); this mccbuild reads format {STORE_FORMAT} (and upgrades format 1). Use the mccbuild that wrote it, or set another `store` in [contest]")]
+    #[error(
+        "{path} is a store of another format (`{found}`); this mccbuild reads format {STORE_FORMAT} (and upgrades format 1). Use the mccbuild that wrote it, or set another `store` in [contest]"
+    )]
     OtherFormat { path: PathBuf, found: String },
-    #[error("the store marker {path} is damaged (it holds `{found}`, not `mccbuild store {STORE_FORMAT}`); the records beside it were not touched. If this folder is an mccbuild store, write the line `mccbuild store {STORE_FORMAT}` into {path}; otherwise set another `store` in [contest]")]
+    #[error(
+        "the store marker {path} is damaged (it holds `{found}`, not `mccbuild store {STORE_FORMAT}`); the records beside it were not touched. If this folder is an mccbuild store, write the line `mccbuild store {STORE_FORMAT}` into {path}; otherwise set another `store` in [contest]"
+    )]
     DamagedMarker { path: PathBuf, found: String },
-    #[error("cannot upgrade the store {path} from format 1 to {STORE_FORMAT} (adding a content digest to each record): {source}; the upgrade needs a writable store once (the records are kept as they are until then)")]
+    #[error(
+        "cannot upgrade the store {path} from format 1 to {STORE_FORMAT} (adding a content digest to each record): {source}; the upgrade needs a writable store once (the records are kept as they are until then)"
+    )]
     Upgrade { path: PathBuf, source: io::Error },
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error("the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only? full?), or set `store` in [contest]")]
+    #[error(
+        "the store {path} cannot be written ({source}); a command that records runs needs a writable store: check its permissions and its file system (read-only? full?), or set `store` in [contest]"
+    )]
     ReadOnly { path: PathBuf, source: io::Error },
     #[error("cannot read the run record {path}: {reason}")]
     Record { path: PathBuf, reason: String },
-    #[error("the store {path} has no room: {free} bytes free on its file system, a command that records runs needs at least {MIN_FREE_BYTES}; make room there (or set another `store` in [contest])")]
+    #[error(
+        "the store {path} has no room: {free} bytes free on its file system, a command that records runs needs at least {MIN_FREE_BYTES}; make room there (or set another `store` in [contest])"
+    )]
     Full { path: PathBuf, free: u64 },
-    #[error("cannot write the run record {path}: {reason}; no more runs were started ({recorded} recorded by this command, runs in flight stopped and not recorded). Make room on the store's file system or make it writable; then `mccbuild run` does the missing runs")]
+    #[error(
+        "cannot write the run record {path}: {reason}; no more runs were started ({recorded} recorded by this command, runs in flight stopped and not recorded). Make room on the store's file system or make it writable; then `mccbuild run` does the missing runs"
+    )]
     RecordNotWritten {
         path: PathBuf,
         reason: String,
         recorded: usize,
     },
-    #[error("the store {path} is busy: another mccbuild executes runs there ({holder}); without --no-wait this command waits for it to end")]
+    #[error(
+        "the store {path} is busy: another mccbuild executes runs there ({holder}); without --no-wait this command waits for it to end"
+    )]
     Busy { path: PathBuf, holder: String },
 }
 

@@ -3,7 +3,7 @@
 use std::fs;
 use std::io;
 
-use rustix::fs::{flock, FlockOperation};
+use rustix::fs::{FlockOperation, flock};
 
 use crate::{Store, StoreError};
 
@@ -61,7 +61,7 @@ impl Store {
                     return Err(StoreError::Busy {
                         path: self.root.clone(),
                         holder,
-                    })
+                    });
                 }
                 LockWait::Wait => {
                     waiting(&holder);

@@ -5,10 +5,10 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use mccbuild_core::fsio::{write_atomically, write_atomically_in_batch};
 use mccbuild_core::RunKey;
+use mccbuild_core::fsio::{write_atomically, write_atomically_in_batch};
 
-use crate::{encode_record, RunRecord, Store, StoreError, RECORD_FORMAT, STORE_FORMAT};
+use crate::{RECORD_FORMAT, RunRecord, STORE_FORMAT, Store, StoreError, encode_record};
 
 impl Store {
     /// Opens (creating it if needed) the store at `root`.
@@ -45,7 +45,7 @@ impl Store {
                         return Err(StoreError::OtherFormat {
                             path: root.to_path_buf(),
                             found: text.trim().to_string(),
-                        })
+                        });
                     }
                     None => {
                         let found: String = text.trim().chars().take(60).collect();
@@ -70,7 +70,7 @@ impl Store {
                 return Err(StoreError::Read {
                     path: marker,
                     source,
-                })
+                });
             }
         }
         Ok(Store {

@@ -22,10 +22,10 @@ use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
+use mccbuild_core::digest::Digest;
 
-use crate::{parse_record_verified, CorruptRecord, RunRecord, Store, Summary};
+use crate::{CorruptRecord, RunRecord, Store, Summary, parse_record_verified};
 
 /// Loose records that make the next `mccbuild run` or `import` pack them (git's `gc.auto` is
 /// 6,700 loose objects): 2,048 loose records cost ~5 ms of stat per command here. Tests and

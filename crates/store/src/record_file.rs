@@ -5,11 +5,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use mccbuild_core::RunKey;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::fsio::write_atomically;
-use mccbuild_core::RunKey;
 
-use crate::{RunRecord, Store, RECORD_FORMAT};
+use crate::{RECORD_FORMAT, RunRecord, Store};
 
 /// Why a record cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +36,7 @@ impl Store {
                 return Err(CorruptRecord {
                     path,
                     reason: format!("cannot read: {e}"),
-                })
+                });
             }
         };
         parse_record_verified(&path, &bytes, key).map(Some)

@@ -7,7 +7,7 @@ use mccbuild_core::protocol::Answer;
 use mccbuild_core::{CapturedOutput, Measurement, Response, RunKey, Termination, Value};
 use mccbuild_rules::edition::Limits;
 
-use crate::{encode_record, verify_digest, RunRecord, Store, RECORD_FORMAT, STORE_FORMAT};
+use crate::{RECORD_FORMAT, RunRecord, STORE_FORMAT, Store, encode_record, verify_digest};
 
 pub fn sample_record(key: RunKey) -> RunRecord {
     RunRecord {
@@ -100,17 +100,21 @@ fn corrupt_and_foreign_records_are_errors_not_panics() {
     let path = store.record_path(&key);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, b"{\"format\": 1, \"key\": tru").unwrap();
-    assert!(store
-        .get(&key)
-        .unwrap_err()
-        .reason
-        .contains("not a run record"));
+    assert!(
+        store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("not a run record")
+    );
     fs::write(&path, b"{\"format\": 99}").unwrap();
-    assert!(store
-        .get(&key)
-        .unwrap_err()
-        .reason
-        .contains("record format 99"));
+    assert!(
+        store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("record format 99")
+    );
     let other = sample_record(RunKey([5; 32]));
     fs::write(&path, encode_record(&other).unwrap().0).unwrap();
     assert!(store.get(&key).unwrap_err().reason.contains("instead"));
@@ -125,8 +129,11 @@ fn a_record_verifies_itself() {
     let path = store.record_path(&key);
     let good = fs::read(&path).unwrap();
     assert_eq!(verify_digest(&good), Ok(digest));
-    assert!(good
-        .ends_with(format!("\"digest\":\"{}\"}}", mccbuild_core::digest::hex(&digest)).as_bytes()));
+    assert!(
+        good.ends_with(
+            format!("\"digest\":\"{}\"}}", mccbuild_core::digest::hex(&digest)).as_bytes()
+        )
+    );
     // An answer changed, the file still valid JSON of the same length.
     let text = String::from_utf8(good.clone()).unwrap();
     let edited = text.replacen("\"value\":\"6\"", "\"value\":\"7\"", 1);
@@ -149,11 +156,13 @@ fn a_record_verifies_itself() {
     assert!(store.get(&key).is_err());
     // Without its digest (a record of format 2 written by hand).
     fs::write(&path, serde_json::to_vec(&sample_record(key)).unwrap()).unwrap();
-    assert!(store
-        .get(&key)
-        .unwrap_err()
-        .reason
-        .contains("digest is missing"));
+    assert!(
+        store
+            .get(&key)
+            .unwrap_err()
+            .reason
+            .contains("digest is missing")
+    );
     fs::write(&path, &good).unwrap();
     assert_eq!(store.get_verified(&key).unwrap().unwrap().1, digest);
 }
@@ -210,8 +219,10 @@ fn a_damaged_marker_is_named_and_nothing_advises_removing() {
 fn a_store_of_another_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("STORE"), "mccbuild store 999\n").unwrap();
-    assert!(Store::open(dir.path())
-        .unwrap_err()
-        .to_string()
-        .contains("another format"));
+    assert!(
+        Store::open(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("another format")
+    );
 }

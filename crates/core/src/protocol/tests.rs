@@ -79,7 +79,9 @@ fn negative_state_space_value_means_not_computed() {
 #[test]
 fn huge_integers_and_infinity() {
     let big = "7".repeat(23_857);
-    let out = format!("STATE_SPACE STATES {big} TECHNIQUES DECISION_DIAGRAMS\nSTATE_SPACE TRANSITIONS +inf TECHNIQUES X\nSTATE_SPACE MAX_TOKEN_IN_PLACE inf\n");
+    let out = format!(
+        "STATE_SPACE STATES {big} TECHNIQUES DECISION_DIAGRAMS\nSTATE_SPACE TRANSITIONS +inf TECHNIQUES X\nSTATE_SPACE MAX_TOKEN_IN_PLACE inf\n"
+    );
     let ids = ids(&SS);
     let answers = resolve(&parse_output(&out), state_space(&ids));
     assert_eq!(value_of(&answers, "STATES"), Some(big));
@@ -157,8 +159,10 @@ fn formulas_keyed_by_the_ids_of_the_file() {
         ]
     );
     assert_eq!(answers.diagnostics.len(), 1, "{:?}", answers.diagnostics);
-    assert!(answers.diagnostics[0]
-        .contains("unknown formula id `M-PT-1-ReachabilityCardinality-2025-02`"));
+    assert!(
+        answers.diagnostics[0]
+            .contains("unknown formula id `M-PT-1-ReachabilityCardinality-2025-02`")
+    );
 }
 
 #[test]

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use mccbuild_core::protocol::{resolve, Expected};
+use mccbuild_core::protocol::{Expected, resolve};
 use mccbuild_exec::{Execution, RunSpec};
 use mccbuild_plan::{Plan, Run};
-use mccbuild_store::{RunRecord, RECORD_FORMAT};
+use mccbuild_store::{RECORD_FORMAT, RunRecord};
 
 use crate::session::Session;
 

@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mccbuild_core::Termination;
 use mccbuild_exec::{Execution, InfraError};
-use mccbuild_plan::key::executor_for_tool;
 use mccbuild_plan::Plan;
+use mccbuild_plan::key::executor_for_tool;
 use mccbuild_store::record::SlurmPlacement;
 use mccbuild_store::{Index, Store, Summary};
 
-use super::record::{label, make_record};
 use super::ExecSummary;
+use super::record::{label, make_record};
 use crate::progress::{NotRecorded, Progress, RunEnd, RunEvent};
 
 /// Whether a run executed by a Slurm step died of the signal Slurm sent the whole step (the

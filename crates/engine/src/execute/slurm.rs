@@ -3,18 +3,18 @@
 //! recorded or given up.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use mccbuild_core::hex;
-use mccbuild_exec::slurm::{follow_jobs, FollowSettings, JobRun, ModelJob, SlurmCli};
+use mccbuild_exec::slurm::{FollowSettings, JobRun, ModelJob, SlurmCli, follow_jobs};
 use mccbuild_plan::Plan;
 use mccbuild_rules::execution::machine_groups;
 use mccbuild_store::{Index, Store, Summary};
 
-use super::record::label;
 use super::ExecSummary;
+use super::record::label;
 use crate::error::SlurmSetupError;
 use crate::progress::{NotRecorded, Progress, RunEnd, RunEvent};
 use crate::session::Session;

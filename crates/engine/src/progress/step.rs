@@ -1,6 +1,6 @@
 //! A Slurm step's lines, for its job's log (`mccbuild exec-run`).
 
-use super::{say, Progress, RunEvent};
+use super::{Progress, RunEvent, say};
 
 /// A step's lines, for its job's log.
 pub struct StepProgress;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-use super::{count, RunInfo};
+use super::{RunInfo, count};
 
 /// What one group of runs (a tool on an examination) takes, smoothed.
 #[derive(Clone, Copy, Debug)]

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::tally::{duration, Tally};
-use super::{count, Progress, RunEvent, RunInfo};
+use super::tally::{Tally, duration};
+use super::{Progress, RunEvent, RunInfo, count};
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use mccbuild_core::digest::{hex, Digest};
+use mccbuild_core::digest::{Digest, hex};
 use mccbuild_core::framed::Format;
 use mccbuild_plan::Plan;
 use mccbuild_store::Store;

@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use mccbuild_core::digest::{hex, Digest};
+use mccbuild_core::digest::{Digest, hex};
 use mccbuild_core::framed::Format;
 use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::Store;

@@ -4,10 +4,10 @@
 use super::key::runs_parts;
 use super::*;
 use mccbuild_core::digest::Digest;
+use mccbuild_plan::Plan;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
 use mccbuild_plan::manifest::Contest;
-use mccbuild_plan::Plan;
 
 /// The demo contest's plan, its runs repeated (each copy with other keys) past two parts
 /// of the results key.

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use mccbuild_core::protocol::Answer;
 use mccbuild_core::{CapturedOutput, Measurement, Response, Termination};
-use mccbuild_plan::results_file::{parse_results, ResultRow, RowResults};
+use mccbuild_plan::results_file::{ResultRow, RowResults, parse_results};
 use mccbuild_plan::{Plan, Run, RunOrigin};
-use mccbuild_store::{RunRecord, StoreError, RECORD_FORMAT};
+use mccbuild_store::{RECORD_FORMAT, RunRecord, StoreError};
 use serde::Serialize;
 
 use super::Session;

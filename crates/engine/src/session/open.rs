@@ -7,20 +7,20 @@ use std::collections::BTreeMap;
 use mccbuild_core::diag::Problem;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
+use mccbuild_exec::RunExecutor;
 use mccbuild_exec::local::{LocalExecutor, LocalSettings};
 use mccbuild_exec::qemu::QemuExecutor;
-use mccbuild_exec::RunExecutor;
+use mccbuild_plan::Plan;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::instance::ArchiveLimits;
 use mccbuild_plan::manifest::{Contest, ExecutorKind};
 use mccbuild_plan::snapshot::{self, Fingerprint};
-use mccbuild_plan::Plan;
 use mccbuild_store::index::LoadReport;
 use mccbuild_store::{Index, Store, StoreLock};
 
+use super::Session;
 use super::recall::remember_noop;
 use super::records::stored_runs;
-use super::Session;
 use crate::error::OpenError;
 use crate::progress::count;
 

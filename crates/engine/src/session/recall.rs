@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
+use mccbuild_plan::Plan;
 use mccbuild_plan::digest_cache::DigestCache;
 use mccbuild_plan::manifest::{Contest, ExecutorKind};
-use mccbuild_plan::Plan;
 use mccbuild_scoring::scores::ScoresReport;
 use mccbuild_store::{Index, Store, StoreLock};
 

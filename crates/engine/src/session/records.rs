@@ -5,7 +5,7 @@ use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
 use mccbuild_plan::Plan;
 use mccbuild_scoring::memo;
-use mccbuild_scoring::scores::{scores_report, ScoresReport};
+use mccbuild_scoring::scores::{ScoresReport, scores_report};
 use mccbuild_store::Index;
 
 use super::Session;

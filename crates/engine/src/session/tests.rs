@@ -3,7 +3,7 @@
 use super::records::stored_runs;
 use super::*;
 use mccbuild_core::{CapturedOutput, Measurement, Response, Termination};
-use mccbuild_store::{RunRecord, RECORD_FORMAT};
+use mccbuild_store::{RECORD_FORMAT, RunRecord};
 
 /// A record of `run` (its answers do not matter here).
 fn record_of(plan: &Plan, run: &mccbuild_plan::Run) -> RunRecord {

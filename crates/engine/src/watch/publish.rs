@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use mccbuild_output::report::live::LiveSite;
-use mccbuild_output::report::{write_files, ReportData};
+use mccbuild_output::report::{ReportData, write_files};
 
 use super::state::State;
 use super::update::{SiteUpdate, Update};

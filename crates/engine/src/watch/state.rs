@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use mccbuild_core::RunKey;
-use mccbuild_plan::manifest::Contest;
 use mccbuild_plan::RunOrigin;
-use mccbuild_scoring::db::{podiums, Handles, RunRef, ScoringDb};
+use mccbuild_plan::manifest::Contest;
+use mccbuild_scoring::db::{Handles, RunRef, ScoringDb, podiums};
 use mccbuild_scoring::inputs::{run_inputs, run_refs, tool_infos};
-use mccbuild_scoring::scores::{scores_report, scores_report_of_current, ScoresReport};
+use mccbuild_scoring::scores::{ScoresReport, scores_report, scores_report_of_current};
 use mccbuild_store::index::LoadReport;
 
-use super::update::{change_time, counts, podium_changes, since, Update};
+use super::update::{Update, change_time, counts, podium_changes, since};
 use crate::error::OpenError;
 use crate::session::Session;
 

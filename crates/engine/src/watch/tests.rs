@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use mccbuild_scoring::scores::ScoresReport;
 use notify::event::{AccessKind, CreateKind, EventKind, MetadataKind, ModifyKind, RemoveKind};
 
-use super::files::{is_change, is_input, InputChange};
-use super::update::{counts, podium_changes, since, Update};
+use super::files::{InputChange, is_change, is_input};
+use super::update::{Update, counts, podium_changes, since};
 
 /// A scores report with these podiums (nothing else).
 fn report(podiums: &[(&str, &[&str])]) -> ScoresReport {

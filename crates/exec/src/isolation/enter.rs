@@ -6,8 +6,8 @@
 use std::ffi::CStr;
 use std::io;
 
-use super::host_mounts::{MountAttr, AT_RECURSIVE, MOUNT_ATTR_RDONLY};
-use super::init::{become_init, ToolStart};
+use super::host_mounts::{AT_RECURSIVE, MOUNT_ATTR_RDONLY, MountAttr};
+use super::init::{ToolStart, become_init};
 use super::namespaces::loopback_up;
 use super::plan::Cover;
 use super::prepared::{Prepared, Step};

@@ -175,11 +175,7 @@ pub(super) unsafe fn loopback_up() -> io::Result<()> {
         }
         let err = io::Error::last_os_error();
         libc::close(fd);
-        if ok {
-            Ok(())
-        } else {
-            Err(err)
-        }
+        if ok { Ok(()) } else { Err(err) }
     }
 }
 

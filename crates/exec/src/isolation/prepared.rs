@@ -180,7 +180,7 @@ fn ancestors_top_down(path: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::isolation::plan::IsolationRequest;
-    use crate::isolation::{in_private_tmp, HostMounts};
+    use crate::isolation::{HostMounts, in_private_tmp};
 
     fn request<'a>(
         run: &'a Path,
@@ -215,10 +215,12 @@ mod tests {
             .filter(|s| matches!(s, Step::ReadOnlyTree))
             .count();
         assert_eq!(trees, 1);
-        assert!(!prepared
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::ReadOnly { .. })));
+        assert!(
+            !prepared
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::ReadOnly { .. }))
+        );
         let writable_below = |p: &str| {
             prepared.steps.iter().any(|s| {
                 matches!(s, Step::Bind { path, writable_below: true, .. }
@@ -251,10 +253,11 @@ mod tests {
         let make_home =
             at(&|s| matches!(s, Step::Mkdir { path } if is(path, "/tmp/mccbuild-sandbox-x/home")));
         assert!(cover_tmp < make_home);
-        assert!(!prepared
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::Bind { path, .. } if is(path, "/tmp/mccbuild-sandbox-x"))));
+        assert!(
+            !prepared.steps.iter().any(
+                |s| matches!(s, Step::Bind { path, .. } if is(path, "/tmp/mccbuild-sandbox-x"))
+            )
+        );
         assert!(in_private_tmp(run, |_| true));
         assert!(!in_private_tmp(Path::new("/tmp"), |_| true));
         assert!(!in_private_tmp(Path::new("/scratch/x"), |_| true));

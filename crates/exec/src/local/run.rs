@@ -3,16 +3,16 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mccbuild_plan::instance::materialize;
 
-use super::{time_limits, LocalExecutor};
+use super::{LocalExecutor, time_limits};
 use crate::bin_view::BinView;
 use crate::isolation::{self, IsolationPlan, IsolationRequest, PendingNamespaces, Prepared};
-use crate::process::{run_process, ProcessSpec};
-use crate::{host_name, now_rfc3339, Execution, InfraError, RunSpec};
+use crate::process::{ProcessSpec, run_process};
+use crate::{Execution, InfraError, RunSpec, host_name, now_rfc3339};
 
 impl LocalExecutor {
     pub(super) fn fresh_workdir(&self, spec: &RunSpec) -> Result<PathBuf, InfraError> {

@@ -3,14 +3,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::LocalExecutor;
-use crate::isolation::{self, IsolationPlan, IsolationRequest, PendingNamespaces, Prepared};
-use crate::process::{run_process, ProcessSpec};
 use crate::InfraError;
+use crate::isolation::{self, IsolationPlan, IsolationRequest, PendingNamespaces, Prepared};
+use crate::process::{ProcessSpec, run_process};
 
 /// A command for [`LocalExecutor::run_command`].
 #[derive(Clone, Debug)]

@@ -6,8 +6,8 @@ use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use mccbuild_core::protocol::{OutputParser, ParsedOutput};
 use mccbuild_core::CapturedOutput;
+use mccbuild_core::protocol::{OutputParser, ParsedOutput};
 
 /// The run's stdout and stderr, read by the thread that supervises the run as output comes (no
 /// reader threads: on a short run, making and ending two threads cost more than the run).

@@ -6,9 +6,9 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use super::cores::pin_to_cores;
-use super::gate::{send_pid, wait_at_gate, ChildFds, Gate, Mover};
 use super::ProcessSpec;
+use super::cores::pin_to_cores;
+use super::gate::{ChildFds, Gate, Mover, send_pid, wait_at_gate};
 use crate::spawn::StatusSlot;
 
 /// The run's started process tree: the pid mccbuild waits for, the tool's output streams and,

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use mccbuild_core::Termination;
 
-use super::output::Output;
-use super::proc_sampler::{in_session, ProcSampler};
 use super::ProcessSpec;
+use super::output::Output;
+use super::proc_sampler::{ProcSampler, in_session};
 use crate::cgroup::RunCgroup;
 
 /// How the process ended, as its supervision saw it.

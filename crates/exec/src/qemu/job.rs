@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use mccbuild_plan::instance::materialize;
 use mccbuild_plan::manifest::{GuestKind, RunUser};
 
-use super::{QemuExecutor, RunFiles, RUNNER};
+use super::{QemuExecutor, RUNNER, RunFiles};
 use crate::{InfraError, RunSpec};
 
 impl QemuExecutor {

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use mccbuild_plan::manifest::{Accel, GuestKind, QemuConfig};
 
-use super::results::tail_of;
-use super::vm::{pin_and_tie, Vm};
 use super::QemuError;
+use super::results::tail_of;
+use super::vm::{Vm, pin_and_tie};
 
 /// The kernel guest's command line. Besides the console and `panic=-1` (a panic ends QEMU
 /// through `-no-reboot`), it skips what costs boot time under emulation and changes nothing a

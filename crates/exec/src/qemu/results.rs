@@ -11,9 +11,9 @@ use mccbuild_plan::manifest::GuestKind;
 use mccbuild_store::VmInfo;
 
 use super::vm::VmEnd;
-use super::{QemuExecutor, RunFiles, MEASUREMENT};
+use super::{MEASUREMENT, QemuExecutor, RunFiles};
 use crate::process::capture_all;
-use crate::{host_name, now_rfc3339, Execution, InfraError, RunSpec};
+use crate::{Execution, InfraError, RunSpec, host_name, now_rfc3339};
 
 /// What the guest's runner wrote in `status`.
 #[derive(Debug, Default)]
@@ -77,7 +77,7 @@ impl QemuExecutor {
                 return Err(InfraError(format!(
                     "the guest could not prepare the run: {}",
                     s.get("message")
-                )))
+                )));
             }
             (Some(s), None) => (s.termination(), String::new()),
             (_, Some((reason, note))) => (reason, note),
@@ -92,7 +92,7 @@ impl QemuExecutor {
                     describe_exit(end.exit),
                     tail_of(&files.dir.join("qemu.log"), 1000).trim(),
                     console_text.trim()
-                )))
+                )));
             }
         };
         let (stdout, parsed) = read_output(&files.out.join("stdout"), true, self.capture_bytes);

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{find_program, QemuExecutor};
+use super::{QemuExecutor, find_program};
 use crate::InfraError;
 
 impl QemuExecutor {

@@ -179,10 +179,11 @@ fn a_failed_node_puts_unrecorded_runs_back_and_they_are_resubmitted() {
     assert_eq!(out.failed, 0);
     assert!(log.events.iter().any(|e| matches!(e,
         SlurmEvent::Requeued { state, runs, attempt: 2, .. } if state == "NODE_FAIL" && runs == &vec![0, 1])));
-    assert!(!log
-        .events
-        .iter()
-        .any(|e| matches!(e, SlurmEvent::Failed { .. })));
+    assert!(
+        !log.events
+            .iter()
+            .any(|e| matches!(e, SlurmEvent::Failed { .. }))
+    );
     assert_eq!(log.seen, vec![0, 1]);
 }
 
@@ -377,7 +378,9 @@ fn sbatch_gets_one_node_and_the_settings() {
     let script = cli.batch_script(&job, Path::new("/c/cache/slurm/x.keys"));
     assert!(
         script.contains("srun --exact -N1 -n1 -c2 ")
-            && script.contains("exec-run --manifest '/c/contest.toml' --keys-file '/c/cache/slurm/x.keys' --jobs 2"),
+            && script.contains(
+                "exec-run --manifest '/c/contest.toml' --keys-file '/c/cache/slurm/x.keys' --jobs 2"
+            ),
         "{script}"
     );
 }

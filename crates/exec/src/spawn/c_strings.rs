@@ -1,6 +1,6 @@
 //! The tool's candidate paths, arguments and environment as C strings, made before the clone.
 
-use std::ffi::{c_char, CString};
+use std::ffi::{CString, c_char};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

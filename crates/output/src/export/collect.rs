@@ -10,12 +10,12 @@ use mccbuild_core::{Outcome, Value};
 use mccbuild_plan::{Plan, RunOrigin};
 use mccbuild_rules::confidence::distinct_values;
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::exact::{decimal, fraction, Exact};
+use mccbuild_rules::exact::{Exact, decimal, fraction};
 use mccbuild_rules::trusted::TrustCase;
 use mccbuild_scoring::db::{Handles, ScoringDb};
 use mccbuild_scoring::scores::scores_report;
 
-use super::csv::{mask, row_results, vector, Estimated};
+use super::csv::{Estimated, mask, row_results, vector};
 use super::verdicts::{verdict_explanation, verdict_reference, verdict_value};
 use super::{Export, ExportError, ModelVerdicts, Origin, RunEntry, StoredRuns, VerdictEntry};
 

@@ -37,7 +37,7 @@ fn integer_vectors_keep_big_numbers_exact() {
 
 #[test]
 fn vectors_read_back_by_the_importer() {
-    use mccbuild_plan::results_file::{parse_results, RowResults};
+    use mccbuild_plan::results_file::{RowResults, parse_results};
     let big = Value::Big(Arc::new("123456789012345678901234567890".parse().unwrap()));
     let values = [Some(&int(0)), None, Some(&big), Some(&Value::Inf)];
     assert_eq!(

@@ -8,7 +8,7 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use mccbuild_core::Value;
 use mccbuild_rules::trusted::TrustCase;
 
-use super::{write_file, Export, ExportError};
+use super::{Export, ExportError, write_file};
 
 /// The `tool` and `version` of the root element of a properties verdict file.
 pub const VERDICT_TOOL: &str = "propertiesverdict";

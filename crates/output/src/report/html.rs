@@ -1,11 +1,11 @@
 //! The pages of the results site (maud templates: every text is escaped).
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::svg::{self, Pair, Series};
 use mccbuild_core::Outcome;
 
-use super::{outcome_label, outcome_title, slug, ReportData, RunView};
+use super::{ReportData, RunView, outcome_label, outcome_title, slug};
 use mccbuild_core::Value;
 use mccbuild_plan::manifest::ToolKind;
 

@@ -10,7 +10,7 @@ use mccbuild_core::digest::Digest;
 
 use super::{ArchiveLimits, FileEntry, InstanceError, InstanceFacts};
 use crate::archive::for_each_archive_file;
-use crate::model_files::{location_of, read_formula_ids, read_pnml_info, AtOffset};
+use crate::model_files::{AtOffset, location_of, read_formula_ids, read_pnml_info};
 
 /// The facts of an archive, read in one pass with constant memory whatever its entries' sizes:
 /// each entry is hashed as it streams by, and the special files are parsed from the same stream.

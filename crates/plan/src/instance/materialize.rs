@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::{walk_folder, ArchiveLimits, InstanceError};
+use super::{ArchiveLimits, InstanceError, walk_folder};
 use crate::archive::for_each_archive_file;
 use crate::manifest::InstanceSource;
 

@@ -112,13 +112,17 @@ fn safe_archive_unpacks_without_its_top_folder() {
 #[test]
 fn hostile_archives_are_refused() {
     let dotdot = tar_gz(|b| raw_file(b, "X-PT-1/../../escaped", b"x"));
-    assert!(check_archive(&dotdot, ArchiveLimits::default())
-        .unwrap_err()
-        .contains("escapes the instance folder"));
+    assert!(
+        check_archive(&dotdot, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("escapes the instance folder")
+    );
     let absolute = tar_gz(|b| raw_file(b, "/tmp/escaped", b"x"));
-    assert!(check_archive(&absolute, ArchiveLimits::default())
-        .unwrap_err()
-        .contains("absolute path"));
+    assert!(
+        check_archive(&absolute, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("absolute path")
+    );
     let symlink = tar_gz(|b| {
         let mut header = tar::Header::new_gnu();
         header.set_entry_type(tar::EntryType::Symlink);
@@ -126,9 +130,11 @@ fn hostile_archives_are_refused() {
         b.append_link(&mut header, "X-PT-1/model.pnml", "/etc/passwd")
             .unwrap();
     });
-    assert!(check_archive(&symlink, ArchiveLimits::default())
-        .unwrap_err()
-        .contains("symbolic link"));
+    assert!(
+        check_archive(&symlink, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("symbolic link")
+    );
     let hardlink = tar_gz(|b| {
         let mut header = tar::Header::new_gnu();
         header.set_entry_type(tar::EntryType::Link);
@@ -136,9 +142,11 @@ fn hostile_archives_are_refused() {
         b.append_link(&mut header, "X-PT-1/model.pnml", "/etc/passwd")
             .unwrap();
     });
-    assert!(check_archive(&hardlink, ArchiveLimits::default())
-        .unwrap_err()
-        .contains("hard link"));
+    assert!(
+        check_archive(&hardlink, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("hard link")
+    );
     assert!(check_archive(b"not a gzip at all", ArchiveLimits::default()).is_err());
     let special = |kind: tar::EntryType| {
         tar_gz(|b| {
@@ -172,9 +180,11 @@ fn hostile_archives_are_refused() {
         );
     }
     let empty_path = tar_gz(|b| raw_file(b, "X-PT-1/", b"x"));
-    assert!(check_archive(&empty_path, ArchiveLimits::default())
-        .unwrap_err()
-        .contains("empty path"));
+    assert!(
+        check_archive(&empty_path, ArchiveLimits::default())
+            .unwrap_err()
+            .contains("empty path")
+    );
     let mut truncated = tar_gz(|b| raw_file(b, "X-PT-1/model.pnml", &[b'x'; 100_000]));
     truncated.truncate(truncated.len() / 2);
     assert!(check_archive(&truncated, ArchiveLimits::default()).is_err());
@@ -244,15 +254,19 @@ fn archive_bombs_stop_at_the_bound() {
         max_bytes: 16 << 20,
         max_entries: 10,
     };
-    assert!(check_archive(&bomb, limits)
-        .unwrap_err()
-        .contains("more than 16 MB"));
+    assert!(
+        check_archive(&bomb, limits)
+            .unwrap_err()
+            .contains("more than 16 MB")
+    );
     let many = tar_gz(|b| {
         for i in 0..20 {
             raw_file(b, &format!("X-PT-1/f{i}"), b"x");
         }
     });
-    assert!(check_archive(&many, limits)
-        .unwrap_err()
-        .contains("more than 10 entries"));
+    assert!(
+        check_archive(&many, limits)
+            .unwrap_err()
+            .contains("more than 10 entries")
+    );
 }

@@ -11,8 +11,8 @@ use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_rules::edition::{Edition, ExamId, Limits, TimeLimit};
 use mccbuild_rules::reference::Basis;
 
-use super::reading;
 use super::ExecutorConfig;
+use super::reading;
 
 /// Rule T-2: competing tools can win medals; reference tools are shown for comparison.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash, serde::Serialize)]

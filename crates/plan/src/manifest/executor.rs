@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::qemu::{qemu_config, QemuConfig};
-use super::reading::{key_span, Reading};
+use super::qemu::{QemuConfig, qemu_config};
+use super::reading::{Reading, key_span};
 use super::schema::ManifestFile;
-use super::slurm::{slurm_config, SlurmConfig};
+use super::slurm::{SlurmConfig, slurm_config};
 
 /// `[executor] kind`.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]

@@ -8,7 +8,7 @@ use mccbuild_core::diag::Problem;
 use mccbuild_rules::edition::ModelGrouping;
 use mccbuild_rules::weights::model_of;
 
-use super::reading::{at, Reading};
+use super::reading::{Reading, at};
 use super::schema::ManifestFile;
 use super::{InstanceDecl, InstanceSource, Model, ModelKindDecl};
 

@@ -9,8 +9,8 @@ use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 
-use super::schema::{QemuSection, ToolSection};
 use super::ExecutorKind;
+use super::schema::{QemuSection, ToolSection};
 
 /// `[executor.qemu]`: how runs boot their VMs (docs/execution.md, "QEMU executor").
 #[derive(Clone, Debug, PartialEq, Eq)]

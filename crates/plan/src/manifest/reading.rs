@@ -116,11 +116,7 @@ fn load_edition(
 
 /// A span, unless it is empty (a default value has no place in the file).
 pub(super) fn at(span: Range<usize>) -> Option<Range<usize>> {
-    if span.is_empty() {
-        None
-    } else {
-        Some(span)
-    }
+    if span.is_empty() { None } else { Some(span) }
 }
 
 /// A manifest being read: its text, folder and edition, and the problems found so far.

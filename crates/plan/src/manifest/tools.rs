@@ -11,9 +11,9 @@ use toml::Spanned;
 use mccbuild_core::diag::Problem;
 use mccbuild_rules::edition::ExamId;
 
-use super::reading::{at, Reading};
-use super::schema::{ManifestFile, ToolSection};
 use super::Tool;
+use super::reading::{Reading, at};
+use super::schema::{ManifestFile, ToolSection};
 
 impl Reading<'_> {
     /// The `[[tool]]`s.

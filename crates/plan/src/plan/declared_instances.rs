@@ -8,7 +8,7 @@ use mccbuild_rules::weights::model_kind;
 
 use super::{LeftOut, PlannedInstance, PlannedModel};
 use crate::digest_cache::DigestCache;
-use crate::instance::{instance_facts, ArchiveLimits, InstanceFacts};
+use crate::instance::{ArchiveLimits, InstanceFacts, instance_facts};
 use crate::manifest::{Contest, ModelKindDecl};
 
 /// The models of the manifest and their instances (inspected: a broken one is left out, an

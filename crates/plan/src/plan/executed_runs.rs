@@ -10,9 +10,9 @@ use mccbuild_core::{RunKey, Value};
 use mccbuild_rules::edition::Examination;
 use mccbuild_rules::hidden_files::hidden_files;
 
-use super::{exam_instance, LeftOut, Plan, PlannedInstance, Run, RunOrigin};
+use super::{LeftOut, Plan, PlannedInstance, Run, RunOrigin, exam_instance};
 use crate::instance::{FileProblem, InstanceFacts};
-use crate::key::{reading, KeyBuilder};
+use crate::key::{KeyBuilder, reading};
 use crate::manifest::{Contest, InstanceSource};
 
 /// The expected answer of a verification task's truth file: SAFE (the property holds) is TRUE,

@@ -5,15 +5,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_core::RunKey;
+use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_rules::edition::ExamId;
 use mccbuild_rules::weights::{model_kind, model_of};
 
-use super::{exam_instance, Plan, PlannedInstance, PlannedModel, Run, RunOrigin};
-use crate::key::{reading, KeyBuilder};
-use crate::manifest::{mcc_model_name, Contest, InstanceSource, Tool, ToolKind};
-use crate::results_file::{read_results, vector_length, ResultRow};
+use super::{Plan, PlannedInstance, PlannedModel, Run, RunOrigin, exam_instance};
+use crate::key::{KeyBuilder, reading};
+use crate::manifest::{Contest, InstanceSource, Tool, ToolKind, mcc_model_name};
+use crate::results_file::{ResultRow, read_results, vector_length};
 
 impl Plan {
     /// The runs of the results files: one per row. An examination instance's values are as

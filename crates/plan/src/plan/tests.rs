@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use super::*;
 use crate::digest_cache::DigestCache;
-use crate::instance::{instance_facts, ArchiveLimits, InstanceFacts};
-use crate::key::{reading, run_key, KeyInputs};
+use crate::instance::{ArchiveLimits, InstanceFacts, instance_facts};
+use crate::key::{KeyInputs, reading, run_key};
 use crate::manifest::Contest;
 
 /// The plan fills its keys on several threads from one task digest per examination

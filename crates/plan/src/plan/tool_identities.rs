@@ -4,7 +4,7 @@
 use mccbuild_core::diag::{Problem, Problems};
 
 use crate::digest_cache::DigestCache;
-use crate::key::{files_digest, tool_files_digest, ToolIdentity};
+use crate::key::{ToolIdentity, files_digest, tool_files_digest};
 use crate::manifest::Contest;
 use crate::results_file::ResultRow;
 

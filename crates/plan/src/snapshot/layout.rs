@@ -10,10 +10,10 @@
 //! binds nothing: the fingerprint the snapshot was made under is computed while it is read, so it
 //! is kept in the framed header and compared once both are known.
 
+use mccbuild_core::Value;
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::framed::Format;
-use mccbuild_core::Value;
 use mccbuild_rules::edition::{ExamId, TimeLimit};
 use serde::{Deserialize, Serialize};
 

@@ -5,18 +5,18 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use mccbuild_core::RunKey;
 use mccbuild_core::diag::Problems;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
-use mccbuild_core::RunKey;
 use mccbuild_rules::edition::Limits;
 
-use super::layout::{Header, PayloadIn, Tables, HEADER, RUNS_PER_READ, RUN_BYTES};
-use super::value_ids::exam_instances_of;
 use super::Fingerprint;
+use super::layout::{HEADER, Header, PayloadIn, RUN_BYTES, RUNS_PER_READ, Tables};
+use super::value_ids::exam_instances_of;
 use crate::key::ToolIdentity;
 use crate::manifest::Contest;
-use crate::plan::{imported_tool, ExamInstance, LeftOut, PlannedInstance, PlannedModel};
+use crate::plan::{ExamInstance, LeftOut, PlannedInstance, PlannedModel, imported_tool};
 use crate::plan::{Plan, Run, RunOrigin};
 
 /// A plan from its snapshot, with the digest of the binary that made it; or the contest back.

@@ -8,9 +8,9 @@ use std::path::Path;
 use mccbuild_core::digest::Digest;
 use mccbuild_rules::edition::{Limits, TimeLimit};
 
-use super::layout::{Blob, ExamKept, Header, PayloadOut, Tables, HEADER, RUN_BYTES};
-use super::value_ids::coded_ids;
 use super::Fingerprint;
+use super::layout::{Blob, ExamKept, HEADER, Header, PayloadOut, RUN_BYTES, Tables};
+use super::value_ids::coded_ids;
 use crate::plan::{Plan, RunOrigin};
 
 /// Keeps `plan` (as [`Plan::build_runs`] made it from a contest of `declared_tools` tools: no

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use mccbuild_core::digest::Digest;
 
-use super::fingerprint::{read_by_plan, DPKG_STATUS};
-use super::layout::{ExamKept, Header, HEADER, RUN_BYTES, SNAPSHOT};
+use super::fingerprint::{DPKG_STATUS, read_by_plan};
+use super::layout::{ExamKept, HEADER, Header, RUN_BYTES, SNAPSHOT};
 use super::value_ids::{coded_ids, exam_instances_of};
 use super::*;
 use crate::archive::ArchiveLimits;
@@ -264,10 +264,11 @@ fn said(plan: &Plan) -> String {
 fn a_snapshot_gives_back_the_plan_it_kept() {
     let dir = contest_dir();
     let plan = build(dir.path());
-    assert!(plan
-        .runs
-        .iter()
-        .any(|r| matches!(r.origin, RunOrigin::Imported { .. })));
+    assert!(
+        plan.runs
+            .iter()
+            .any(|r| matches!(r.origin, RunOrigin::Imported { .. }))
+    );
     assert!(plan.runs.iter().any(|r| r.origin == RunOrigin::Executed));
     let path = dir.path().join("plan.bin");
     let fp = trusted(dir.path());

@@ -243,11 +243,20 @@ fn check_examination(
         );
     }
     if e.answers == AnswerForm::VerificationResult && e.value != ValueKind::Boolean {
-        problem(format!("examination `{}`: answers = \"verification-result\" (SAFE/UNSAFE) needs value = \"boolean\"", e.name), None);
+        problem(
+            format!(
+                "examination `{}`: answers = \"verification-result\" (SAFE/UNSAFE) needs value = \"boolean\"",
+                e.name
+            ),
+            None,
+        );
     }
     if file.edition.trust == TrustKind::GroundTruth && e.truth_file.is_none() {
         problem(
-            format!("examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)", e.name),
+            format!(
+                "examination `{}`: a ground-truth edition needs truth_file (the instance file with the expected answer)",
+                e.name
+            ),
             Some(RULES_HELP),
         );
     }

@@ -2,7 +2,7 @@
 //! written) or string (`"254/25"`); written as the fraction string of
 //! [`fraction`](super::fraction).
 
-use super::{fraction, from_written_f64, int, parse, Exact};
+use super::{Exact, fraction, from_written_f64, int, parse};
 use serde::de::{self, Visitor};
 use serde::{Deserializer, Serializer};
 

@@ -4,7 +4,7 @@
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
-use super::{from_f64_exact, Exact};
+use super::{Exact, from_f64_exact};
 
 /// An exact sum, fast while it stays a small fraction: numerator and denominator in `i128`
 /// (terms too), added with checked arithmetic and reduced by a machine-word gcd; on

@@ -9,8 +9,8 @@ use salsa::{Durability, Setter};
 
 use super::{Handles, ScoringDb};
 use crate::db::{
-    agreement, contested_decision, exam_scores, tool_trusted_alone, ContestData, Contested,
-    ContestedDecision, ModelExamination, ToolData,
+    ContestData, Contested, ContestedDecision, ModelExamination, ToolData, agreement,
+    contested_decision, exam_scores, tool_trusted_alone,
 };
 
 /// The driver of the Confidence-dependent decisions (E-3.1): which model examinations have

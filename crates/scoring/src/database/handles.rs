@@ -6,8 +6,8 @@ use mccbuild_rules::weights::Weight;
 
 use super::ScoringDb;
 use crate::db::{
-    exam_scores, trusted_values, value_answers, weights, ContestData, ModelExamination, RunRef,
-    ToolExamScore, ValueAnswers,
+    ContestData, ModelExamination, RunRef, ToolExamScore, ValueAnswers, exam_scores,
+    trusted_values, value_answers, weights,
 };
 
 /// Handles to a built contest.

@@ -5,9 +5,9 @@ use mccbuild_core::Measurement;
 use mccbuild_rules::confidence::ToolIdx;
 use mccbuild_rules::edition::CategoryId;
 use mccbuild_rules::exact::{Exact, Sum};
-use mccbuild_rules::podium::{category_total, weighted_points, weighted_sum, Performance};
+use mccbuild_rules::podium::{Performance, category_total, weighted_points, weighted_sum};
 
-use super::{edition_shape, exam_scores, weight_groups, weights, ContestData, ExamTotal};
+use super::{ContestData, ExamTotal, edition_shape, exam_scores, weight_groups, weights};
 
 /// What one examination of one instance adds to one tool's total in its category (E-4.6).
 #[derive(Clone, Debug, PartialEq)]

@@ -3,11 +3,11 @@
 //! Confidence and whether its lone answers are trusted, and the decision per shape of contested
 //! value. The driver ([`crate::database`]) copies the decisions into inputs when they change.
 
-use mccbuild_rules::confidence::{tool_confidence as confidence_rule, ConfidenceTally, ToolIdx};
-use mccbuild_rules::exact::{zero, Exact};
+use mccbuild_rules::confidence::{ConfidenceTally, ToolIdx, tool_confidence as confidence_rule};
+use mccbuild_rules::exact::{Exact, zero};
 use mccbuild_rules::trusted::{contested_winner, trusted_alone};
 
-use super::{agreement, ContestData, ToolData};
+use super::{ContestData, ToolData, agreement};
 
 /// How many model examinations a [`tally_chunk`] sums.
 pub const TALLY_CHUNK: usize = 32;

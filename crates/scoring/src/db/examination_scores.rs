@@ -7,13 +7,13 @@ use mccbuild_core::{Measurement, Value};
 use mccbuild_rules::confidence::ToolIdx;
 use mccbuild_rules::exact::Sum;
 use mccbuild_rules::podium::Completed;
-use mccbuild_rules::points::{examination_score, reported_measurement, ExamScore};
+use mccbuild_rules::points::{ExamScore, examination_score, reported_measurement};
 use mccbuild_rules::trusted::Decision;
 use num_traits::Zero;
 
+use super::ModelExamination;
 use super::answers::gathered;
 use super::trusted::decide;
-use super::ModelExamination;
 
 /// One tool's score on one examination of one instance.
 #[derive(Clone, Debug, PartialEq)]

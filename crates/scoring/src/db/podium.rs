@@ -6,7 +6,7 @@ use mccbuild_rules::edition::{AwardAggregate, CategoryId, TieBreak};
 use mccbuild_rules::exact::Exact;
 use mccbuild_rules::podium::{self, Awards, Entrant, Standing, Wins};
 
-use super::{category_totals, edition_shape, exam_scores, weight_groups, ContestData};
+use super::{ContestData, category_totals, edition_shape, exam_scores, weight_groups};
 
 /// The tools ranked on one category's podium (E-4.5's wins are counted among them).
 #[salsa::interned(debug)]

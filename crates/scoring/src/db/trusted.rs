@@ -4,13 +4,13 @@
 
 use mccbuild_rules::confidence::ToolIdx;
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::reference::{trusted_by_reference, Basis};
+use mccbuild_rules::reference::{Basis, trusted_by_reference};
 use mccbuild_rules::trusted::{
-    decided_by_organisers, trusted_by_ground_truth, trusted_value_with, Decision,
+    Decision, decided_by_organisers, trusted_by_ground_truth, trusted_value_with,
 };
 
 use super::{
-    contested_decision, exam_scores, value_answers, Contested, ModelExamination, ValueAnswers,
+    Contested, ModelExamination, ValueAnswers, contested_decision, exam_scores, value_answers,
 };
 
 /// The trusted value of each value of each examination instance of a model examination: rule

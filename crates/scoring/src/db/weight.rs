@@ -4,7 +4,7 @@
 use mccbuild_rules::edition::{AwardRules, CategoryId, ModelKind, RankingRules};
 use mccbuild_rules::exact::{Exact, Sum};
 use mccbuild_rules::weights::{
-    attainable_points, instance_weight, kind_multipliers, weight_scale, Weight,
+    Weight, attainable_points, instance_weight, kind_multipliers, weight_scale,
 };
 
 use super::ContestData;

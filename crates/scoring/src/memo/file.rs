@@ -28,7 +28,7 @@ use mccbuild_core::framed::Format;
 use mccbuild_core::timing::phase;
 
 use super::encoding::{Reader, Writer};
-use super::{FileShape, Memo, Remembered, MEMO_SCHEMA};
+use super::{FileShape, MEMO_SCHEMA, Memo, Remembered};
 
 /// The memo file's frame: its magic, and the schema as its version (2: the head framed).
 const MEMO: Format = Format::new(b"MCCBSCR1", MEMO_SCHEMA);

@@ -5,17 +5,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use mccbuild_core::RunKey;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
-use mccbuild_core::RunKey;
 use mccbuild_plan::Plan;
 use mccbuild_store::Summary;
 
-use super::{examination_digest, global_digest, Memo, MemoUse, Remembered};
+use super::{Memo, MemoUse, Remembered, examination_digest, global_digest};
 use crate::database::{RunInputs, ScoringDb};
-use crate::db::{agreement, exam_scores, ModelExamination};
+use crate::db::{ModelExamination, agreement, exam_scores};
 use crate::inputs::{contest_inputs, run_inputs};
-use crate::scores::{scores_report, ScoresReport};
+use crate::scores::{ScoresReport, scores_report};
 
 /// The contest's podium report, from the memo where it holds and from the runs elsewhere (the
 /// same report as [`scores_report`] of a database built from every run: the same queries sum
@@ -178,11 +178,13 @@ fn build(
     let _t = phase("remembered scores: database built and settled");
     let mut db = ScoringDb::default();
     let handles = db.build(inputs);
-    debug_assert!(shape
-        .order
-        .iter()
-        .enumerate()
-        .all(|(k, (_, members))| handles.exam_instances[members[0]].0 == k));
+    debug_assert!(
+        shape
+            .order
+            .iter()
+            .enumerate()
+            .all(|(k, (_, members))| handles.exam_instances[members[0]].0 == k)
+    );
     (db, handles)
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use mccbuild_plan::Plan;
 use mccbuild_rules::trusted::TrustCase;
 
-use super::{scores_report, AwardRow, ScoresReport, StandingRow};
+use super::{AwardRow, ScoresReport, StandingRow, scores_report};
 use crate::database::{Handles, ScoringDb};
 use crate::db::undecided_values;
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use mccbuild_plan::Plan;
 use mccbuild_rules::edition::TrustKind;
-use mccbuild_rules::reference::{judge, vote_and_reference_disagree, Basis, JudgementCounts};
+use mccbuild_rules::reference::{Basis, JudgementCounts, judge, vote_and_reference_disagree};
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::vote_decisions;

@@ -28,13 +28,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use mccbuild_core::RunKey;
 use mccbuild_core::framed::{Format, FrameError};
 use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::stamp::FileStamp;
-use mccbuild_core::RunKey;
 
 use super::packs::PackTable;
-use super::place::{Meta, Place, PLACE};
+use super::place::{Meta, PLACE, Place};
 use super::summary::Entry;
 use super::{Index, SHARDS};
 use crate::Store;
@@ -112,13 +112,13 @@ impl Index {
             Ok(delta) => delta,
             Err(FrameError::OtherBinding) => return Read::Other,
             Err(FrameError::OtherFormat | FrameError::OtherVersion { .. }) => {
-                return Read::Unusable("not a delta of this mccbuild version".into())
+                return Read::Unusable("not a delta of this mccbuild version".into());
             }
             Err(FrameError::Damaged) => {
-                return Read::Unusable("checksum mismatch (damaged)".into())
+                return Read::Unusable("checksum mismatch (damaged)".into());
             }
             Err(FrameError::Missing | FrameError::Io(_) | FrameError::Malformed(_)) => {
-                return Read::Unusable("malformed".into())
+                return Read::Unusable("malformed".into());
             }
         };
         match self.apply(delta) {

@@ -3,8 +3,8 @@
 //! content digest (one cache line); and lookups of many keys at once, their memory fetched a
 //! few lookups ahead.
 
-use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
+use mccbuild_core::digest::Digest;
 
 pub(super) const BUCKETS: usize = 1 << 16;
 

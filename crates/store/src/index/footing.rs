@@ -18,9 +18,9 @@ pub use mccbuild_core::stamp::FileStamp;
 
 use mccbuild_core::RunKey;
 
-use super::{Index, Place, Stamp, SHARDS};
-use crate::pack;
+use super::{Index, Place, SHARDS, Stamp};
 use crate::Store;
+use crate::pack;
 
 /// The files (relative to the store's root) a loaded index rests on, and one digest of their
 /// stamps as they were when it was loaded.

@@ -31,11 +31,11 @@ use mccbuild_core::framed::{Format, FrameError};
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::{KeyMap, RunKey};
 
-use super::file_keys::{bucket_of, prefix_of, FileKeys, KeyEntry, BUCKETS};
+use super::file_keys::{BUCKETS, FileKeys, KeyEntry, bucket_of, prefix_of};
 use super::packs::PackTable;
 use super::place::PLACE;
 use super::summary::Entry;
-use super::{next_version, Index, Meta, Place, Summary, SHARDS};
+use super::{Index, Meta, Place, SHARDS, Summary, next_version};
 
 /// The index file's frame: its magic, and its version (6: the head framed).
 pub(super) const INDEX: Format = Format::new(b"MCCBIDX5", 6);

@@ -5,14 +5,14 @@ use std::collections::HashSet;
 use std::fs;
 use std::io;
 
+use mccbuild_core::RunKey;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::fsio::write_atomically;
 use mccbuild_core::timing::phase;
-use mccbuild_core::RunKey;
 
-use super::{Index, Meta, PackOutcome, Place, Stamp, Summary, SHARDS};
+use super::{Index, Meta, PackOutcome, Place, SHARDS, Stamp, Summary};
 use crate::pack;
-use crate::{verify_digest, RunRecord, Store};
+use crate::{RunRecord, Store, verify_digest};
 
 impl Index {
     /// Packs the loose records into segment files (`crate::pack`) when there are at least

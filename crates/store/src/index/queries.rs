@@ -1,8 +1,8 @@
 //! What the index answers: whether a run is stored, its record's digest and summary, where its
 //! record lies, and the record itself.
 
-use mccbuild_core::digest::Digest;
 use mccbuild_core::RunKey;
+use mccbuild_core::digest::Digest;
 
 use super::{Index, Meta, Place, Summary};
 use crate::pack;

@@ -6,14 +6,14 @@ use std::collections::HashSet;
 use std::fs;
 use std::io;
 
+use mccbuild_core::RunKey;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::timing::phase;
-use mccbuild_core::RunKey;
 
 use super::stat_records::stat_moved;
-use super::{Index, LoadReport, Meta, Place, Stamp, Summary, SHARDS};
-use crate::{parse_record_verified, verify_digest, CorruptRecord, RunRecord, Store};
+use super::{Index, LoadReport, Meta, Place, SHARDS, Stamp, Summary};
+use crate::{CorruptRecord, RunRecord, Store, parse_record_verified, verify_digest};
 
 /// Reads one record file, checks its digest and key; returns it with its digest and stamp.
 fn read_verified(store: &Store, key: &RunKey) -> Result<(RunRecord, Digest, Stamp), CorruptRecord> {

@@ -4,10 +4,10 @@
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 
-use rustix::fs::{open, statat, AtFlags, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, Mode, OFlags, Stat, open, statat};
 
-use mccbuild_core::stamp::FileStamp;
 use mccbuild_core::RunKey;
+use mccbuild_core::stamp::FileStamp;
 
 use super::Stamp;
 use crate::Store;

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use mccbuild_core::{Measurement, Outcome, Response, Termination, Value};
 
-use super::format::entry_bytes;
 use super::Index;
+use super::format::entry_bytes;
 use crate::RunRecord;
 
 /// What scoring needs of a run.

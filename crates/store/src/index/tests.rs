@@ -7,7 +7,7 @@ use std::io;
 use mccbuild_core::digest::Digest;
 use mccbuild_core::{RunKey, Value};
 
-use super::{delta, stamps_digest, Index, LoadReport, Summary};
+use super::{Index, LoadReport, Summary, delta, stamps_digest};
 use crate::pack;
 use crate::tests::sample_record;
 use crate::{RunRecord, Store};
@@ -238,10 +238,12 @@ fn a_few_runs_learnt_are_saved_as_a_delta_of_the_index_file() {
         let one_by_one: Vec<_> = asked.iter().map(|k| index.lookup(k)).collect();
         assert_eq!(found, one_by_one);
         assert_eq!(found[1], None);
-        assert!(found
-            .iter()
-            .enumerate()
-            .all(|(i, f)| i == 1 || f.unwrap().is_some()));
+        assert!(
+            found
+                .iter()
+                .enumerate()
+                .all(|(i, f)| i == 1 || f.unwrap().is_some())
+        );
     };
     let (again, report) = Index::load(&store);
     assert_eq!(report.records_read + report.records_reverified, 0);

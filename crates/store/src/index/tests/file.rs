@@ -3,11 +3,11 @@
 
 use std::fs;
 
-use mccbuild_core::digest::Digest;
 use mccbuild_core::Termination;
+use mccbuild_core::digest::Digest;
 
 use super::{packed_index_of, spread_keys};
-use crate::index::format::{HEADER, HEAD_AT, INDEX};
+use crate::index::format::{HEAD_AT, HEADER, INDEX};
 use crate::index::place::PLACE;
 use crate::index::summary::{termination_code, termination_from_code};
 use crate::index::{Index, SHARDS};
