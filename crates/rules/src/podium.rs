@@ -554,7 +554,7 @@ mod tests {
         }
     }
 
-    /// Issue 14's case: lola (0) completes one easy examination in 0.44 s; smpt (4) completes
+    /// The case of the 2024 replay's easy and hard examinations: lola (0) completes one easy examination in 0.44 s; smpt (4) completes
     /// it in 0.11 s and two hard ones. The mean over each tool's own completions: lola 0.44 s,
     /// smpt (0.11 + 900 + 700) / 3 = 533.37 s -> lola, which solved less. Wins: the easy one
     /// smpt (0.11 < 0.44), the hard ones smpt alone -> smpt 3, lola 0 -> smpt.
