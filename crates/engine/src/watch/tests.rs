@@ -1,5 +1,5 @@
 //! The pure parts of `watch`: what an update says changed, which file events are changes of
-//! the plan's inputs. (The loop itself is tested through the binary: tests/watch.rs.)
+//! the plan's inputs. (The loop itself is tested through the binary: tests/it/watch.rs.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

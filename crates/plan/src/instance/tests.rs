@@ -191,7 +191,7 @@ fn hostile_archives_are_refused() {
 }
 
 /// An entry far larger than memory should allow is hashed and parsed as it streams by (the binary's
-/// peak memory is measured in tests/archives.rs); the facts are those of the folder with the same
+/// peak memory is measured in tests/it/archives.rs); the facts are those of the folder with the same
 /// files, and a problem in a formula file of an archive still has its line.
 #[test]
 fn archive_facts_stream_and_locate_problems() {

@@ -35,7 +35,7 @@ pub fn scores_json<'a>(plan: &'a Plan, db: &'a ScoringDb, handles: &'a Handles) 
 
 impl ScoresJson<'_> {
     /// Writes the JSON: the same bytes as `serde_json::to_writer` of the [`ScoresReport`] with
-    /// its `values` (tests/import.rs `the_streamed_scores_json_is_the_report_serialized_whole`
+    /// its `values` (tests/it/import.rs `the_streamed_scores_json_is_the_report_serialized_whole`
     /// compares the two). The value rows are rendered on every core, a window of examination
     /// instances at a time (a few megabytes held), each written from the database's memos as
     /// borrowed text, then written in order.
