@@ -162,11 +162,21 @@ fn the_reproduction_command_runs_the_tool_as_the_run_did() {
     let mut c = TestContest::new();
     c.copy_demo_instance("Philosophers-PT-000002");
     c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
-    test_tool(&mut c, "exit-status", "examinations = [\"UpperBounds\"]");
+    // A variant of a submission: its runs get the submission's BK_TOOL, not the entry's name,
+    // and so must the reproduction.
+    test_tool(
+        &mut c,
+        "exit-status",
+        "examinations = [\"UpperBounds\"]\nbk_tool = \"exit-status-variant\"",
+    );
     c.write("time_s = 5\nmemory_mb = 512");
     let report = json(&c.mccbuild(&["qualify", "--json"]));
     let problem = &report["tools"]["exit-status"]["problems"][0];
     let command = problem["reproduce"].as_str().unwrap();
+    assert!(
+        command.contains(" BK_TOOL=exit-status-variant "),
+        "the run's BK_TOOL: {command}"
+    );
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)

@@ -153,7 +153,7 @@ fn reproduce(session: &Session, i: usize) -> String {
         "cd \"$(mktemp -d)\" && {unpack} && BK_INPUT={} BK_EXAMINATION={} BK_TOOL={} BK_TIME_CONFINEMENT={} BK_MEMORY_CONFINEMENT={} BK_BIN_PATH={}/ {}",
         quote(&instance.name),
         quote(plan.exam_name(run)),
-        quote(&tool.name),
+        quote(&tool.bk_tool),
         run.limits.time_s,
         run.limits.memory_mb,
         quote(&bin_path.display().to_string()),
