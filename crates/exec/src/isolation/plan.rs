@@ -127,11 +127,13 @@ impl IsolationPlan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::isolation::host_mounts::{host_mounts, tests::MOUNTINFO};
 
-    fn request<'a>(
+    /// A request for `run` with these read-only and hidden paths (shared with the prepared
+    /// steps' tests).
+    pub(in crate::isolation) fn request<'a>(
         run: &'a Path,
         ro: Vec<&'a Path>,
         hidden: Vec<&'a Path>,

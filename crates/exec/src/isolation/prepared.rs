@@ -179,21 +179,8 @@ fn ancestors_top_down(path: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isolation::plan::IsolationRequest;
+    use crate::isolation::plan::tests::request;
     use crate::isolation::{HostMounts, in_private_tmp};
-
-    fn request<'a>(
-        run: &'a Path,
-        ro: Vec<&'a Path>,
-        hidden: Vec<&'a Path>,
-    ) -> IsolationRequest<'a> {
-        IsolationRequest {
-            run_dir: run,
-            read_only: ro,
-            hidden,
-            fresh: Vec::new(),
-        }
-    }
 
     /// Where the kernel has `mount_setattr`, the whole tree is made read-only in one step,
     /// first (before anything is covered or bound back), and no mount one by one.
