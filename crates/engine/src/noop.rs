@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! frame (`mccbuild_core::framed`: magic "MCCBNOOP", version 3), no binding,
-//! payload: postcard of `Memo` (its key, the store's files and the digest of their stamps,
+//! payload: postcard of `Recalled` (its key, the store's files and the digest of their stamps,
 //!   what it remembers)
 //! ```
 //!
@@ -50,24 +50,15 @@ pub struct Remembered {
     pub loose: usize,
 }
 
-/// A memo file's payload.
-#[derive(Serialize, Deserialize)]
-struct Memo {
-    key: Digest,
-    /// The store's files the finding rests on (relative to the store's root).
-    store_files: Vec<String>,
-    /// The digest of their stamps then (also in the key): a command that finds other stamps
-    /// knows the memo does not hold before it takes the plan's fingerprint.
-    store_digest: Digest,
-    remembered: Remembered,
-}
-
-/// A memo as read: its key, the store's files it rests on with the digest of their stamps
-/// then, what it remembers.
-#[derive(Debug, PartialEq, Eq)]
+/// A memo as written and read (the file's payload): its key, the store's files it rests on with
+/// the digest of their stamps then, what it remembers.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recalled {
     pub key: Digest,
+    /// The store's files the finding rests on (relative to the store's root).
     pub store_files: Vec<String>,
+    /// The digest of their stamps then (also in the key): a command that finds other stamps
+    /// knows the memo does not hold before it takes the plan's fingerprint.
     pub store_digest: Digest,
     pub remembered: Remembered,
 }
@@ -93,13 +84,7 @@ pub fn key(plan: &Digest, answers: &Digest, store_files: &Digest) -> Digest {
 
 /// The file at `path`, if it is whole and of this format.
 pub fn read(path: &Path) -> Option<Recalled> {
-    let memo: Memo = FORMAT.read_value(path, b"").ok()?;
-    Some(Recalled {
-        key: memo.key,
-        store_files: memo.store_files,
-        store_digest: memo.store_digest,
-        remembered: memo.remembered,
-    })
+    FORMAT.read_value(path, b"").ok()
 }
 
 /// The key of the no-op remembered at `path`, if there is a whole one.
@@ -116,7 +101,7 @@ pub fn write(
     store_digest: &Digest,
     remembered: Remembered,
 ) -> std::io::Result<()> {
-    let memo = Memo {
+    let memo = Recalled {
         key: *key,
         store_files,
         store_digest: *store_digest,
@@ -176,7 +161,7 @@ mod tests {
         assert!(read(&path).is_none(), "format 2");
         // Nor one of another version of the frame.
         let older = Format::new(b"MCCBNOOP", 2);
-        let memo = Memo {
+        let memo = Recalled {
             key: [7; 32],
             store_files: vec![],
             store_digest: [6; 32],
