@@ -51,13 +51,6 @@ pub enum FrameError {
     Malformed(String),
 }
 
-impl FrameError {
-    /// Whether the file is simply absent (the usual first time, not worth a warning).
-    pub fn is_missing(&self) -> bool {
-        matches!(self, FrameError::Missing)
-    }
-}
-
 /// A framed file read whole: its bytes, of which [`Framed::payload`] is the checked payload.
 pub struct Framed {
     bytes: Vec<u8>,
@@ -67,12 +60,6 @@ pub struct Framed {
 impl Framed {
     pub fn payload(&self) -> &[u8] {
         &self.bytes[self.start..]
-    }
-
-    /// The payload as an owned vector (moves the bytes when the header is short work to drop).
-    pub fn into_payload(mut self) -> Vec<u8> {
-        self.bytes.drain(..self.start);
-        self.bytes
     }
 }
 
@@ -275,7 +262,7 @@ mod tests {
     fn a_missing_file_is_told_from_a_damaged_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("absent.bin");
-        assert!(F.read(&path, b"").unwrap_err().is_missing());
+        assert!(matches!(F.read(&path, b""), Err(FrameError::Missing)));
         fs::write(&path, b"MCCBTEST").unwrap();
         assert!(matches!(F.read(&path, b""), Err(FrameError::Damaged)));
         let malformed = F.encode(b"", &[0xff; 3]);
