@@ -368,3 +368,73 @@ fn the_worked_example_runs_from_its_readme() {
         .collect();
     assert_eq!(quoted, computed, "README.md's figures: {row}");
 }
+
+/// docs/architecture.md's table of crates is the workspace as Cargo sees it (`cargo metadata`),
+/// in data-flow order: each crate's workspace dependencies are exactly those of its row, and
+/// every one of them is a row above it (a stage earlier in the flow).
+#[test]
+fn the_crates_table_is_the_workspace_in_data_flow_order() {
+    let text = std::fs::read_to_string(Path::new(REPO).join("docs/architecture.md")).unwrap();
+    let short = |name: &str| name.trim_start_matches("mccbuild-").to_string();
+    // (crate, its dependencies as the row says them), in the table's order
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| `mccbuild")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells[1].split('`').nth(1).unwrap().to_string();
+        let deps = match cells[cells.len() - 2] {
+            "–" => Vec::new(),
+            "all of the above" => rows.iter().map(|(n, _)| short(n)).collect(),
+            list => list.split(", ").map(String::from).collect(),
+        };
+        rows.push((name, deps));
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(REPO)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    for p in packages {
+        let name = p["name"].as_str().unwrap();
+        if name == "mccbuild-testkit" {
+            continue; // a dev-dependency of the tests, outside the flow
+        }
+        let mut actual: Vec<String> = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| members.contains(d))
+            .map(short)
+            .collect();
+        actual.sort();
+        let Some(at) = rows.iter().position(|(n, _)| n == name) else {
+            panic!("docs/architecture.md has no row for the crate {name}");
+        };
+        let mut documented = rows[at].1.clone();
+        documented.sort();
+        assert_eq!(
+            actual, documented,
+            "docs/architecture.md: the workspace dependencies of {name}"
+        );
+        for dep in &actual {
+            let row = rows.iter().position(|(n, _)| short(n) == *dep).unwrap();
+            assert!(
+                row < at,
+                "{name} depends on {dep}, a later stage of the flow (docs/architecture.md)"
+            );
+        }
+    }
+    assert_eq!(rows.len(), members.len() - 1, "a row per crate but testkit");
+}
