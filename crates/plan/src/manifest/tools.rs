@@ -31,7 +31,8 @@ impl Reading<'_> {
             }
             tools.push(self.tool(spanned, results));
         }
-        if tools.is_empty() {
+        self.unwritten_cores(file);
+        if tools.is_empty() && file.tool_tables == 0 {
             self.problems.push(
                 Problem::new(self.source.path, "the contest has no tools").help("add a [[tool]]"),
             );
@@ -60,13 +61,12 @@ impl Reading<'_> {
                     .help("it becomes BK_TOOL and a file name"),
             );
         }
-        if !self.allowed_cores.contains(&cores) {
+        // A tool that does not write `cores` (1) is [limits] cores' problem: `unwritten_cores`.
+        let written = at(t.cores.span());
+        if written.is_some() && !self.allowed_cores.contains(&cores) {
             problems.push(
                 source
-                    .problem_at(
-                        at(t.cores.span()).or(here.clone()),
-                        format!("tool `{}`: cores = {cores}", t.name),
-                    )
+                    .problem_at(written, format!("tool `{}`: cores = {cores}", t.name))
                     .help(if self.allowed_cores == [1, 4] {
                         "rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"
                             .to_string()
@@ -145,6 +145,44 @@ impl Reading<'_> {
             setup_inputs,
             examinations,
         }
+    }
+
+    /// `[limits] cores` without 1, the cores of a tool that does not write `cores`: one
+    /// problem, at `[limits] cores`, naming those tools.
+    fn unwritten_cores(&mut self, file: &ManifestFile) {
+        let Some(limits) = &file.limits.cores else {
+            return;
+        };
+        let Some(first) = limits.get_ref().first() else {
+            return;
+        };
+        if self.allowed_cores.contains(&1) {
+            return;
+        }
+        let tools: Vec<String> = file
+            .tools
+            .iter()
+            .filter(|t| at(t.get_ref().cores.span()).is_none())
+            .map(|t| format!("`{}`", t.get_ref().name))
+            .collect();
+        if tools.is_empty() {
+            return;
+        }
+        self.problems.push(
+            self.source
+                .problem_at(
+                    Some(limits.span()),
+                    format!(
+                        "[limits] cores = {:?} leaves out 1, the cores of {} {} (without `cores`)",
+                        limits.get_ref(),
+                        if tools.len() == 1 { "tool" } else { "tools" },
+                        tools.join(", ")
+                    ),
+                )
+                .help(format!(
+                    "add 1 to [limits] cores, or give each of these tools `cores = {first}`"
+                )),
+        );
     }
 
     /// A tool is a folder with an executable entry inside it, unless its runs come from
