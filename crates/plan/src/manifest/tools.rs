@@ -23,10 +23,14 @@ impl Reading<'_> {
         for spanned in &file.tools {
             let name = &spanned.get_ref().name;
             if !tool_names.insert(name.clone()) {
-                self.problems.push(self.source.problem_at(
-                    Some(spanned.span()),
-                    format!("tool `{name}` is declared twice"),
-                ));
+                self.problems.push(
+                    self.source
+                        .problem_at(
+                            Some(spanned.span()),
+                            format!("tool `{name}` is declared twice"),
+                        )
+                        .help("give each [[tool]] its own name (variants of one tool share a `family`)"),
+                );
                 continue;
             }
             tools.push(self.tool(spanned, results));
@@ -202,8 +206,11 @@ impl Reading<'_> {
                     .help("a tool is a folder (`dir`), unless its runs come from `results` files"),
             ),
             (None, _) if t.setup.is_some() => {
-                problems
-                    .push(source.problem_at(here, format!("tool `{}`: setup without dir", t.name)));
+                problems.push(
+                    source
+                        .problem_at(here, format!("tool `{}`: setup without dir", t.name))
+                        .help("a setup runs in the tool's folder: set `dir`, or remove `setup`"),
+                );
             }
             (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
                 source
@@ -251,13 +258,17 @@ impl Reading<'_> {
                         .components()
                         .any(|c| c == std::path::Component::ParentDir)
                 {
-                    problems.push(source.problem_at(
-                        here,
-                        format!(
-                            "tool `{}`: entry must be a path inside the tool's dir",
-                            t.name
-                        ),
-                    ));
+                    problems.push(
+                        source
+                            .problem_at(
+                                here,
+                                format!(
+                                    "tool `{}`: entry must be a path inside the tool's dir",
+                                    t.name
+                                ),
+                            )
+                            .help("give `entry` relative to `dir`, without `..`"),
+                    );
                 }
             }
             _ => {}
@@ -307,17 +318,27 @@ impl Reading<'_> {
         for p in list.get_ref() {
             match glob::Pattern::new(p) {
                 Ok(p) => patterns.push(p),
-                Err(e) => self.problems.push(self.source.problem_at(
-                    Some(list.span()),
-                    format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
-                )),
+                Err(e) => self.problems.push(
+                    self.source
+                        .problem_at(
+                            Some(list.span()),
+                            format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
+                        )
+                        .help(
+                            "globs relative to the tool's dir, e.g. \"setup.sh\", \"src/**/*.py\"",
+                        ),
+                ),
             }
         }
         if t.setup.is_none() {
-            self.problems.push(self.source.problem_at(
-                Some(list.span()),
-                format!("tool `{}`: setup_inputs without setup", t.name),
-            ));
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        Some(list.span()),
+                        format!("tool `{}`: setup_inputs without setup", t.name),
+                    )
+                    .help("`setup_inputs` names the files a `setup` reads: add `setup`, or remove `setup_inputs`"),
+            );
         }
         Some(patterns)
     }
