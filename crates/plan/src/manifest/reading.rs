@@ -22,7 +22,7 @@ pub(super) const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of con
 /// Reads and validates a manifest's text and its rules file, reporting every problem found:
 /// those of the file as written (unknown keys, missing keys, values of the wrong kind), then
 /// those of what it names (the rules, tools, instances...), which are checked even when some
-/// keys were wrong. Only what needs the edition waits for a readable `rules`.
+/// keys were wrong. They need the edition: without a readable `rules` they are not made.
 pub(super) fn read(manifest_path: &Path, text: &str) -> Result<Contest, Problems> {
     let reader = TomlReader::new(manifest_path, text, MANIFEST_HELP);
     let document = reader.parse()?;
