@@ -50,7 +50,7 @@ impl Mismatch {
 }
 
 /// What a value is, for "... must be a whole number, not the string \"two\"".
-pub fn found(value: &DeValue<'_>) -> String {
+fn found(value: &DeValue<'_>) -> String {
     match value {
         DeValue::String(s) => {
             let shown: String = s.chars().take(40).collect();
@@ -281,11 +281,6 @@ impl<'a> TomlReader<'a> {
         self.problems.borrow_mut().push((span.start, problem));
     }
 
-    /// Whether no problem was found.
-    pub fn is_clean(&self) -> bool {
-        self.problems.borrow().is_empty()
-    }
-
     /// Every problem found, in the order of the file.
     pub fn into_problems(self) -> Problems {
         let mut problems = self.problems.into_inner();
@@ -327,11 +322,6 @@ impl<'r, 'a> Table<'r, 'a> {
     /// Where the table is: its header (the start of the file for the top level).
     pub fn span(&self) -> Range<usize> {
         self.span.clone()
-    }
-
-    /// How problems name the table: `[executor]`.
-    pub fn label(&self) -> &str {
-        &self.label
     }
 
     /// Each key the table does not take: at its place, with the key it most likely meant and

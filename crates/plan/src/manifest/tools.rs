@@ -157,7 +157,8 @@ impl Reading<'_> {
         let Some(limits) = &file.limits.cores else {
             return;
         };
-        let Some(first) = limits.get_ref().first() else {
+        // The count to suggest (a 0 or an empty list is a problem of its own).
+        let Some(first) = limits.get_ref().iter().find(|&&c| c > 0) else {
             return;
         };
         if self.allowed_cores.contains(&1) {
