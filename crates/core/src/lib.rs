@@ -16,6 +16,7 @@ pub mod run_key;
 pub mod stamp;
 pub mod timing;
 pub mod toml_file;
+pub mod toml_table;
 pub mod value;
 
 pub use digest::{Digest, hex};
