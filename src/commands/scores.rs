@@ -40,11 +40,7 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         let report = scores_json(&session.plan, &db, &handles).with_partial(partial.clone());
         drop(t);
         let _t = phase("scores: json written");
-        super::print_json_cached(
-            |out| report.write_json(&mut { out }),
-            &session.store,
-            &key,
-        )?;
+        super::print_json_cached(|out| report.write_json(&mut { out }), &session.store, &key)?;
         return Error::unless_partial(partial);
     }
     let report = session.podium_report();

@@ -545,7 +545,17 @@ fn exit_130_when_a_run_is_interrupted() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), Some(130), "{}", stderr(&out));
-    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("interrupted"), "{err}");
+    // The stopped run is said to be interrupted, not to have failed.
+    assert!(
+        err.contains("sleeper Philosophers-PT-000002 StateSpace: interrupted"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("failed:") && !err.contains("cancelled"),
+        "{err}"
+    );
     // Not recorded: the run is still to do.
     assert_eq!(
         json(&c.mccbuild(&["plan", "--json", "--tool", "sleeper"]))["to_run"],
