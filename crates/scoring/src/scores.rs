@@ -126,10 +126,38 @@ impl Partial {
             1 => ("is", "it"),
             _ => ("are", "them"),
         };
-        format!(
-            "partial results: {} of the {} planned runs {are} not in the store and these scores leave {them} out; {}",
-            self.missing_runs, self.planned_runs, self.help
-        )
+        let which = match self.missing_runs == self.planned_runs {
+            true if self.planned_runs == 1 => "the one planned run is not in the store yet".into(),
+            true => format!(
+                "none of the {} planned runs is in the store yet",
+                self.planned_runs
+            ),
+            false => format!(
+                "{} of the {} planned runs {are} not in the store and these scores leave {them} out",
+                self.missing_runs, self.planned_runs
+            ),
+        };
+        format!("partial results: {which}; {}", self.help)
+    }
+}
+
+#[cfg(test)]
+mod partial_tests {
+    use super::Partial;
+
+    /// What partial results say: the count in words, and what completes them.
+    #[test]
+    fn partial_results_are_said_with_the_count_and_what_completes_them() {
+        assert_eq!(Partial::of(0, 6), None);
+        let said = |m, p| Partial::of(m, p).unwrap().notice();
+        assert!(said(1, 6).starts_with(
+            "partial results: 1 of the 6 planned runs is not in the store and these scores leave it out; `mccbuild run` makes them"
+        ));
+        assert!(said(2, 6).contains(
+            "2 of the 6 planned runs are not in the store and these scores leave them out"
+        ));
+        assert!(said(3, 3).contains("none of the 3 planned runs is in the store yet"));
+        assert!(said(1, 1).contains("the one planned run is not in the store yet"));
     }
 }
 
