@@ -106,7 +106,7 @@ fn published(v: &serde_json::Value) -> serde_json::Value {
 
 fn fresh_scores(c: &TestContest) -> serde_json::Value {
     let out = c.mccbuild(&["scores", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_results(&out);
     published(&json(&out))
 }
 
@@ -254,7 +254,7 @@ fn the_live_site_equals_a_fresh_report_after_each_record_and_only_changed_pages_
         let after = site_files(&site);
         // Byte for byte what `mccbuild report` writes from the same store, file for file.
         let out = c.mccbuild(&["report", "--out", fresh.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_results(&out);
         let report = site_files(&fresh);
         assert_eq!(
             after.keys().collect::<Vec<_>>(),
