@@ -11,9 +11,8 @@ use mccbuild_store::Index;
 use super::Session;
 
 impl Session {
-    /// The podium report (no values), from the results cache when nothing it depends on changed.
-    /// The podium report says whether it is partial (planned runs missing from the store),
-    /// whether it was computed now or taken from the results cache.
+    /// The podium report (no values), from the results cache when nothing it depends on changed;
+    /// it says whether it is partial (planned runs missing from the store) either way.
     pub fn podium_report(&self) -> ScoresReport {
         let mut report = self.podium_report_of_records();
         report.partial = self.partial();
