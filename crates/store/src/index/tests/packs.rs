@@ -266,7 +266,11 @@ fn damaged_lines_set_aside_stop_counting_and_a_killed_setting_aside_loses_nothin
     assert_eq!(report.corrupt.len(), 2, "{:?}", report.corrupt);
     assert_eq!(index.len(), 8);
     let aside = index.set_aside_damage(&store).unwrap();
-    assert_eq!((aside.lines, aside.packs.len()), (2, 0), "nothing counts there");
+    assert_eq!(
+        (aside.lines, aside.packs.len()),
+        (2, 0),
+        "nothing counts there"
+    );
     assert!(!path.exists());
     let (index, report) = Index::load(&store);
     assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
