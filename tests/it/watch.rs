@@ -166,12 +166,18 @@ fn records_arriving_one_by_one_keep_the_published_scores_equal_to_a_fresh_comput
     let start = watch.next();
     assert_eq!(start["cause"], "start");
     assert_eq!(published(&start["scores"]), fresh_scores(&c));
+    assert_eq!(start["scores"]["partial"]["missing_runs"], 16, "{start}");
     let mut podium_changes = 0;
     for (i, (aside, path)) in records.iter().enumerate() {
         std::fs::rename(aside, path).unwrap();
         let update = watch.next();
         assert_eq!(update["cause"], "records", "{update}");
         assert_eq!(update["records"], 1);
+        // Partial until the last record is back (docs/cli.md, "Partial results").
+        match records.len() - 1 - i {
+            0 => assert!(update["scores"].get("partial").is_none(), "{update}"),
+            missing => assert_eq!(update["scores"]["partial"]["missing_runs"], missing),
+        }
         assert_eq!(
             published(&update["scores"]),
             fresh_scores(&c),
