@@ -89,6 +89,14 @@ impl Index {
                 }
             }
         }
+        if lines == 0 {
+            // Damage no longer there (the pack changed since it was read): nothing to set aside;
+            // the next load reads the pack again.
+            self.damage.retain(|d| d.pack != p);
+            self.packs.insert(p, None);
+            self.touch();
+            return Ok(());
+        }
         let kept_in = self.aside_path(store, p);
         fs::create_dir_all(damaged_dir(store))?;
         write_atomically(&kept_in, &aside)?;
