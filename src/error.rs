@@ -9,6 +9,7 @@ use mccbuild_engine::error::{DiffError, ImportError, OpenError, SelectError, Wat
 use mccbuild_exec::InfraError;
 use mccbuild_output::export::ExportError;
 use mccbuild_scoring::explain::ExplainError;
+use mccbuild_scoring::scores::Partial;
 use mccbuild_store::StoreError;
 
 use mccbuild_engine::progress::count;
@@ -27,6 +28,9 @@ pub mod exit {
     pub const STORE_ERROR: u8 = 3;
     /// An output file (an export, the report site, standard output) cannot be written.
     pub const OUTPUT_ERROR: u8 = 4;
+    /// The results were computed, written or printed, but planned runs are missing from the
+    /// store: they are partial (said with the count and what completes them).
+    pub const PARTIAL: u8 = 5;
     /// Interrupted (Ctrl-C, SIGTERM): runs in flight were stopped and not recorded.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -117,9 +121,23 @@ pub enum Error {
     /// The signal handlers that stop the runs cannot be installed: nothing was started.
     #[error("cannot handle signals: {0}")]
     Signals(std::io::Error),
+    /// The results (scores, podiums, the report, the exports) were computed while planned runs
+    /// are missing from the store: they were printed or written, and said to be partial.
+    #[error("{}", .0.notice())]
+    Partial(Partial),
     /// A signal stopped the command.
     #[error("interrupted")]
     Interrupted,
+}
+
+impl Error {
+    /// `Err(Error::Partial)` when `partial` says results are partial, otherwise `Ok`.
+    pub fn unless_partial(partial: Option<Partial>) -> Result<(), Error> {
+        match partial {
+            Some(p) => Err(Error::Partial(p)),
+            None => Ok(()),
+        }
+    }
 }
 
 impl From<Problems> for Error {
@@ -200,6 +218,7 @@ impl Error {
             | Error::LeftOut(_)
             | Error::NotStarted { .. }
             | Error::Signals(_) => exit::RUNS_FAILED,
+            Error::Partial(_) => exit::PARTIAL,
             Error::Interrupted => exit::INTERRUPTED,
         }
     }
@@ -214,6 +233,7 @@ impl Error {
             }
             // Said as it happened.
             Error::Interrupted => {}
+            Error::Partial(p) => eprintln!("warning: {}", p.notice()),
             other => eprintln!("error: {other}"),
         }
     }

@@ -90,6 +90,7 @@ pub fn run(
         }
         return Err(Error::Interrupted);
     }
+    session.set_aside_damaged_lines();
     session.pack_records();
     eprint!("{}", diagnostics_summary(&session, &missing));
     let left_out = session.left_out(filter);

@@ -324,13 +324,16 @@ fn the_worked_example_runs_from_its_readme() {
             .split_whitespace()
             .collect();
         let out = mccbuild_in(repo, &args);
+        let text = stdout(&out);
+        // `scores` before the variant's runs exist: partial results, said, exit 5 (as the
+        // README says; docs/cli.md, "Partial results").
+        let partial = args[0] == "scores" && text.contains("partial results: ");
         assert!(
-            out.status.success(),
+            out.status.success() || (partial && out.status.code() == Some(5)),
             "README.md:{line}: `{command}`: {:?}\n{}",
             out.status.code(),
             stderr(&out)
         );
-        let text = stdout(&out);
         match args[0] {
             "diff" => assert!(
                 text.contains("(answers against the contest's reference answers)"),

@@ -182,7 +182,7 @@ fn same_results(
 /// Trusted values of `mccbuild scores --json`.
 fn trusted(cluster: &Cluster, dir: &Path) -> BTreeMap<String, serde_json::Value> {
     let out = cluster.mccbuild(dir, &["scores", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_results(&out);
     json(&out)["values"]
         .as_array()
         .unwrap()

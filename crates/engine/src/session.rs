@@ -316,6 +316,38 @@ impl Session {
         }
     }
 
+    /// Sets aside the damaged lines of the store's packs (docs/cache.md, "Packs"), for a command
+    /// that holds the store's execution lock and has recorded its runs: from then on they are no
+    /// longer reported (a run whose only record was damaged is a missing run, done by the next
+    /// `mccbuild run`). One that fails leaves the packs as they were: a warning, nothing lost.
+    pub fn set_aside_damaged_lines(&mut self) {
+        if self.lock.is_none() {
+            return;
+        }
+        match self.index.set_aside_damage(&self.store) {
+            Ok(aside) if !aside.from.is_empty() => {
+                let shown = |paths: &[std::path::PathBuf]| {
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                eprintln!(
+                    "set aside {} of {} in {}: no longer read or reported (kept for inspection only); a run left without a record is done by the next `mccbuild run` (`mccbuild plan` counts them)",
+                    count(aside.lines, "damaged line", "damaged lines"),
+                    shown(&aside.from),
+                    shown(&aside.kept_in),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!(
+                "warning: could not set aside the damaged lines of the packs of {}: {e}; they stay as they are (nothing is lost; the next `mccbuild run` tries again)",
+                self.store.root().display()
+            ),
+        }
+    }
+
     /// Builds the scoring database from the records of the plan's runs.
     pub fn scoring(&self) -> (ScoringDb, Handles) {
         let _t = phase("salsa inputs");

@@ -91,7 +91,7 @@ impl<'a> ReportData<'a> {
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary> + Sync,
     ) -> ReportData<'a> {
         let t = mccbuild_core::timing::phase("report: scores");
-        let scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
+        let mut scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
         drop(t);
         let t = mccbuild_core::timing::phase("report: reliability");
         let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
@@ -129,6 +129,9 @@ impl<'a> ReportData<'a> {
                 }
             })
             .collect();
+        // Runs without a record: the index page says the results are partial.
+        let missing = runs.iter().filter(|r| r.outcome.is_none()).count();
+        scores.partial = mccbuild_scoring::scores::Partial::of(missing, plan.runs.len());
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
         for (i, run) in plan.runs.iter().enumerate() {
             runs_of[run.exam_instance].push(i);

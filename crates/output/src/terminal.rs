@@ -88,6 +88,9 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
         "{}",
         paint("1", &format!("{} ({})", report.contest, report.edition))
     );
+    if let Some(p) = &report.partial {
+        let _ = writeln!(out, "{}", paint("1;33", &p.notice()));
+    }
     if let Some(r) = &report.reference {
         let _ = writeln!(
             out,

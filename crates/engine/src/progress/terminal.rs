@@ -371,22 +371,31 @@ impl Progress for CliProgress {
             RunEvent::Finished { label, end, .. } => {
                 let (outcome, failed) = (end.text(), end.failed());
                 lock(&self.tally).run_finished(label, failed);
+                // A run stopped by an interruption: its line says so (not "failed").
+                let line = match (failed, end.interrupted()) {
+                    (true, _) => Some(format!("failed: {label}: {outcome}")),
+                    (false, true) => Some(format!("{label}: {outcome}")),
+                    (false, false) => None,
+                };
                 match self.format {
-                    ProgressFormat::Json => self.json(
-                        "run_finished",
-                        Some(label),
-                        serde_json::json!({"outcome": outcome, "run_failed": failed}),
-                    ),
+                    ProgressFormat::Json => {
+                        let mut fields =
+                            serde_json::json!({"outcome": outcome, "run_failed": failed});
+                        if end.interrupted() {
+                            fields["interrupted"] = true.into();
+                        }
+                        self.json("run_finished", Some(label), fields)
+                    }
                     ProgressFormat::Auto => {
-                        if failed {
-                            self.say(&format!("failed: {label}: {outcome}"));
+                        if let Some(line) = &line {
+                            self.say(line);
                         }
                         self.update_bar();
                     }
                     ProgressFormat::Plain => {
                         let t = lock(&self.tally);
-                        if failed {
-                            say!("failed: {label}: {outcome}");
+                        if let Some(line) = &line {
+                            say!("{line}");
                         }
                         if t.done == t.total {
                             say!("{}", t.line());

@@ -52,6 +52,9 @@ impl Publisher {
             for (category, (was, now)) in &update.podium_changes {
                 println!("  {category}: {} -> {}", was.join(", "), now.join(", "));
             }
+            if let Some(p) = &update.scores.partial {
+                println!("  {}", p.notice());
+            }
         }
         Ok(())
     }
