@@ -10,6 +10,7 @@
 mod import;
 mod machine;
 mod open;
+mod other_keys;
 mod recall;
 mod records;
 mod select;
