@@ -85,7 +85,7 @@ pub(super) fn other_keys_warning(
         };
         let todo = match imported {
             true => format!(
-                "the records were imported under other rules: `mccbuild import --manifest {} FILE` \
+                "The records were imported under other rules: `mccbuild import --manifest {} FILE` \
                  records the results files' rows under this contest's keys",
                 plan.contest.manifest_path.display()
             ),
@@ -95,17 +95,15 @@ pub(super) fn other_keys_warning(
                 .to_string(),
         };
         return Some(format!(
-            "{} of the {} are in the store, which holds {}: among them runs of this contest's \
-             tools, instances and examinations under other keys (e.g. {} on {}, {}), because a \
-             run's key holds what can change its result (docs/cache.md) and here {} differs. {}",
-            found,
+            "{found} of the {} are in the store, which holds {} more, among them runs of this \
+             contest's tools on its instances and examinations under other keys (e.g. {} on {}, \
+             {}): a run's key holds what can change its result (docs/cache.md), and here {what} \
+             differs. {todo}",
             count(planned, "planned run", "planned runs"),
-            count(index.len(), "record", "records"),
+            count(index.len() - found, "record", "records"),
             triple.0,
             triple.1,
             triple.2,
-            what,
-            todo
         ));
     }
     None
