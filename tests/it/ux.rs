@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::path::Path;
 
 use crate::common::*;
 use clap::CommandFactory;
@@ -608,5 +609,118 @@ fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
         fs::read_to_string(c.path().join("watch.out"))
             .unwrap()
             .contains("\"cause\":\"start\"")
+    );
+}
+
+/// A mistyped name on the command line gets the nearest valid one and the list of valid ones:
+/// `--tool`, `--examination` (and categories), `explain`'s `--category`; and a command that waits
+/// for the store says it before it waits (`--no-wait` on a busy store: the name, not "busy").
+#[test]
+fn mistyped_names_get_did_you_mean_before_the_store_is_waited_for() {
+    let demo = format!("{REPO}/contest.toml");
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", &demo, "--tool", "explorr"],
+    );
+    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
+    assert!(
+        stderr(&plan).contains("no tool `explorr`")
+            && stderr(&plan).contains("did you mean `explorer`?")
+            && stderr(&plan).contains("(tools: explorer, pm4py, snakes"),
+        "{}",
+        stderr(&plan)
+    );
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", &demo, "--examination", "ctl"],
+    );
+    assert!(
+        stderr(&plan).contains("did you mean `CTL`?"),
+        "{}",
+        stderr(&plan)
+    );
+    let explain = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "explain",
+            "--manifest",
+            &demo,
+            "--tool",
+            "explorer",
+            "--category",
+            "ctl",
+        ],
+    );
+    assert_eq!(explain.status.code(), Some(2), "{}", stderr(&explain));
+    assert!(
+        stderr(&explain).contains("no category `ctl`")
+            && stderr(&explain).contains("did you mean `CTL`?")
+            && stderr(&explain).contains("categories: StateSpace"),
+        "{}",
+        stderr(&explain)
+    );
+
+    // A busy store: another process holds its execution lock (an flock on cache/lock).
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", "examinations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 512");
+    fs::create_dir_all(c.path().join("cache")).unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .args(["cache/lock", "sleep", "30"])
+        .current_dir(c.path())
+        .spawn()
+        .expect("flock runs");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let busy = c.mccbuild(&["run", "--no-wait", "--tool", "b"]);
+    let typo = c.mccbuild(&["run", "--no-wait", "--tool", "aa"]);
+    let really_busy = c.mccbuild(&["run", "--no-wait", "--tool", "a"]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(busy.status.code(), Some(2), "{}", stderr(&busy));
+    assert!(
+        stderr(&busy).contains("no tool `b`") && stderr(&busy).contains("(tools: a)"),
+        "{}",
+        stderr(&busy)
+    );
+    assert!(
+        stderr(&typo).contains("did you mean `a`?"),
+        "{}",
+        stderr(&typo)
+    );
+    // The lock is held for real: a right name is refused as busy.
+    assert_eq!(
+        really_busy.status.code(),
+        Some(3),
+        "{}",
+        stderr(&really_busy)
+    );
+}
+
+/// A selection of names the contest has but that has no run says why instead of nothing:
+/// the demo's pm4py takes no part in CTL.
+#[test]
+fn an_empty_selection_says_which_tool_takes_no_part_in_what() {
+    let demo = format!("{REPO}/contest.toml");
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "plan",
+            "--manifest",
+            &demo,
+            "--tool",
+            "pm4py",
+            "--examination",
+            "CTL",
+        ],
+    );
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(stdout(&plan).starts_with("0 runs"), "{}", stdout(&plan));
+    assert!(
+        stderr(&plan).contains("pm4py does not take part in CTL")
+            && stderr(&plan).contains("it takes part in: StateSpace"),
+        "{}",
+        stderr(&plan)
     );
 }
