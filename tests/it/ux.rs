@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::common::*;
 use clap::CommandFactory;
@@ -723,4 +724,56 @@ fn an_empty_selection_says_which_tool_takes_no_part_in_what() {
         "{}",
         stderr(&plan)
     );
+}
+
+/// `mccbuild sandbox` reserves its core machine-wide as runs do: with the first core held by a
+/// run (an flock on its reservation file), it takes another one, or waits for it on a machine
+/// of one core; its `--memory` is in MiB (its help says so, runexec's counts bytes).
+#[test]
+fn sandbox_respects_the_cores_runs_hold_and_says_mib() {
+    let help = stdout(&mccbuild_in(Path::new(REPO), &["sandbox", "--help"]));
+    assert!(
+        help.contains("in MiB") && help.contains("runexec"),
+        "{help}"
+    );
+    let locks = tempfile::tempdir().unwrap();
+    let sandbox = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(["sandbox", "--json", "--", "/bin/true"])
+            .env("MCCBUILD_CORE_LOCKS", locks.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    let free = sandbox();
+    if !free.status.success() {
+        return skip(&format!(
+            "mccbuild sandbox cannot run here: {}",
+            stderr(&free)
+        ));
+    }
+    let first = json(&free)["cores"][0].as_u64().unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .arg(locks.path().join(format!("core-{first}.lock")))
+        .args(["sleep", "2"])
+        .spawn()
+        .expect("flock runs");
+    std::thread::sleep(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    let held = sandbox();
+    let waited = t.elapsed();
+    let _ = holder.wait();
+    assert!(held.status.success(), "{}", stderr(&held));
+    let core = json(&held)["cores"][0].as_u64().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert_ne!(core, first, "ran on the core a run holds");
+    } else {
+        assert!(waited >= Duration::from_millis(1500), "{waited:?}");
+        assert!(
+            stderr(&held).contains("waiting for a core"),
+            "{}",
+            stderr(&held)
+        );
+    }
 }
