@@ -404,3 +404,18 @@ fn records_under_another_time_kind_are_named_with_the_fix() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("other keys"), "{}", stderr(&out));
 }
+
+/// `watch` starts by saying what the store holds (not the 0 records its start applied).
+#[test]
+fn watch_starts_with_the_records_in_the_store() {
+    let c = contest();
+    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+    let out = c.mccbuild(&["watch", "--updates", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .starts_with("update 0: start (8 records in the store, 8 of the contest's 8 runs)"),
+        "{}",
+        stdout(&out)
+    );
+}
