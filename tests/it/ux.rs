@@ -777,3 +777,72 @@ fn sandbox_respects_the_cores_runs_hold_and_says_mib() {
         );
     }
 }
+
+/// Text as a terminal shows it: ANSI escape sequences (colours, cursor moves) left out.
+fn visible(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// On a terminal of 60 columns the progress bar is one line: `run` under a pseudo-terminal
+/// (util-linux's `script`, `stty cols 60`), two runs of a second each; every line the bar drew
+/// is at most 60 characters. About 2 s.
+#[test]
+fn the_progress_bar_fits_a_narrow_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("util-linux's `script` is not installed (no pseudo-terminal to test in)");
+    }
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    for tool in ["a", "b"] {
+        c.script_tool(
+            tool,
+            "#!/bin/sh\nsleep 1\necho CANNOT_COMPUTE\n",
+            "examinations = [\"StateSpace\"]",
+        );
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    let command = format!(
+        "stty cols 60 rows 24; exec {} run --progress auto",
+        env!("CARGO_BIN_EXE_mccbuild")
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .unwrap();
+    let screen = visible(&String::from_utf8_lossy(&out.stdout));
+    let bars: Vec<&str> = screen
+        .split(['\r', '\n'])
+        .filter(|l| l.contains(" running · "))
+        .collect();
+    assert!(!bars.is_empty(), "no progress bar drawn:\n{screen}");
+    for line in bars {
+        assert!(
+            line.chars().count() <= 60,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+}
