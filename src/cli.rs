@@ -372,13 +372,16 @@ pub struct SandboxArgs {
     /// CPU-time limit of the whole process tree, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600.0)]
     pub time: f64,
-    /// Memory limit of the whole process tree, in MB.
-    #[arg(long, value_name = "MB", default_value_t = 16384)]
+    /// Memory limit of the whole process tree, in MiB (1 MiB = 1,048,576 bytes, as
+    /// BK_MEMORY_CONFINEMENT; runexec's --memlimit counts bytes).
+    #[arg(long, value_name = "MIB", default_value_t = 16384)]
     pub memory: u64,
     /// Wall-clock limit in seconds (default: twice the CPU-time limit plus 30 s).
     #[arg(long, value_name = "S")]
     pub wall: Option<f64>,
-    /// Cores to pin the command to, e.g. `0` or `0,1` (default: the first core mccbuild may use).
+    /// Cores to pin the command to, e.g. `0` or `0,1` (default: the first core mccbuild may use
+    /// that no run holds). Each is reserved machine-wide as a run's are: a core another run holds
+    /// is waited for.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub cores: Vec<u32>,
     /// A folder the command must not see (repeatable).

@@ -54,8 +54,12 @@ pub enum Error {
     #[error(transparent)]
     Explain(#[from] ExplainError),
     /// `explain` was asked about an instance the contest does not have.
-    #[error("no instance `{instance}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)", manifest.display())]
-    NoInstance { instance: String, manifest: PathBuf },
+    #[error("no instance `{instance}` in {}{hint}; the instances are those of [[model]], `inputs` and `results`", manifest.display())]
+    NoInstance {
+        instance: String,
+        manifest: PathBuf,
+        hint: String,
+    },
     /// `explain` was given neither a value nor a tool's score.
     #[error(
         "explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C"
@@ -150,6 +154,7 @@ impl From<OpenError> for Error {
     fn from(e: OpenError) -> Self {
         match e {
             OpenError::Input(problems) => Error::Input(problems),
+            OpenError::Select(e) => Error::Select(e),
             OpenError::Store(e) => Error::Store(e),
         }
     }

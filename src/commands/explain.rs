@@ -24,6 +24,11 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
         } => {
             if !plan.instances.iter().any(|x| x.name == i) {
                 return Err(Error::NoInstance {
+                    hint: mccbuild_core::names::did_you_mean(
+                        &i,
+                        plan.instances.iter().map(|x| x.name.as_str()),
+                        "instances",
+                    ),
                     instance: i,
                     manifest: plan.contest.manifest_path.clone(),
                 });

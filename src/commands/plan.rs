@@ -18,7 +18,11 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
         false => {
             let session = Session::open_and_warn(manifest)?;
             session.warn_instance_problems();
-            session.summary(&session.select(filter)?)
+            let selection = session.select(filter)?;
+            if let Some(note) = session.empty_selection_note(filter, &selection) {
+                eprintln!("note: {note}");
+            }
+            session.summary(&selection)
         }
     };
     if json {

@@ -44,13 +44,16 @@ pub fn run(
             Opening::Session(session) => *session,
         }
     } else {
-        Session::open_executing_and_warn(manifest, wait, "mccbuild run")?
+        Session::open_executing_and_warn(manifest, wait, "mccbuild run", filter)?
     };
     session.warn_instance_problems();
     for p in &session.machine_problems().0 {
         eprintln!("warning: {p}");
     }
     let mut selection = session.select(filter)?;
+    if let Some(note) = session.empty_selection_note(filter, &selection) {
+        eprintln!("note: {note}");
+    }
     if let Some(outcomes) = rerun {
         selection = select_reruns(&mut session, &selection, outcomes);
     }

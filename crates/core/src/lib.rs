@@ -10,6 +10,7 @@ pub mod digest;
 pub mod framed;
 pub mod fsio;
 pub mod measurement;
+pub mod names;
 pub mod outcome;
 pub mod protocol;
 pub mod run_key;

@@ -7,6 +7,7 @@
 //! form (`scores --json`, docs/cli.md), so the comparison does not depend on how scoring
 //! represents numbers.
 
+use mccbuild_core::names::did_you_mean;
 use std::collections::BTreeMap;
 
 use mccbuild_output::diff::{CHANGES, Change, DiffReport, Ratios, ValueChange, classify};
@@ -28,6 +29,11 @@ pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport
             .ok_or_else(|| DiffError::NoTool {
                 tool: name.to_string(),
                 manifest: plan.contest.manifest_path.clone(),
+                hint: did_you_mean(
+                    name,
+                    plan.contest.tools.iter().map(|t| t.name.as_str()),
+                    "tools",
+                ),
             })
     };
     let (a, b) = (tool_index(old)?, tool_index(new)?);

@@ -12,6 +12,10 @@ pub enum OpenError {
     /// The manifest, the rules or the instances are invalid: every problem found.
     #[error("{0}")]
     Input(Problems),
+    /// The command's filter names a tool or an examination the contest does not have (said
+    /// before waiting for the store).
+    #[error(transparent)]
+    Select(#[from] SelectError),
     /// The store cannot be used.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -26,14 +30,24 @@ impl From<Problems> for OpenError {
 /// A filter (`--tool`, `--model`, `--examination`) that names what the contest does not have.
 #[derive(Debug, thiserror::Error)]
 pub enum SelectError {
-    #[error("no tool `{tool}` in {}", manifest.display())]
-    NoTool { tool: String, manifest: PathBuf },
-    #[error("no model `{model}` in {}", manifest.display())]
-    NoModel { model: String, manifest: PathBuf },
-    #[error("no examination or category `{examination}` in {edition}")]
+    /// `hint`: the nearest valid name and the valid ones (`mccbuild_core::names`).
+    #[error("no tool `{tool}` in {}{hint}", manifest.display())]
+    NoTool {
+        tool: String,
+        manifest: PathBuf,
+        hint: String,
+    },
+    #[error("no model `{model}` in {}{hint}", manifest.display())]
+    NoModel {
+        model: String,
+        manifest: PathBuf,
+        hint: String,
+    },
+    #[error("no examination or category `{examination}` in {edition}{hint}")]
     NoExamination {
         examination: String,
         edition: String,
+        hint: String,
     },
 }
 
@@ -60,8 +74,12 @@ pub enum ImportError {
 /// Why `mccbuild diff` compared nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error("no tool `{tool}` in {}", manifest.display())]
-    NoTool { tool: String, manifest: PathBuf },
+    #[error("no tool `{tool}` in {}{hint}", manifest.display())]
+    NoTool {
+        tool: String,
+        manifest: PathBuf,
+        hint: String,
+    },
     #[error("diff compares two tools: --old and --new name the same one")]
     SameTool,
 }

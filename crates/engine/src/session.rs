@@ -10,6 +10,7 @@
 mod import;
 mod machine;
 mod open;
+mod other_keys;
 mod recall;
 mod records;
 mod select;
@@ -126,7 +127,7 @@ impl Session {
         use_snapshot: bool,
     ) -> Result<Session, OpenError> {
         let _t = phase("opened");
-        let (contest, store, lock) = begin(manifest, lock)?;
+        let (contest, store, lock) = begin(manifest, lock, None)?;
         Session::open_begun(contest, store, lock, use_snapshot, None)
     }
 
@@ -141,7 +142,7 @@ impl Session {
         podium: bool,
     ) -> Result<Opening, OpenError> {
         let t = phase("opened");
-        let (contest, store, lock) = begin(manifest, lock)?;
+        let (contest, store, lock) = begin(manifest, lock, None)?;
         let (recalled, taken) = recall::recall(&contest, &store, podium);
         if let Some(remembered) = recalled {
             let report = match podium {
@@ -192,12 +193,17 @@ impl Session {
     }
 
     /// [`Session::open_executing`], then the warnings said on standard error.
+    /// The names of `filter` are checked before the store is waited for: a mistyped `--tool`
+    /// is said at once, whoever holds the store.
     pub fn open_executing_and_warn(
         manifest: &Path,
         wait: LockWait,
         command: &str,
+        filter: &Filter,
     ) -> Result<Session, OpenError> {
-        Session::open_with(manifest, Some((wait, command)), true).map(Session::warn)
+        let _t = phase("opened");
+        let (contest, store, lock) = begin(manifest, Some((wait, command)), Some(filter))?;
+        Session::open_begun(contest, store, lock, true, None).map(Session::warn)
     }
 
     fn warn(session: Session) -> Session {
@@ -366,10 +372,14 @@ impl Session {
 fn begin(
     manifest: &Path,
     lock: Option<(LockWait, &str)>,
+    filter: Option<&Filter>,
 ) -> Result<(Contest, Store, Option<StoreLock>), OpenError> {
     let t = phase("manifest and rules");
     let contest = Contest::load(manifest)?;
     drop(t);
+    if let Some(filter) = filter {
+        select::check_names(&contest, filter)?;
+    }
     let store = Store::open(&contest.store)?;
     let lock = match lock {
         None => None,

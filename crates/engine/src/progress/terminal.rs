@@ -323,16 +323,18 @@ impl Progress for CliProgress {
                 let bar =
                     ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
                 let (a, b) = (self.tally.clone(), self.tally.clone());
+                // The bar takes what the terminal leaves (`wide_bar`): on 60 columns the line
+                // stays one line (`the_progress_bar_fits_a_narrow_terminal`, tests/it/ux.rs).
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{elapsed_precise} [{bar:30}] {pos}/{len} runs · {state} · {tally_eta}",
+                        "{elapsed_precise} [{wide_bar}] {pos}/{len} · {state} · {tally_eta}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .with_key(
                         "state",
                         move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                             let t = lock(&a);
-                            let _ = write!(w, "running {} · failures {}", t.running(), t.failed);
+                            let _ = write!(w, "{} running · {} failed", t.running(), t.failed);
                         },
                     )
                     .with_key(

@@ -191,4 +191,12 @@ impl Index {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Up to `n` stored keys, those added since the index file was written first, for
+    /// messages that read a few records (which ones is unspecified).
+    pub fn some_keys(&self, n: usize) -> Vec<RunKey> {
+        let added = self.added.keys();
+        let in_file = self.file.keys().filter(|k| !self.removed.contains(*k));
+        added.chain(in_file).take(n).copied().collect()
+    }
 }
