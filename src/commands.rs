@@ -49,9 +49,22 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             manifest,
             old,
             new,
+            tool,
+            against,
+            list,
+            judge,
             json,
             html,
-        } => diff::diff(&manifest.manifest, &old, &new, json, html.as_deref()),
+        } => {
+            let what = match (old, new, tool) {
+                (Some(old), Some(new), _) => diff::What::Entries { old, new },
+                (_, _, Some(tool)) if list => diff::What::List { tool },
+                (_, _, Some(tool)) => diff::What::Version { tool, against },
+                // clap requires --tool, or --old with --new.
+                _ => return Err(Error::DiffWhat),
+            };
+            diff::diff(&manifest.manifest, what, &judge, json, html.as_deref())
+        }
         Command::Qualify {
             manifest,
             filter,

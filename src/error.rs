@@ -27,6 +27,8 @@ pub mod exit {
     pub const STORE_ERROR: u8 = 3;
     /// An output file (an export, the report site, standard output) cannot be written.
     pub const OUTPUT_ERROR: u8 = 4;
+    /// `diff --fail-on`: the comparison, printed in full, found a regression the list names.
+    pub const REGRESSIONS: u8 = 5;
     /// Interrupted (Ctrl-C, SIGTERM): runs in flight were stopped and not recorded.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -52,6 +54,11 @@ pub enum Error {
     /// `explain` was asked about an instance the contest does not have.
     #[error("no instance `{instance}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)", manifest.display())]
     NoInstance { instance: String, manifest: PathBuf },
+    /// `diff` was given neither `--tool` nor `--old` with `--new`.
+    #[error(
+        "diff compares --old A --new B (two tool entries), or --tool T with an earlier version of T"
+    )]
+    DiffWhat,
     /// `explain` was given neither a value nor a tool's score.
     #[error(
         "explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C"
@@ -101,6 +108,9 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// `diff --fail-on`: regressions of the kinds named were found (the comparison was printed).
+    #[error("regressions found (--fail-on): {0}")]
+    Regressions(String),
     /// Some runs could not be carried out (what happened to each was said as it happened).
     #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", count(*.0, "run", "runs"))]
     RunsFailed(usize),
@@ -186,6 +196,7 @@ impl Error {
             | Error::Explain(_)
             | Error::NoInstance { .. }
             | Error::ExplainWhat
+            | Error::DiffWhat
             | Error::KeysFile { .. }
             | Error::BadKey { .. }
             | Error::TwoOnStandardOutput
@@ -196,6 +207,7 @@ impl Error {
             | Error::Serve { .. } => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,
             Error::Output { .. } => exit::OUTPUT_ERROR,
+            Error::Regressions(_) => exit::REGRESSIONS,
             Error::RunsFailed(_)
             | Error::LeftOut(_)
             | Error::NotStarted { .. }

@@ -23,6 +23,7 @@ pub mod qualify;
 pub mod results_cache;
 pub mod serve;
 pub mod session;
+pub mod versions;
 pub mod watch;
 
 pub use error::{OpenError, SelectError};

@@ -9,3 +9,4 @@ pub mod export;
 pub mod qualify;
 pub mod report;
 pub mod terminal;
+pub mod versions;
