@@ -2,7 +2,7 @@
 //! it takes part in on the first instance of each known model (through the normal plan, store
 //! and executor: the runs are cached like any other), then every run is checked against the
 //! protocol (`mccbuild_core::conformance`). A tool qualifies when no run has a fault; each fault
-//! is named with the run that shows it and how to reproduce that run by hand. The report, its
+//! is named under the run that shows it, with how to reproduce that run by hand. The report, its
 //! text and its page are `mccbuild_output::qualify`'s.
 
 use std::collections::BTreeMap;
@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use mccbuild_core::conformance::{Check, RunOutput, check_run};
 use mccbuild_core::protocol::Expected;
 use mccbuild_core::{Response, hex};
-use mccbuild_output::qualify::{Problem, QualifyReport, RunLine, ToolVerdict};
+use mccbuild_output::qualify::{FaultyRun, Problem, QualifyReport, RunLine, ToolVerdict};
 use mccbuild_plan::RunOrigin;
 use mccbuild_plan::manifest::InstanceSource;
+use mccbuild_rules::edition::TimeLimit;
 
 use crate::error::SelectError;
 use crate::session::{Filter, Session};
@@ -53,30 +54,32 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
         let instance = &plan.instances[ei.instance];
         let verdict = tools.entry(tool.name.clone()).or_default();
         verdict.runs += 1;
-        let record_path = session.index.record_location(&session.store, &run.key);
-        let problem = |check: Check, detail: String| Problem {
-            check,
+        let faulty = |problems: Vec<Problem>| FaultyRun {
             instance: instance.name.clone(),
             examination: exam.name.clone(),
-            detail,
             key: run.key.hex(),
-            record: record_path.display().to_string(),
+            record: session
+                .index
+                .record_location(&session.store, &run.key)
+                .display()
+                .to_string(),
             reproduce: reproduce(session, i),
+            problems,
         };
         let record = match session.index.read(&session.store, &run.key) {
             Ok(Some((record, _))) => record,
             Ok(None) => {
-                verdict.problems.push(problem(
-                    Check::NotRun,
-                    "the run could not be carried out (see the messages above)".to_string(),
-                ));
+                verdict.faulty_runs.push(faulty(vec![Problem {
+                    check: Check::NotRun,
+                    detail: "the run could not be carried out (see the messages above)".into(),
+                }]));
                 continue;
             }
             Err(corrupt) => {
-                verdict.problems.push(problem(
-                    Check::NotRun,
-                    format!("its record cannot be read: {}", corrupt.reason),
-                ));
+                verdict.faulty_runs.push(faulty(vec![Problem {
+                    check: Check::NotRun,
+                    detail: format!("its record cannot be read: {}", corrupt.reason),
+                }]));
                 continue;
             }
         };
@@ -92,7 +95,7 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
             instance: instance.name.clone(),
             examination: exam.name.clone(),
             outcome: record.describe(),
-            exit: format!("{:?}", m.termination),
+            termination: m.termination,
             cpu_time_s: m.cpu_time_s,
             wall_time_s: m.wall_time_s,
             peak_memory_mb: m.peak_memory_mb(),
@@ -113,18 +116,31 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
                 ids: &ei.ids,
             },
         );
-        for f in findings {
-            verdict.problems.push(problem(f.check, f.detail));
+        if !findings.is_empty() {
+            verdict.faulty_runs.push(faulty(
+                findings
+                    .into_iter()
+                    .map(|f| Problem {
+                        check: f.check,
+                        detail: f.detail,
+                    })
+                    .collect(),
+            ));
         }
     }
     for verdict in tools.values_mut() {
-        verdict.qualified = verdict.problems.is_empty();
+        verdict.problems = verdict.faulty_runs.iter().map(|r| r.problems.len()).sum();
+        verdict.qualified = verdict.problems == 0;
     }
     QualifyReport { tools }
 }
 
-/// A shell command that runs the tool on the instance as the run did, with BenchKit's variables,
-/// in a scratch copy of the instance (outside the sandbox: no limits, no isolation).
+/// A shell command that runs the tool on the instance as the run did: in a scratch copy of the
+/// instance, as the run's user, with the run's environment only (BenchKit's variables, BK_TOOL
+/// and BK_BIN_PATH as the run had them, the run's PATH, HOME, TMPDIR and LANG), and its time
+/// limit (`timeout` for wall-clock time, `prlimit --cpu` for CPU time, with the run's safety
+/// net of 2 x + 30 s of wall-clock time). Outside the sandbox: no isolation, and the memory limit
+/// is only told to the tool (BK_MEMORY_CONFINEMENT), not enforced.
 fn reproduce(session: &Session, i: usize) -> String {
     let plan = &session.plan;
     let run = &plan.runs[i];
@@ -149,12 +165,26 @@ fn reproduce(session: &Session, i: usize) -> String {
         }
         other => format!("cp -r {}/. .", quote(&other.path().display().to_string())),
     };
+    // The run's user, where mccbuild changes users (it runs as root): the scratch folder is
+    // theirs.
+    let (own, as_user) = match mccbuild_exec::run_user::resolve(tool.user) {
+        Ok(Some(_)) => (
+            format!(" && chown -R {0}: .", tool.user.name()),
+            format!("runuser -u {} -- ", tool.user.name()),
+        ),
+        _ => (String::new(), String::new()),
+    };
+    let t = run.limits.time_s;
+    let limit = match run.limits.time {
+        TimeLimit::Wall => format!("timeout -s KILL {t} "),
+        TimeLimit::Cpu => format!("timeout -s KILL {} prlimit --cpu={t} ", 2 * t + 30),
+        TimeLimit::Both => format!("timeout -s KILL {t} prlimit --cpu={t} "),
+    };
     format!(
-        "cd \"$(mktemp -d)\" && {unpack} && BK_INPUT={} BK_EXAMINATION={} BK_TOOL={} BK_TIME_CONFINEMENT={} BK_MEMORY_CONFINEMENT={} BK_BIN_PATH={}/ {}",
+        "cd \"$(mktemp -d)\" && {unpack} && mkdir -p home tmp result{own} && {as_user}env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=\"$PWD/home\" TMPDIR=\"$PWD/tmp\" LANG=C.UTF-8 BK_INPUT={} BK_EXAMINATION={} BK_TOOL={} BK_TIME_CONFINEMENT={t} BK_MEMORY_CONFINEMENT={} BK_BIN_PATH={}/ BK_LOG_FILE=\"$PWD/BenchKit.log\" BK_RESULT_DIR=\"$PWD/result\" {limit}{}",
         quote(&instance.name),
         quote(plan.exam_name(run)),
         quote(&tool.bk_tool),
-        run.limits.time_s,
         run.limits.memory_mb,
         quote(&bin_path.display().to_string()),
         quote(&tool_dir.join(&tool.entry).display().to_string()),
