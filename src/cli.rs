@@ -288,6 +288,10 @@ pub enum Command {
         /// Print JSON (with every value, its trusted value and every tool's answer).
         #[arg(long)]
         json: bool,
+        /// Instead of the podiums, list the values a tool (TOOL, or every tool) answered other
+        /// than their trusted value, each with its run's record and reproduction command.
+        #[arg(long, value_name = "TOOL", num_args = 0..=1, default_missing_value = "")]
+        wrong: Option<String>,
     },
 }
 

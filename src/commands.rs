@@ -78,7 +78,20 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             html.as_deref(),
         ),
-        Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: Some(tool),
+        } => scores::wrong(
+            &manifest.manifest,
+            Some(tool.as_str()).filter(|t| !t.is_empty()),
+            json,
+        ),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: None,
+        } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,
             keys,

@@ -509,3 +509,88 @@ fn diff_against_the_previous_version_with_one_tool_entry_lists_exactly_the_plant
     let wrong = c.mccbuild(&["diff", "--tool", "dev", "--fail-on", "wrong"]);
     assert_eq!(wrong.status.code(), Some(5), "{}", stderr(&wrong));
 }
+
+#[test]
+fn explain_names_the_record_and_scores_wrong_lists_each_wrong_value_with_its_run() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Version 1 has one wrong value: formula 03, TRUE where the reference says FALSE.
+    let wrong = json(&c.mccbuild(&["scores", "--wrong", "--json"]));
+    assert_eq!(wrong["basis"], "reference");
+    let list = wrong["wrong"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{wrong}");
+    let w = &list[0];
+    assert_eq!(
+        (
+            w["id"].as_str(),
+            w["answer"].as_str(),
+            w["trusted"].as_str()
+        ),
+        (Some(formula(3).as_str()), Some("TRUE"), Some("FALSE"))
+    );
+    assert_eq!(w["run"]["tool"], "dev");
+    let record = Path::new(w["run"]["record"].as_str().unwrap());
+    assert!(record.is_file(), "{}", record.display());
+    let text = stdout(&c.mccbuild(&["scores", "--wrong", "dev"]));
+    assert!(
+        text.starts_with(
+            "1 wrong value (answers against the contest's reference answers)\ndev: 1 wrong\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "  {INSTANCE} ReachabilityCardinality {}: TRUE (trusted FALSE)\n    record: {}",
+            formula(3),
+            record.display()
+        )),
+        "{text}"
+    );
+    let nope = c.mccbuild(&["scores", "--wrong", "nope"]);
+    assert_eq!(nope.status.code(), Some(2), "{}", stderr(&nope));
+
+    // explain names the same record and the command that reproduces the run.
+    let args = [
+        "explain",
+        "--instance",
+        INSTANCE,
+        "--examination",
+        "ReachabilityCardinality",
+        "--id",
+        &formula(3),
+    ];
+    let text = stdout(&c.mccbuild(&args));
+    assert!(
+        text.contains(&format!(
+            "runs:\n  dev: record {}\n    reproduce: ",
+            record.display()
+        )),
+        "{text}"
+    );
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let x = json(&c.mccbuild(&with_json));
+    assert_eq!(x["runs"][0]["record"], w["run"]["record"], "{x}");
+    // The reproduction gives the wrong answer again.
+    let command = x["runs"][0]["reproduce"].as_str().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(c.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{command}: {}", stderr(&again));
+    assert!(
+        stdout(&again).contains(&format!("FORMULA {} TRUE", formula(3))),
+        "{}",
+        stdout(&again)
+    );
+}

@@ -10,3 +10,4 @@ pub mod qualify;
 pub mod report;
 pub mod terminal;
 pub mod versions;
+pub mod wrong;
