@@ -32,6 +32,18 @@ const SKIPPED: &[(&str, &str)] = &[
         "the demo has no results file; tests/it/import.rs runs import on the contest of docs/import.md",
     ),
     (
+        "mccbuild diff --tool T [--against",
+        "needs an earlier version of the tool in the store, which the demo's does not hold; tests/it/diff.rs compares two versions",
+    ),
+    (
+        "mccbuild diff --old A --new B",
+        "the demo has one entry per tool; tests/it/diff.rs compares two entries",
+    ),
+    (
+        "mccbuild explain --instance I --examination E --id V",
+        "placeholders of a value; docs/cli.md's explain runs on a demo value",
+    ),
+    (
         "mccbuild scores --json > scores.json",
         "docs/replay.md: on the 2024 replay (examples/mcc2024-replay), not the demo",
     ),

@@ -183,6 +183,9 @@ impl Plan {
         executor: &[(String, String)],
         cache: &mut DigestCache,
     ) -> Result<Vec<VersionKeys>, Problems> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut contest = contest.clone();
         let Some(entry) = contest.tools.get(tool).cloned() else {
             return Ok(vec![Default::default(); versions.len()]);
