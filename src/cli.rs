@@ -129,11 +129,18 @@ pub enum Command {
         no_wait: bool,
         #[command(flatten)]
         rerun: RerunArgs,
+        /// After the runs, compare each tool of --tool (or each tool whose runs were executed
+        /// now) with its previous version in the store, as `diff --tool` does, instead of
+        /// printing the podiums. Implied by --fail-on.
+        #[arg(long)]
+        diff: bool,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
     /// Compare two versions of a tool (two tool entries, or one entry now and an earlier version
-    /// of it in the store) value by value against the trusted values and run by run: regressions first (newly wrong, newly unsolved, slower runs), then
-    /// newly solved and newly right; scores per category; CPU-time and memory ratios. Executes
-    /// nothing.
+    /// of it in the store) value by value against the trusted values and run by run:
+    /// regressions first (newly wrong, newly unsolved, slower runs), then newly solved and
+    /// newly right; scores per category; CPU-time and memory ratios. Executes nothing.
     Diff {
         #[command(flatten)]
         manifest: ManifestArg,

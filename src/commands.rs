@@ -36,6 +36,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             progress,
             no_wait,
             rerun,
+            diff,
+            judge,
         } => run::run(
             &manifest.manifest,
             &filter.filter(),
@@ -44,6 +46,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress.into(),
             no_wait,
+            (diff || !judge.fail_on.is_empty()).then_some(&judge),
         ),
         Command::Diff {
             manifest,

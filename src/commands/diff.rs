@@ -89,6 +89,11 @@ pub(crate) fn show(
     } else {
         super::print_out(&diff_text(report))?;
     }
+    judged(report, judge)
+}
+
+/// `Err(Error::Regressions)` when the comparison found a regression `--fail-on` names.
+pub(crate) fn judged(report: &DiffReport, judge: &JudgeArgs) -> Result<(), Error> {
     let mut named: Vec<Regression> = judge.fail_on.iter().map(|&w| w.into()).collect();
     named.sort();
     named.dedup();

@@ -594,3 +594,44 @@ fn explain_names_the_record_and_scores_wrong_lists_each_wrong_value_with_its_run
         stdout(&again)
     );
 }
+
+#[test]
+fn one_command_after_a_change_runs_it_and_compares_it_with_the_previous_version() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    // The first version: nothing to compare with, said, not an error.
+    let first = c.mccbuild(&["run", "--diff"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("dev: no earlier version in the store to compare with"),
+        "{}",
+        stderr(&first)
+    );
+    // The change, then the one command: its runs executed, the comparison printed, and the
+    // regressions --fail-on names fail it.
+    dev_version(&c, "dev", true);
+    let after = c.mccbuild(&["run", "--fail-on", "wrong,unsolved,slower"]);
+    assert_eq!(after.status.code(), Some(5), "{}", stderr(&after));
+    assert!(
+        stderr(&after).contains("2 executed, 0 cached, 0 failed"),
+        "{}",
+        stderr(&after)
+    );
+    assert_the_planted_change(&stdout(&after));
+    assert!(
+        stderr(&after).contains(
+            "regressions found (--fail-on): dev: newly wrong 1, newly unsolved 1, slower runs 1"
+        ),
+        "{}",
+        stderr(&after)
+    );
+    // Again: nothing changed, nothing executed, nothing compared.
+    let again = c.mccbuild(&["run", "--diff", "--json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(json(&again), serde_json::json!({}));
+    // Named with --tool, the tool is compared even when nothing of it was executed now.
+    let named = json(&c.mccbuild(&["run", "--tool", "dev", "--diff", "--json"]));
+    assert_eq!(named["dev"]["counts"]["newly-wrong"], 1, "{named}");
+}
