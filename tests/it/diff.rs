@@ -635,3 +635,60 @@ fn one_command_after_a_change_runs_it_and_compares_it_with_the_previous_version(
     let named = json(&c.mccbuild(&["run", "--tool", "dev", "--diff", "--json"]));
     assert_eq!(named["dev"]["counts"]["newly-wrong"], 1, "{named}");
 }
+
+#[test]
+fn the_ci_recipes_loop_runs_here_and_fails_on_a_planted_regression() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    let workflow = fs::read_to_string(Path::new(REPO).join("examples/ci/mccbuild.yml")).unwrap();
+    assert!(
+        workflow.contains("run: sh ci/loop.sh"),
+        "the workflow runs the loop"
+    );
+    let report = c.path().join("report");
+    let loop_sh = |c: &TestContest| {
+        std::process::Command::new("sh")
+            .arg(Path::new(REPO).join("examples/ci/loop.sh"))
+            .current_dir(c.path())
+            .env("MCCBUILD", env!("CARGO_BIN_EXE_mccbuild"))
+            .env("CONTEST", c.path().join("contest.toml"))
+            .env("TOOL", "dev")
+            .env("REPORT", &report)
+            .env_remove("MCCBUILD_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    let first = loop_sh(&c);
+    assert!(
+        first.status.success(),
+        "{}\n{}",
+        stdout(&first),
+        stderr(&first)
+    );
+    assert!(
+        stderr(&first).contains("no earlier version"),
+        "{}",
+        stderr(&first)
+    );
+    dev_version(&c, "dev", true);
+    let second = loop_sh(&c);
+    assert_eq!(second.status.code(), Some(5), "{}", stderr(&second));
+    assert_the_planted_change(&stdout(&second));
+    let d: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(report.join("diff.json")).unwrap()).unwrap();
+    assert_eq!(d["counts"]["newly-wrong"], 1, "{d}");
+    assert!(
+        fs::read_to_string(report.join("diff.html"))
+            .unwrap()
+            .contains("newly wrong")
+    );
+    let wrong = fs::read_to_string(report.join("wrong.txt")).unwrap();
+    assert!(
+        wrong.contains(&format!("{}: FALSE (trusted TRUE)", formula(0))),
+        "{wrong}"
+    );
+    let versions = fs::read_to_string(report.join("versions.txt")).unwrap();
+    assert!(versions.contains("(current)"), "{versions}");
+}
