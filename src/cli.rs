@@ -129,19 +129,41 @@ pub enum Command {
         no_wait: bool,
         #[command(flatten)]
         rerun: RerunArgs,
+        /// After the runs, compare each tool of --tool (or each tool whose runs were executed
+        /// now) with its previous version in the store, as `diff --tool` does, instead of
+        /// printing the podiums. Implied by --fail-on.
+        #[arg(long)]
+        diff: bool,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
-    /// Compare two versions of a tool (two tool entries) value by value against the trusted
-    /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory
-    /// ratios; scores per category. Executes nothing.
+    /// Compare two versions of a tool (two tool entries, or one entry now and an earlier version
+    /// of it in the store) value by value against the trusted values and run by run:
+    /// regressions first (newly wrong, newly unsolved, slower runs), then newly solved and
+    /// newly right; scores per category; CPU-time and memory ratios. Executes nothing.
     Diff {
         #[command(flatten)]
         manifest: ManifestArg,
-        /// The old version's tool entry.
-        #[arg(long, value_name = "TOOL")]
-        old: String,
+        /// The old version's tool entry (with --new: two entries).
+        #[arg(long, value_name = "TOOL", requires = "new", conflicts_with = "tool")]
+        old: Option<String>,
         /// The new version's tool entry.
-        #[arg(long, value_name = "TOOL")]
-        new: String,
+        #[arg(long, value_name = "TOOL", requires = "old", conflicts_with = "tool")]
+        new: Option<String>,
+        /// One tool entry: the tool as its folder is now against an earlier version of it
+        /// whose runs the store holds (by default the previous one).
+        #[arg(long, value_name = "TOOL", required_unless_present = "old")]
+        tool: Option<String>,
+        /// With --tool: the earlier version, by digest or git revision (or a prefix of one), or
+        /// by date (YYYY-MM-DD: the version current at the end of that day).
+        #[arg(long, value_name = "VERSION", requires = "tool")]
+        against: Option<String>,
+        /// With --tool: list the tool's versions the store knows (digest, first and last run,
+        /// runs in the store, git revision) instead of comparing.
+        #[arg(long, requires = "tool")]
+        list: bool,
+        #[command(flatten)]
+        judge: JudgeArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -273,6 +295,10 @@ pub enum Command {
         /// Print JSON (with every value, its trusted value and every tool's answer).
         #[arg(long)]
         json: bool,
+        /// Instead of the podiums, list the values a tool (TOOL, or every tool) answered other
+        /// than their trusted value, each with its run's record and reproduction command.
+        #[arg(long, value_name = "TOOL", num_args = 0..=1, default_missing_value = "")]
+        wrong: Option<String>,
     },
 }
 
@@ -393,6 +419,58 @@ pub struct SandboxArgs {
     /// The command and its arguments.
     #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// What a comparison counts as a regression, and which regressions fail the command.
+#[derive(Args, Clone, Debug)]
+pub struct JudgeArgs {
+    /// A run of the new version is slower when it took more than FACTOR times the old
+    /// version's run (the time the contest limits; runs under 0.1 s are never slower).
+    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = slower_factor)]
+    pub slower: f64,
+    /// Exit 5 when the comparison finds any of these regressions (a comma-separated list of
+    /// wrong, unsolved, slower), after printing it.
+    #[arg(long, value_enum, value_name = "LIST", value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
+}
+
+/// A regression `--fail-on` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Newly wrong values.
+    Wrong,
+    /// Newly unsolved values.
+    Unsolved,
+    /// Runs slower by more than the `--slower` factor.
+    Slower,
+}
+
+impl From<FailOn> for mccbuild_output::diff::Regression {
+    fn from(what: FailOn) -> Self {
+        use mccbuild_output::diff::Regression;
+        match what {
+            FailOn::Wrong => Regression::Wrong,
+            FailOn::Unsolved => Regression::Unsolved,
+            FailOn::Slower => Regression::Slower,
+        }
+    }
+}
+
+/// Why a `--slower` factor was refused.
+#[derive(Debug, thiserror::Error)]
+enum FactorError {
+    #[error("must be a factor of at least 1 (2: twice as slow)")]
+    Small,
+    #[error(transparent)]
+    NotANumber(#[from] std::num::ParseFloatError),
+}
+
+/// A slowdown factor: a finite number of at least 1.
+fn slower_factor(text: &str) -> Result<f64, FactorError> {
+    match text.parse::<f64>()? {
+        f if f.is_finite() && f >= 1.0 => Ok(f),
+        _ => Err(FactorError::Small),
+    }
 }
 
 /// How progress is shown (`run --progress`).

@@ -36,6 +36,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             progress,
             no_wait,
             rerun,
+            diff,
+            judge,
         } => run::run(
             &manifest.manifest,
             &filter.filter(),
@@ -44,14 +46,28 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress.into(),
             no_wait,
+            (diff || !judge.fail_on.is_empty()).then_some(&judge),
         ),
         Command::Diff {
             manifest,
             old,
             new,
+            tool,
+            against,
+            list,
+            judge,
             json,
             html,
-        } => diff::diff(&manifest.manifest, &old, &new, json, html.as_deref()),
+        } => {
+            let what = match (old, new, tool) {
+                (Some(old), Some(new), _) => diff::What::Entries { old, new },
+                (_, _, Some(tool)) if list => diff::What::List { tool },
+                (_, _, Some(tool)) => diff::What::Version { tool, against },
+                // clap requires --tool, or --old with --new.
+                _ => return Err(Error::DiffWhat),
+            };
+            diff::diff(&manifest.manifest, what, &judge, json, html.as_deref())
+        }
         Command::Qualify {
             manifest,
             filter,
@@ -65,7 +81,20 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             html.as_deref(),
         ),
-        Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: Some(tool),
+        } => scores::wrong(
+            &manifest.manifest,
+            Some(tool.as_str()).filter(|t| !t.is_empty()),
+            json,
+        ),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: None,
+        } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,
             keys,

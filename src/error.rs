@@ -31,6 +31,9 @@ pub mod exit {
     /// The results were computed, written or printed, but planned runs are missing from the
     /// store: they are partial (said with the count and what completes them).
     pub const PARTIAL: u8 = 5;
+    /// `diff --fail-on` (and `run --fail-on`): the comparison, printed in full, found a
+    /// regression the list names.
+    pub const REGRESSIONS: u8 = 6;
     /// Interrupted (Ctrl-C, SIGTERM): runs in flight were stopped and not recorded.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -60,6 +63,11 @@ pub enum Error {
         manifest: PathBuf,
         hint: String,
     },
+    /// `diff` was given neither `--tool` nor `--old` with `--new`.
+    #[error(
+        "diff compares --old A --new B (two tool entries), or --tool T with an earlier version of T"
+    )]
+    DiffWhat,
     /// `explain` was given neither a value nor a tool's score.
     #[error(
         "explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C"
@@ -109,6 +117,9 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// `diff --fail-on`: regressions of the kinds named were found (the comparison was printed).
+    #[error("regressions found (--fail-on): {0}")]
+    Regressions(String),
     /// Some runs could not be carried out (what happened to each was said as it happened).
     #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", count(*.0, "run", "runs"))]
     RunsFailed(usize),
@@ -209,6 +220,7 @@ impl Error {
             | Error::Explain(_)
             | Error::NoInstance { .. }
             | Error::ExplainWhat
+            | Error::DiffWhat
             | Error::KeysFile { .. }
             | Error::BadKey { .. }
             | Error::TwoOnStandardOutput
@@ -219,6 +231,7 @@ impl Error {
             | Error::Serve { .. } => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,
             Error::Output { .. } => exit::OUTPUT_ERROR,
+            Error::Regressions(_) => exit::REGRESSIONS,
             Error::RunsFailed(_)
             | Error::LeftOut(_)
             | Error::NotStarted { .. }

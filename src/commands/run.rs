@@ -1,5 +1,6 @@
 //! `mccbuild run`: executes the runs that are not in the store, records them, prints the
-//! podiums.
+//! podiums; with `--diff`, instead, each changed tool against its previous version
+//! (`super::diff`), the tool developer's one command after a change.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,8 +16,14 @@ use mccbuild_engine::execute::ExecSummary;
 use mccbuild_engine::progress::{CliProgress, ProgressFormat, Tee, count};
 use mccbuild_engine::session::{Filter, Noop, Opening, Session, machine_problems_of};
 
+use mccbuild_engine::diff::{Against, DiffOptions, diff_versions};
+use mccbuild_engine::error::DiffError;
+use mccbuild_output::diff::diff_text;
+
+use crate::cli::JudgeArgs;
 use crate::error::Error;
 
+#[expect(clippy::too_many_arguments)]
 pub fn run(
     manifest: &Path,
     filter: &Filter,
@@ -25,13 +32,14 @@ pub fn run(
     json: bool,
     progress: ProgressFormat,
     no_wait: bool,
+    diff: Option<&JudgeArgs>,
 ) -> Result<(), Error> {
     let wait = if no_wait {
         LockWait::Refuse
     } else {
         LockWait::Wait
     };
-    let mut session = if filter.is_empty() && rerun.is_none() {
+    let mut session = if filter.is_empty() && rerun.is_none() && diff.is_none() {
         match Session::open_or_recall(manifest, Some((wait, "mccbuild run")), !json)? {
             // Packing is due: the full command packs.
             Opening::Noop(noop)
@@ -97,6 +105,21 @@ pub fn run(
     session.pack_records();
     eprint!("{}", diagnostics_summary(&session, &missing));
     let left_out = session.left_out(filter);
+    if let Some(judge) = diff {
+        crate::signals::say(&format!(
+            "{} executed, {} cached, {} failed",
+            outcome.executed, outcome.cached, outcome.failed
+        ));
+        let compared = compare_changed(&session, filter, &missing, judge, json);
+        let left_out = left_out.len();
+        session.end_of_command();
+        // The runs' own failures first; then what the comparison found.
+        return match (outcome.failed, left_out) {
+            (0, 0) => compared,
+            (0, n) => Err(Error::LeftOut(n)),
+            (n, _) => Err(Error::RunsFailed(n)),
+        };
+    }
     if json {
         let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
         if !left_out.is_empty() {
@@ -224,4 +247,65 @@ fn diagnostics_summary(session: &Session, executed: &[usize]) -> String {
         }
     }
     out
+}
+
+/// `run --diff`: each tool of the filter's `--tool`s (or each tool with runs in `executed`)
+/// against its previous version in the store, printed as `diff --tool` prints it (JSON: one
+/// object by tool); a tool with no earlier version is said on stderr. Fails as `diff
+/// --fail-on` does when a comparison finds a regression the judge names.
+fn compare_changed(
+    session: &Session,
+    filter: &Filter,
+    executed: &[usize],
+    judge: &JudgeArgs,
+    json: bool,
+) -> Result<(), Error> {
+    let plan = &session.plan;
+    let mut tools: Vec<String> = if filter.tools.is_empty() {
+        let mut changed: Vec<usize> = executed.iter().map(|&i| plan.runs[i].tool).collect();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+            .into_iter()
+            .map(|t| plan.contest.tools[t].name.clone())
+            .collect()
+    } else {
+        filter.tools.clone()
+    };
+    tools.dedup();
+    let options = DiffOptions {
+        slower_factor: judge.slower,
+    };
+    let mut reports = BTreeMap::new();
+    for tool in &tools {
+        match diff_versions(session, tool, &Against::Previous, options) {
+            Ok(report) => {
+                reports.insert(tool.clone(), report);
+            }
+            Err(DiffError::NoEarlierVersion { .. }) => crate::signals::say(&format!(
+                "{tool}: no earlier version in the store to compare with (the next change will be compared with this one)"
+            )),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if tools.is_empty() {
+        crate::signals::say("nothing executed: no tool changed, nothing to compare");
+    }
+    if json {
+        super::print_json(&reports)?;
+    }
+    let mut found = Vec::new();
+    for (tool, report) in &reports {
+        if !json {
+            super::print_out(&diff_text(report))?;
+        }
+        if let Err(Error::Regressions(what)) = super::diff::judged(report, judge) {
+            found.push(format!("{tool}: {what}"));
+        }
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Regressions(found.join("; ")))
+    }
 }

@@ -1,5 +1,5 @@
 //! `mccbuild scores`: Confidence, trusted values, scores and podiums from the store, executing
-//! nothing.
+//! nothing; with `--wrong`, the values a tool got wrong, each with its run.
 
 use std::path::Path;
 
@@ -50,4 +50,16 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
         TermStyle::detect(),
     ))?;
     Error::unless_partial(report.partial)
+}
+
+/// `scores --wrong [TOOL]`: every value a tool (or every tool) answered other than its trusted
+/// value, with the run's record and reproduction command.
+pub fn wrong(manifest: &Path, tool: Option<&str>, json: bool) -> Result<(), Error> {
+    let session = Session::open_and_warn(manifest)?;
+    let report = mccbuild_engine::wrong::wrong_values(&session, tool)?;
+    if json {
+        super::print_json(&report)
+    } else {
+        super::print_out(&mccbuild_output::wrong::wrong_text(&report))
+    }
 }

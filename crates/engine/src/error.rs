@@ -82,6 +82,26 @@ pub enum DiffError {
     },
     #[error("diff compares two tools: --old and --new name the same one")]
     SameTool,
+    /// `diff --tool T` of a tool whose runs are imported, never executed: it has no versions.
+    #[error(
+        "tool `{tool}` has no folder (its runs come from results files): it has no versions to compare; compare two tool entries with --old and --new"
+    )]
+    NoFolder { tool: String },
+    /// `diff --tool T` and the store holds no run of another version of T.
+    #[error("the store {} holds no run of an earlier version of tool `{tool}` than the current one: run the tool before changing it (each version is noted when its runs are executed); `mccbuild diff --tool {tool} --list` lists the versions", store.display())]
+    NoEarlierVersion { tool: String, store: PathBuf },
+    /// `diff --tool T --against X` where X names no version of T (or several).
+    #[error(
+        "--against {against}: {why}; `mccbuild diff --tool {tool} --list` lists the versions of tool `{tool}` (a digest or git revision, or a prefix of one; or a date, YYYY-MM-DD or RFC 3339)"
+    )]
+    NoSuchVersion {
+        tool: String,
+        against: String,
+        why: String,
+    },
+    /// The keys of an earlier version's runs cannot be made (an instance cannot be read).
+    #[error("{0}")]
+    Plan(Problems),
 }
 
 /// Why the Slurm commands of a contest cannot be made.

@@ -228,6 +228,21 @@ impl Session {
             match setup {
                 Ok(path) => {
                     bin_paths.insert(t, path);
+                    // The version whose runs these are, for `diff --tool` (a store that cannot
+                    // take it only loses that comparison).
+                    let now = mccbuild_exec::now_rfc3339();
+                    let noted = crate::versions::note_version(
+                        &self.store,
+                        &self.plan.tools[t],
+                        tool.dir.as_deref(),
+                        &now,
+                    );
+                    if let Err(e) = noted {
+                        progress.message(&format!(
+                            "warning: could not note the version of tool {} in the store: {e}",
+                            tool.name
+                        ));
+                    }
                 }
                 Err(e) => progress.message(&format!("error: {e}")),
             }

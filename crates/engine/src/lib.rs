@@ -20,10 +20,13 @@ pub mod execute;
 pub mod noop;
 pub mod progress;
 pub mod qualify;
+pub mod reproduce;
 pub mod results_cache;
 pub mod serve;
 pub mod session;
+pub mod versions;
 pub mod watch;
+pub mod wrong;
 
 pub use error::{OpenError, SelectError};
 pub use session::{Filter, Session};
