@@ -51,6 +51,11 @@ pub fn wrong_values(session: &Session, tool: Option<&str>) -> Result<WrongReport
             return Err(SelectError::NoTool {
                 tool: name.to_string(),
                 manifest: plan.contest.manifest_path.clone(),
+                hint: mccbuild_core::names::did_you_mean(
+                    name,
+                    plan.contest.tools.iter().map(|t| t.name.as_str()),
+                    "tools",
+                ),
             });
         }
     }

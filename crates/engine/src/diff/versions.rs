@@ -52,6 +52,11 @@ fn known_versions(session: &Session, tool: &str) -> Result<(usize, Vec<Known>), 
         .ok_or_else(|| DiffError::NoTool {
             tool: tool.to_string(),
             manifest: plan.contest.manifest_path.clone(),
+            hint: mccbuild_core::names::did_you_mean(
+                tool,
+                plan.contest.tools.iter().map(|t| t.name.as_str()),
+                "tools",
+            ),
         })?;
     if plan.contest.tools[t].dir.is_none() {
         return Err(DiffError::NoFolder {
