@@ -412,11 +412,11 @@ fn without_a_terminal_progress_is_plain_periodic_lines_with_the_right_plurals() 
     // Runs: the count with its noun, periodic lines while the run runs, a last line.
     assert!(err.contains("executing 1 run\n"), "{err}");
     assert!(
-        err.contains("[0/1 run] 1 running · 0 failed · ETA estimating"),
+        err.contains("[0/1 run] 1 running · 0 queued · 0 failed · ETA estimating"),
         "{err}"
     );
     assert!(
-        err.contains("[1/1 run] 0 running · 0 failed · ETA 0s"),
+        err.contains("[1/1 run] 0 running · 0 queued · 0 failed · ETA 0s"),
         "{err}"
     );
     assert!(
