@@ -569,7 +569,7 @@ fn without_sbatch_the_runs_are_infrastructure_failures_never_recorded() {
     let err = stderr(&out);
     assert!(
         err.contains("infrastructure failure (not recorded)")
-            && err.contains("cannot run `sbatch`"),
+            && err.contains("cannot run `squeue`"),
         "{err}"
     );
     assert!(c.records().is_empty(), "nothing recorded");

@@ -219,10 +219,25 @@ impl Session {
             Ok(live) => live,
             Err(e) => {
                 // Submitting without knowing the live jobs could run their runs twice.
+                let reason = format!(
+                    "cannot list this contest's Slurm jobs still queued or running, so nothing was submitted: {e}"
+                );
+                progress.planned(&self.run_infos(runnable));
+                progress.started(runnable.len());
+                for &i in runnable {
+                    let run = &self.plan.runs[i];
+                    let name = label(&self.plan, run);
+                    progress.run(&RunEvent::Started {
+                        key: run.key,
+                        label: &name,
+                    });
+                    progress.run(&RunEvent::Finished {
+                        key: run.key,
+                        label: &name,
+                        end: RunEnd::NotRecorded(NotRecorded::Infrastructure(reason.clone())),
+                    });
+                }
                 outcome.failed += runnable.len();
-                progress.message(&format!(
-                    "error: cannot list this contest's Slurm jobs still queued or running: {e}; nothing submitted"
-                ));
                 return;
             }
         };
