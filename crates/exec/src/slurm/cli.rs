@@ -119,7 +119,7 @@ pub(super) fn attempt_of(path: &Path) -> u32 {
         .file_stem()
         .map(|s| s.to_string_lossy())
         .unwrap_or_default();
-    stem.rsplitn(4, '-')
+    stem.rsplit('-')
         .nth(2)
         .and_then(|a| a.strip_prefix('a'))
         .and_then(|a| a.parse().ok())
