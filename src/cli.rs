@@ -106,6 +106,8 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        forecast: ForecastArgs,
     },
     /// Execute the runs that are not in the store, then print the podiums.
     Run {
@@ -127,6 +129,11 @@ pub enum Command {
         /// instead of waiting for it to end.
         #[arg(long)]
         no_wait: bool,
+        /// Slurm only: follow this contest's jobs still queued or running (submitted by a
+        /// `mccbuild run` in another terminal, or by one that was killed) until they end,
+        /// showing the runs they record; submit, resubmit and cancel nothing.
+        #[arg(long, conflicts_with = "rerun")]
+        follow: bool,
         #[command(flatten)]
         rerun: RerunArgs,
         /// After the runs, compare each tool of --tool (or each tool whose runs were executed
@@ -300,6 +307,27 @@ pub enum Command {
         #[arg(long, value_name = "TOOL", num_args = 0..=1, default_missing_value = "")]
         wrong: Option<String>,
     },
+}
+
+/// `mccbuild plan --forecast`: the contest's expected makespan on a cluster.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ForecastArgs {
+    /// Forecast the selected runs' makespan on a cluster of --nodes nodes (rule E-5.1: one job
+    /// per model on one node), from the run times in the store, and the order to submit the
+    /// models in.
+    #[arg(long, requires = "nodes")]
+    pub forecast: bool,
+    /// With --forecast: the cluster's nodes.
+    #[arg(long, requires = "forecast", value_parser = at_least_one)]
+    pub nodes: Option<usize>,
+    /// With --forecast: each node's cores (default: the CPUs of the largest job, one job per
+    /// node at a time).
+    #[arg(long, requires = "forecast", value_parser = at_least_one)]
+    pub cores: Option<usize>,
+    /// With --forecast: seconds added to each run (the cost of a run's start and record on the
+    /// cluster; default 0).
+    #[arg(long, requires = "forecast", value_name = "SECONDS")]
+    pub run_overhead: Option<f64>,
 }
 
 /// `mccbuild run --rerun`: which of the selected runs in the store are done again.

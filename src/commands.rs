@@ -27,7 +27,33 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             manifest,
             filter,
             json,
-        } => plan::plan(&manifest.manifest, &filter.filter(), json),
+            forecast,
+        } => match forecast.nodes {
+            Some(nodes) if forecast.forecast => plan::forecast(
+                &manifest.manifest,
+                &filter.filter(),
+                json,
+                nodes,
+                forecast.cores,
+                forecast.run_overhead,
+            ),
+            _ => plan::plan(&manifest.manifest, &filter.filter(), json),
+        },
+        Command::Run {
+            manifest,
+            filter,
+            jobs,
+            json,
+            progress,
+            follow: true,
+            ..
+        } => run::follow(
+            &manifest.manifest,
+            &filter.filter(),
+            jobs,
+            json,
+            progress.into(),
+        ),
         Command::Run {
             manifest,
             filter,
@@ -35,6 +61,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress,
             no_wait,
+            follow: _,
             rerun,
             diff,
             judge,

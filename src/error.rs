@@ -95,6 +95,20 @@ pub enum Error {
     /// An export cannot name its files (a model's name), or was given something else than XML.
     #[error(transparent)]
     Export(ExportError),
+    /// `run --follow` for a contest whose executor is not Slurm.
+    #[error(
+        "--follow follows a Slurm contest's jobs; the executor of {} is not Slurm (`[executor] kind = \"slurm\"`)",
+        manifest.display()
+    )]
+    FollowNotSlurm { manifest: PathBuf },
+    /// `plan --forecast` on a cluster its jobs do not fit.
+    #[error(
+        "--forecast: {0} (give more --cores, or fewer CPUs per job: [executor.slurm] cpus_per_job)"
+    )]
+    Forecast(mccbuild_exec::forecast::ForecastError),
+    /// `plan --run-overhead` that is not a number of seconds, 0 or more.
+    #[error("--run-overhead must be a number of seconds, 0 or more")]
+    RunOverhead,
     /// `sandbox --time` or `--wall` that is not a positive number of seconds.
     #[error("--time and --wall must be positive numbers of seconds")]
     SandboxTime,
@@ -227,6 +241,9 @@ impl Error {
             | Error::FolderOnStandardOutput { .. }
             | Error::Export(_)
             | Error::SandboxTime
+            | Error::FollowNotSlurm { .. }
+            | Error::Forecast(_)
+            | Error::RunOverhead
             | Error::SandboxCore { .. }
             | Error::Serve { .. } => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use mccbuild_output::terminal::{TermStyle, podium_text_styled};
 
 use mccbuild_core::Outcome;
+use mccbuild_plan::manifest::ExecutorKind;
 use mccbuild_store::LockWait;
 
 use mccbuild_engine::execute::ExecSummary;
@@ -135,8 +136,11 @@ pub fn run(
         super::print_json(&summary)?;
     } else {
         crate::signals::say(&format!(
-            "{} executed, {} cached, {} failed",
-            outcome.executed, outcome.cached, outcome.failed
+            "{} executed{}, {} cached, {} failed",
+            outcome.executed,
+            adopted_text(&outcome),
+            outcome.cached,
+            outcome.failed
         ));
         let report = session.podium_report();
         super::print_out(&podium_text_styled(
@@ -151,6 +155,58 @@ pub fn run(
         (0, 0) => Ok(()),
         (0, n) => Err(Error::LeftOut(n)),
         (n, _) => Err(Error::RunsFailed(n)),
+    }
+}
+
+/// `, 67 recorded by jobs submitted earlier` when jobs of an earlier `run` were adopted.
+fn adopted_text(outcome: &ExecSummary) -> String {
+    match outcome.adopted {
+        0 => String::new(),
+        n => format!(", {n} recorded by jobs submitted earlier"),
+    }
+}
+
+/// `mccbuild run --follow`: follows this Slurm contest's jobs still queued or running, until
+/// they end, and submits nothing (docs/cli.md). Takes no lock: the `mccbuild run` that submits
+/// may be running in another terminal.
+pub fn follow(
+    manifest: &Path,
+    filter: &Filter,
+    jobs: Option<usize>,
+    json: bool,
+    progress: ProgressFormat,
+) -> Result<(), Error> {
+    let mut session = Session::open_and_warn(manifest)?;
+    if session.plan.contest.executor.kind != ExecutorKind::Slurm {
+        return Err(Error::FollowNotSlurm {
+            manifest: manifest.to_path_buf(),
+        });
+    }
+    let selection = session.select(filter)?;
+    let jobs = jobs.unwrap_or(session.plan.contest.executor.jobs);
+    let cancel = crate::signals::cancel_on_interrupt()?;
+    let mut shown = CliProgress::with_format(progress);
+    let outcome = session.follow(&selection, jobs, &mut shown, &cancel);
+    let interrupted = cancel.load(Ordering::SeqCst);
+    if json {
+        let mut summary = serde_json::to_value(&outcome).unwrap_or_default();
+        if interrupted {
+            summary["interrupted"] = true.into();
+        }
+        super::print_json(&summary)?;
+    } else {
+        crate::signals::say(&format!(
+            "followed: {} recorded by the contest's jobs, {} cached, {} left to run, {} failed",
+            outcome.adopted, outcome.cached, outcome.left, outcome.failed
+        ));
+    }
+    if interrupted {
+        crate::signals::say("stopped following; the jobs go on (nothing was cancelled)");
+        return Err(Error::Interrupted);
+    }
+    match outcome.failed {
+        0 => Ok(()),
+        n => Err(Error::RunsFailed(n)),
     }
 }
 

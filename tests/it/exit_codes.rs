@@ -198,6 +198,10 @@ fn exit_2_for_a_wrong_command_line() {
         &["exec-run", "--key", "not-a-key"],
         &["import", "contest.toml"],
         &["sandbox", "--time", "0", "--", "true"],
+        // A local contest has no Slurm jobs to follow; a forecast needs its nodes.
+        &["run", "--follow"],
+        &["plan", "--forecast"],
+        &["plan", "--forecast", "--nodes", "2", "--run-overhead=-1"],
         &["frobnicate"],
     ] {
         let out = c.mccbuild(args);

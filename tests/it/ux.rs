@@ -1,7 +1,7 @@
 //! What a person sees: every option described in `--help` and in docs/cli.md, checks
 //! that come before `run` fails, progress that tells the truth.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
@@ -414,11 +414,11 @@ fn without_a_terminal_progress_is_plain_periodic_lines_with_the_right_plurals() 
     // Runs: the count with its noun, periodic lines while the run runs, a last line.
     assert!(err.contains("executing 1 run\n"), "{err}");
     assert!(
-        err.contains("[0/1 run] 1 running · 0 failed · ETA estimating"),
+        err.contains("[0/1 run] 1 running · 0 queued · 0 failed · ETA estimating"),
         "{err}"
     );
     assert!(
-        err.contains("[1/1 run] 0 running · 0 failed · ETA 0s"),
+        err.contains("[1/1 run] 0 running · 0 queued · 0 failed · ETA 0s"),
         "{err}"
     );
     assert!(
@@ -845,4 +845,109 @@ fn the_progress_bar_fits_a_narrow_terminal() {
             line.chars().count()
         );
     }
+/// `plan --forecast`: each model's runs in one job (rule E-5.1, 2 at a time: `jobs = 2`), the
+/// jobs longest first on the nodes, from the stored runs' wall-clock times; a model not run
+/// yet takes the median of its tool and examination. The expected makespan is worked out here
+/// from the records.
+#[test]
+fn the_forecast_puts_each_model_on_one_node_longest_job_first() {
+    let mut c = TestContest::new();
+    for (model, instance) in [
+        ("Deadlock", "Deadlock-PT-1"),
+        ("TokenRing", "TokenRing-PT-4"),
+        ("ProdCons", "ProdCons-PT-2"),
+    ] {
+        c.copy_demo_instance(instance);
+        c.model(model, "known", &[&format!("models/{instance}")]);
+    }
+    c.script_tool(
+        "t",
+        "#!/bin/sh\ncase $BK_EXAMINATION in StateSpace) sleep 0.4 ;; *) sleep 0.1 ;; esac\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        "examinations = [\"StateSpace\", \"OneSafe\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&[
+        "run",
+        "--json",
+        "--model",
+        "Deadlock",
+        "--model",
+        "TokenRing",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut wall: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for r in c.records() {
+        wall.insert(
+            (
+                r["instance"].as_str().unwrap().to_string(),
+                r["examination"].as_str().unwrap().to_string(),
+            ),
+            r["wall_time_s"].as_f64().unwrap(),
+        );
+    }
+    let t = |i: &str, e: &str| wall[&(i.to_string(), e.to_string())];
+    // Two runs at a time: a job lasts as long as its longer run.
+    let mut jobs = vec![
+        (
+            "Deadlock",
+            t("Deadlock-PT-1", "StateSpace").max(t("Deadlock-PT-1", "OneSafe")),
+        ),
+        (
+            "TokenRing",
+            t("TokenRing-PT-4", "StateSpace").max(t("TokenRing-PT-4", "OneSafe")),
+        ),
+        (
+            "ProdCons",
+            ((t("Deadlock-PT-1", "StateSpace") + t("TokenRing-PT-4", "StateSpace")) / 2.0)
+                .max((t("Deadlock-PT-1", "OneSafe") + t("TokenRing-PT-4", "OneSafe")) / 2.0),
+        ),
+    ];
+    jobs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let forecast = |extra: &[&str]| {
+        let out =
+            c.mccbuild(&[&["plan", "--forecast", "--nodes", "2", "--json"][..], extra].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    // Nodes of 2 cores: one job each. The longest alone on one node, the other two after
+    // each other on the second.
+    let f = forecast(&["--cores", "2"]);
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-6;
+    assert!(
+        close(&f["makespan_s"], jobs[0].1.max(jobs[1].1 + jobs[2].1)),
+        "{f} {jobs:?}"
+    );
+    let order: Vec<&str> = f["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, jobs.iter().map(|j| j.0).collect::<Vec<_>>(), "{f}");
+    assert_eq!(
+        (&f["runs"], &f["stored"], &f["estimated"], &f["unknown"]),
+        (&6.into(), &4.into(), &2.into(), &0.into()),
+        "{f}"
+    );
+    assert_eq!(f["jobs"][2]["start_s"], f["jobs"][1]["seconds"], "{f}");
+    // Nodes of 4 cores: two jobs each, all three at once.
+    let f = forecast(&["--cores", "4"]);
+    assert!(close(&f["makespan_s"], jobs[0].1), "{f}");
+    // 1 s more per run: a job's two runs run side by side, so the job takes 1 s more.
+    let f = forecast(&["--cores", "4", "--run-overhead", "1"]);
+    assert!(close(&f["makespan_s"], jobs[0].1 + 1.0), "{f}");
+    // The text says where the times come from; a job larger than a node is refused.
+    let out = c.mccbuild(&["plan", "--forecast", "--nodes", "2"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("makespan") && text.contains("2 estimated"),
+        "{text}"
+    );
+    let out = c.mccbuild(&["plan", "--forecast", "--nodes", "2", "--cores", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("asks for 2 CPUs, more than a node's 1 cores"),
+        "{}",
+        stderr(&out)
+    );
 }

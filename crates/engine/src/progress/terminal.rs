@@ -183,6 +183,7 @@ impl CliProgress {
             "done": t.done,
             "total": t.total,
             "running": t.running(),
+            "queued": t.queued(),
             "failed": t.failed,
         });
         if let Some(label) = label {
@@ -334,7 +335,13 @@ impl Progress for CliProgress {
                         "state",
                         move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                             let t = lock(&a);
-                            let _ = write!(w, "{} running · {} failed", t.running(), t.failed);
+                            let _ = write!(
+                                w,
+                                "{} running · {} queued · {} failed",
+                                t.running(),
+                                t.queued(),
+                                t.failed
+                            );
                         },
                     )
                     .with_key(
