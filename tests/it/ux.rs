@@ -845,6 +845,8 @@ fn the_progress_bar_fits_a_narrow_terminal() {
             line.chars().count()
         );
     }
+}
+
 /// `plan --forecast`: each model's runs in one job (rule E-5.1, 2 at a time: `jobs = 2`), the
 /// jobs longest first on the nodes, from the stored runs' wall-clock times; a model not run
 /// yet takes the median of its tool and examination. The expected makespan is worked out here
