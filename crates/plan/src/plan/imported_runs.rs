@@ -144,7 +144,11 @@ impl Plan {
             self.instances[ei.instance].source,
             InstanceSource::Imported(_)
         );
-        if !declared || self.contest.edition.examinations[ei.exam].formula_file.is_none() {
+        if !declared
+            || self.contest.edition.examinations[ei.exam]
+                .formula_file
+                .is_none()
+        {
             return Some(position);
         }
         let mut sorted: Vec<usize> = (0..ei.ids.len()).collect();
