@@ -419,3 +419,86 @@ fn watch_starts_with_the_records_in_the_store() {
         stdout(&out)
     );
 }
+
+/// Published results and a tool's own runs on the same declared instance (a path of the
+/// manifest, whose files mccbuild reads): the rows join the instance's examination instances,
+/// beside the executed runs, and are judged together. A row's values are by position, numbered
+/// as the MCC numbers formulas: by id sorted as strings. Here the formula file's last formula is
+/// renamed `...-2023-15`, so that it sorts first: the rows' first value is its value.
+#[test]
+fn imported_rows_join_the_executed_runs_of_a_declared_instance() {
+    let mut c = TestContest::new();
+    let instance = c.copy_demo_instance("Deadlock-PT-1");
+    let formulas = instance.join("ReachabilityCardinality.xml");
+    let text = fs::read_to_string(&formulas).unwrap().replace(
+        "Deadlock-PT-1-ReachabilityCardinality-2026-15",
+        "Deadlock-PT-1-ReachabilityCardinality-2023-15",
+    );
+    fs::write(&formulas, text).unwrap();
+    let renamed = "Deadlock-PT-1-ReachabilityCardinality-2023-15";
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    c.scripted_tool("mine", "examinations = [\"ReachabilityCardinality\"]");
+    c.answer(
+        "mine",
+        "Deadlock-PT-1",
+        "ReachabilityCardinality",
+        &format!("FORMULA {renamed} TRUE TECHNIQUES EXPLICIT\n"),
+    );
+    c.extra = "[[tool]]\nname = \"a\"\n\n[[tool]]\nname = \"b\"\n".to_string();
+    c.write("time_s = 10\nmemory_mb = 512");
+    let manifest = fs::read_to_string(c.path().join("contest.toml"))
+        .unwrap()
+        .replace("[executor]", "results = [\"results.csv\"]\n\n[executor]");
+    fs::write(c.path().join("contest.toml"), manifest).unwrap();
+    let rows = [
+        "a,Deadlock-PT-1,ReachabilityCardinality,1,0,0,T???????????????,,10,1000,1100,0,normal,1,,,",
+        "b,Deadlock-PT-1,ReachabilityCardinality,1,0,0,TT??????????????,,10,1000,1100,0,normal,2,,,",
+    ];
+    fs::write(
+        c.path().join("results.csv"),
+        format!("{HEADER}{}\n", rows.join("\n")),
+    )
+    .unwrap();
+
+    let plan = c.mccbuild(&["plan", "--json"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert_eq!(json(&plan)["runs"], 3, "{}", stderr(&plan));
+    assert!(!stderr(&plan).contains("declared"), "{}", stderr(&plan));
+    let import = c.mccbuild(&["import", "results.csv", "--json"]);
+    assert_eq!(json(&import)["imported"], 2, "{}", stderr(&import));
+    let run = c.mccbuild(&["run"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(json(&c.mccbuild(&["plan", "--json"]))["to_run"], 0);
+
+    // The rows' first value is the renamed formula's, the second the file's first formula's.
+    let answers = &c.record("b", "Deadlock-PT-1", "ReachabilityCardinality")["answers"];
+    let ids: Vec<&str> = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [renamed, "Deadlock-PT-1-ReachabilityCardinality-2026-00"],
+        "{answers}"
+    );
+    // One value, three answers: the two published ones and the executed one.
+    let explained = json(&c.mccbuild(&[
+        "explain",
+        "--instance",
+        "Deadlock-PT-1",
+        "--examination",
+        "ReachabilityCardinality",
+        "--id",
+        renamed,
+        "--json",
+    ]));
+    assert_eq!(explained["trusted"], "TRUE", "{explained}");
+    assert_eq!(explained["weights"][0]["tools"], 3, "{explained}");
+    let scores = json(&c.mccbuild(&["scores", "--json"]));
+    let reachability = &scores["scores"]["Reachability"];
+    for tool in ["a", "b", "mine"] {
+        assert!(reachability[tool].as_f64().unwrap() > 0.0, "{scores}");
+    }
+}

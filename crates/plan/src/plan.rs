@@ -239,13 +239,8 @@ impl Plan {
             &mut problems,
             &mut left_out,
         );
-        let imported_instance = imported_instances(
-            &contest,
-            &imported,
-            &mut models,
-            &mut instances,
-            &mut problems,
-        );
+        let imported_instance =
+            imported_instances(&contest, &imported, &mut models, &mut instances);
         drop(t);
         let t = phase("plan: keys");
         let mut plan = Plan {

@@ -82,7 +82,7 @@ impl Session {
 }
 
 /// The record of a run read from a results file: its answers by position (the file's vectors
-/// follow the examination's values), its time and memory, the row itself as its output.
+/// follow the examination's values, numbered as [`Plan::imported_slot`] says), its time and memory, the row itself as its output.
 pub fn imported_record(plan: &Plan, run: &Run, row: &ResultRow) -> RunRecord {
     let (response, termination, answers, diagnostics) = read_row(plan, run, row);
     let source = match run.origin {
@@ -156,10 +156,10 @@ fn read_row(
             let mut answers = Vec::new();
             for (position, value) in values.into_iter().enumerate() {
                 let Some(value) = value else { continue };
-                match ei.ids.get(position) {
-                    Some(id) => answers.push(Answer {
-                        id: id.clone(),
-                        position: position as u16,
+                match plan.imported_slot(run.exam_instance, position) {
+                    Some(slot) => answers.push(Answer {
+                        id: ei.ids[slot].clone(),
+                        position: slot as u16,
                         value,
                         techniques: techniques.clone(),
                     }),

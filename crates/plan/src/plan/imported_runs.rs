@@ -1,6 +1,12 @@
 //! The runs of the results files: their rows read, the tools and instances they name that the
 //! manifest does not added (by name only, grouped into models by the MCC naming), and one run
 //! per row with its key.
+//!
+//! A row may name a declared instance (one of `inputs` or the models' globs, whose files the
+//! plan read): its run then joins that instance's examination instances, beside the executed
+//! runs, so that published results and a tool's own runs are judged and scored together. The
+//! row's values are by position, numbered as the MCC numbers formulas: position `nn` is the
+//! formula file's id at place `nn` among the ids sorted as strings ([`Plan::imported_slot`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +16,7 @@ use mccbuild_core::diag::{Problem, Problems};
 use mccbuild_rules::edition::ExamId;
 use mccbuild_rules::weights::{model_kind, model_of};
 
-use super::{Plan, PlannedInstance, PlannedModel, Run, RunOrigin, exam_instance};
+use super::{ExamInstance, Plan, PlannedInstance, PlannedModel, Run, RunOrigin, exam_instance};
 use crate::key::{KeyBuilder, reading};
 use crate::manifest::{Contest, InstanceSource, Tool, ToolKind, mcc_model_name};
 use crate::results_file::{ResultRow, read_results, vector_length};
@@ -28,7 +34,13 @@ impl Plan {
         let lengths = self.imported_lengths(imported, imported_instance);
         let import_keys =
             KeyBuilder::new(&self.tools, &[("kind".to_string(), "import".to_string())]);
-        let mut imported_ei: HashMap<(usize, ExamId), usize> = HashMap::new();
+        // A declared instance's examination instances are its executed runs' (made before).
+        let mut imported_ei: HashMap<(usize, ExamId), usize> = self
+            .exam_instances
+            .iter()
+            .enumerate()
+            .map(|(e, ei)| ((ei.instance, ei.exam), e))
+            .collect();
         let mut seen_rows: HashMap<(usize, usize), usize> = HashMap::new();
         // How each examination's answers are read (a key ingredient), written once.
         let readings: Vec<String> = edition.examinations.iter().map(reading).collect();
@@ -82,24 +94,33 @@ impl Plan {
         // Two small hashes per run (its task, then its key), spread over the cores as the
         // executed runs' keys are.
         let exam_instances = &self.exam_instances;
+        let instances = &self.instances;
         let runs = &mut self.runs[first_run..];
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let chunk = runs.len().div_ceil(threads).max(8192);
         std::thread::scope(|scope| {
             for part in runs.chunks_mut(chunk) {
                 let (import_keys, readings, edition) = (&import_keys, &readings, &edition);
+                let (exam_instances, instances) = (exam_instances, instances);
                 scope.spawn(move || {
                     for run in part {
                         let RunOrigin::Imported { file, row, .. } = run.origin else {
                             continue;
                         };
                         let row = &imported[file][row];
-                        let exam_id = exam_instances[run.exam_instance].exam;
+                        let ei = &exam_instances[run.exam_instance];
+                        let exam_id = ei.exam;
+                        // On a declared instance, the value ids the positions stand for are
+                        // the formula file's: they are part of how the row is read.
+                        let reading = match declared_ids(ei, instances) {
+                            Some(ids) => format!("{}; ids {ids}", readings[exam_id]),
+                            None => readings[exam_id].clone(),
+                        };
                         let task = import_keys.task(
                             &row.instance,
                             &row.digest,
                             &edition.examinations[exam_id].name,
-                            &readings[exam_id],
+                            &reading,
                             run.limits,
                         );
                         run.key = import_keys.key(run.tool, &task);
@@ -107,6 +128,32 @@ impl Plan {
                 });
             }
         });
+    }
+
+    /// The place among `ids` of the value at `position` of an imported run's results vector:
+    /// the position itself on an instance known from the results only (its ids are positional),
+    /// and on a declared instance the formula file's id at that place among its ids sorted as
+    /// strings (the MCC's numbering; the rules' ids, the same order as the rules'). `None`:
+    /// beyond the examination instance's values.
+    pub fn imported_slot(&self, exam_instance: usize, position: usize) -> Option<usize> {
+        let ei = &self.exam_instances[exam_instance];
+        if position >= ei.ids.len() {
+            return None;
+        }
+        let declared = !matches!(
+            self.instances[ei.instance].source,
+            InstanceSource::Imported(_)
+        );
+        if !declared
+            || self.contest.edition.examinations[ei.exam]
+                .formula_file
+                .is_none()
+        {
+            return Some(position);
+        }
+        let mut sorted: Vec<usize> = (0..ei.ids.len()).collect();
+        sorted.sort_by(|&a, &b| ei.ids[a].cmp(&ei.ids[b]));
+        sorted.get(position).copied()
     }
 
     /// Per imported instance and examination, the length of its longest vector: the row's
@@ -144,6 +191,15 @@ impl Plan {
         }
         lengths
     }
+}
+
+/// A declared instance's value ids, joined (a key ingredient of the rows read into them), or
+/// `None` for an instance known from the results only.
+fn declared_ids(ei: &ExamInstance, instances: &[PlannedInstance]) -> Option<String> {
+    if matches!(instances[ei.instance].source, InstanceSource::Imported(_)) {
+        return None;
+    }
+    Some(ei.ids.join(" "))
 }
 
 /// The rows of each results file of the contest; their tools join the contest (as competing
@@ -197,14 +253,14 @@ pub(crate) fn imported_tool(contest: &Contest, name: &str, cores: u32) -> Tool {
     }
 }
 
-/// The instances of the results files (known by name only), grouped into models by the MCC
-/// naming; returns each one's index by name.
+/// The instances of the results files, grouped into models by the MCC naming; returns each
+/// one's index by name. An instance also declared is that one (its rows join its executed
+/// runs); the others are known by name only.
 pub(super) fn imported_instances(
     contest: &Contest,
     imported: &[Vec<ResultRow>],
     models: &mut Vec<PlannedModel>,
     instances: &mut Vec<PlannedInstance>,
-    problems: &mut Problems,
 ) -> HashMap<String, usize> {
     let mut imported_instance: HashMap<String, usize> = HashMap::new();
     for (f, rows) in imported.iter().enumerate() {
@@ -212,17 +268,8 @@ pub(super) fn imported_instances(
             if imported_instance.contains_key(&row.instance) {
                 continue;
             }
-            if instances.iter().any(|i| i.name == row.instance) {
-                problems.push(
-                    Problem::new(
-                        &contest.results[f],
-                        format!(
-                            "line {}: instance `{}` is also a declared instance",
-                            row.line, row.instance
-                        ),
-                    )
-                    .help("an instance's runs are either executed or imported; rename one of them"),
-                );
+            if let Some(declared) = instances.iter().position(|i| i.name == row.instance) {
+                imported_instance.insert(row.instance.clone(), declared);
                 continue;
             }
             let model_name = model_of(&row.instance, contest.edition.scoring.model_grouping)
