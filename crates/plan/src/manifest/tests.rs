@@ -23,7 +23,7 @@ fn only_scoring_settings_keep_the_plan() {
     assert_ne!(reference.tools, base.tools);
     assert!(base.same_plan_as(&reference));
     // In the runs' keys, or which runs there are: planned again.
-    assert!(!base.same_plan_as(&edited("time_s = 10", "time_s = 20")));
+    assert!(!base.same_plan_as(&edited("time_s = 5", "time_s = 20")));
     assert!(!base.same_plan_as(&edited(
         "examinations = [\"StateSpace\", \"GlobalProperties\", \"UpperBounds\"]",
         "examinations = [\"StateSpace\"]"
