@@ -69,6 +69,35 @@ impl Drop for Ticker {
     }
 }
 
+/// The width of the terminal standard error is drawn on, if it is one.
+fn terminal_columns() -> Option<usize> {
+    rustix::termios::tcgetwinsize(std::io::stderr())
+        .ok()
+        .map(|size| usize::from(size.ws_col))
+        .filter(|&columns| columns > 0)
+}
+
+/// The bar's counts: `2 running · 130 queued · 0 failed`. Under 80 columns the queued count is
+/// left out and the failed one is shown only when there is one, so that the line (elapsed time,
+/// bar, counts, ETA) stays within 60 columns (`the_progress_bar_fits_a_narrow_terminal`,
+/// tests/it/ux.rs); `--progress plain` and `json` always give every count.
+fn state_text(t: &Tally, columns: Option<usize>) -> String {
+    if columns.is_some_and(|c| c < 80) {
+        if t.failed > 0 {
+            format!("{} running · {} failed", t.running(), t.failed)
+        } else {
+            format!("{} running", t.running())
+        }
+    } else {
+        format!(
+            "{} running · {} queued · {} failed",
+            t.running(),
+            t.queued(),
+            t.failed
+        )
+    }
+}
+
 /// The last non-empty line of a log file (its last 4 KiB), shortened to `width` characters.
 fn last_line(path: &Path, width: usize) -> String {
     use std::io::{Read, Seek, SeekFrom};
@@ -335,13 +364,7 @@ impl Progress for CliProgress {
                         "state",
                         move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                             let t = lock(&a);
-                            let _ = write!(
-                                w,
-                                "{} running · {} queued · {} failed",
-                                t.running(),
-                                t.queued(),
-                                t.failed
-                            );
+                            let _ = write!(w, "{}", state_text(&t, terminal_columns()));
                         },
                     )
                     .with_key(
