@@ -7,6 +7,7 @@
 use std::fs;
 use std::net::TcpListener;
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use crate::common::*;
@@ -510,6 +511,58 @@ fn a_command_given_by_its_path_runs_from_there_or_the_sandbox_says_why_not() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("private") && stderr(&out).contains(&in_tmp),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A command that executes nothing reclaims nothing and says nothing about it (`check`,
+/// `explain`, `report`, `scores`); `watch` reclaims when it starts, as `run` does
+/// (docs/execution.md, "Crashes"). A dead mccbuild's working folder in the commands' own
+/// temporary folder (TMPDIR: no other mccbuild of the machine reclaims it meanwhile).
+#[test]
+fn read_only_commands_reclaim_nothing_and_watch_reclaims() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = tmp.path().join("mccbuild-0123456789abcdef-999999999.5-0");
+    fs::create_dir_all(dead.join("home")).unwrap();
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("t", "examinations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 256");
+    let mccbuild = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["check"][..],
+        &["scores"],
+        &[
+            "explain",
+            "--instance",
+            "Philosophers-PT-000002",
+            "--examination",
+            "StateSpace",
+        ],
+        &["report", "--out", "site"],
+    ] {
+        let out = mccbuild(args);
+        assert!(
+            !stderr(&out).contains("reclaimed"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(dead.exists(), "{args:?} reclaimed a dead mccbuild's folder");
+    }
+    let out = mccbuild(&["watch", "--json", "--updates", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dead.exists(), "watch reclaims: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reclaimed 1 working folders"),
         "{}",
         stderr(&out)
     );
