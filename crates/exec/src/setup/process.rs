@@ -53,11 +53,10 @@ pub fn run_in_own_group(
     let guard = group.and_then(|g| start_guard(g.as_raw_nonzero().get()).ok());
     let ended = wait_or_cancel(&mut child, cancel);
     // The shell is reaped; its group lives on in the guard (and in what the setup left): its
-    // number is not reused before this kill.
-    if let Some(group) = group {
+    // number is not reused before this kill. (Without a guard, the group may be gone and its
+    // number free: it is not signalled.)
+    if let (Some(group), Some((mut guard, _write_end))) = (group, guard) {
         let _ = kill_process_group(group, Signal::KILL);
-    }
-    if let Some((mut guard, _write_end)) = guard {
         let _ = guard.wait();
     }
     ended
