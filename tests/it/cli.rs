@@ -519,7 +519,7 @@ fn setup_runs_once_per_tool_identity_and_products_live_in_the_store() {
     c.script_tool(
         "built",
         "#!/bin/sh\nexec \"$BK_BIN_PATH/answer.sh\"\n",
-        "examinations = [\"StateSpace\"]\nsetup = \"printf '#!/bin/sh\\\\necho STATE_SPACE STATES 9\\\\n' > \\\"$BK_BIN_PATH/answer.sh\\\" && chmod +x \\\"$BK_BIN_PATH/answer.sh\\\" && echo x >> \\\"$BK_BIN_PATH/../count\\\"\"",
+        "examinations = [\"StateSpace\"]\nsetup = \"printf '#!/bin/sh\\\\necho STATE_SPACE STATES 9\\\\n' > \\\"$BK_BIN_PATH/answer.sh\\\" && chmod +x \\\"$BK_BIN_PATH/answer.sh\\\" && echo x >> \\\"$MCC_TOOL_DIR/../../setups\\\"\"",
     );
     c.write("time_s = 10");
     let out = c.mccbuild(&["run", "--json"]);
@@ -538,12 +538,14 @@ fn setup_runs_once_per_tool_identity_and_products_live_in_the_store() {
     fs::write(&manifest, text).unwrap();
     let out = c.mccbuild(&["run", "--json"]);
     assert_eq!(json(&out)["executed"], 1, "{}", stderr(&out));
-    let counts: Vec<_> = glob::glob(&format!("{}/cache/tools/*/count", c.path().display()))
+    // Each setup adds a line to `setups` in the contest's folder (outside the tool's folder,
+    // whose files are the tool's identity).
+    assert_eq!(fs::read_to_string(c.path().join("setups")).unwrap(), "x\n");
+    let products: Vec<_> = glob::glob(&format!("{}/cache/tools/*/bin", c.path().display()))
         .unwrap()
         .flatten()
         .collect();
-    assert_eq!(counts.len(), 1);
-    assert_eq!(fs::read_to_string(&counts[0]).unwrap(), "x\n");
+    assert_eq!(products.len(), 1, "the products live in the store");
 }
 
 #[test]

@@ -463,3 +463,31 @@ pub fn output_settings(dir: &Path) -> insta::Settings {
     settings.add_filter(&literal(Path::new(REPO)), "[REPO]");
     settings
 }
+
+/// The live processes of the setups of the contest in `contest`: those naming one of its attempt folders in their
+/// environment (every process of a setup does, crates/exec's setup).
+pub fn setup_processes(contest: &Path) -> Vec<String> {
+    let marker = format!(
+        "MCCBUILD_SETUP_ATTEMPT={}",
+        contest.join("cache").join("tools").display()
+    );
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|ch| ch.is_ascii_digit()) {
+            continue;
+        }
+        let named = fs::read(entry.path().join("environ")).is_ok_and(|env| {
+            env.split(|b| *b == 0)
+                .any(|var| String::from_utf8_lossy(var).starts_with(&marker))
+        });
+        let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_none_or(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']));
+        if named && !zombie {
+            found.push(format!("{name}: {}", stat.trim()));
+        }
+    }
+    found
+}

@@ -31,6 +31,7 @@ mod replay;
 mod report;
 mod rerun;
 mod sandbox;
+mod setups;
 mod slurm;
 mod soak;
 mod store;

@@ -7,6 +7,7 @@
 use std::fs;
 use std::net::TcpListener;
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use crate::common::*;
@@ -573,4 +574,56 @@ fn commands_that_execute_nothing_reclaim_nothing() {
     let note = "note: removed 1 working folder left by mccbuild processes that died";
     assert_eq!(err.matches(note).count(), 1, "{err}");
     assert!(err.find(note) > err.find("1 executed"), "{err}");
+}
+
+/// A command that executes nothing reclaims nothing and says nothing about it (`check`,
+/// `explain`, `report`, `scores`); `watch` reclaims when it starts, as `run` does
+/// (docs/execution.md, "Crashes"). A dead mccbuild's working folder in the commands' own
+/// temporary folder (TMPDIR: no other mccbuild of the machine reclaims it meanwhile).
+#[test]
+fn read_only_commands_reclaim_nothing_and_watch_reclaims() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = tmp.path().join("mccbuild-0123456789abcdef-999999999.5-0");
+    fs::create_dir_all(dead.join("home")).unwrap();
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("t", "examinations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 256");
+    let mccbuild = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["check"][..],
+        &["scores"],
+        &[
+            "explain",
+            "--instance",
+            "Philosophers-PT-000002",
+            "--examination",
+            "StateSpace",
+        ],
+        &["report", "--out", "site"],
+    ] {
+        let out = mccbuild(args);
+        assert!(
+            !stderr(&out).contains("removed"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(dead.exists(), "{args:?} reclaimed a dead mccbuild's folder");
+    }
+    let out = mccbuild(&["watch", "--json", "--updates", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dead.exists(), "watch reclaims: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("removed 1 working folder left by mccbuild processes that died"),
+        "{}",
+        stderr(&out)
+    );
 }

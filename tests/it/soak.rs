@@ -1,5 +1,5 @@
 //! Faults injected into `mccbuild run`: random `kill -9` and SIGHUP with slow and
-//! CPU-bound tools in flight, a closed output pipe (`mccbuild run 2>&1 | head -1`), and a tool
+//! CPU-bound tools in flight (and, in the first rounds, a tool's setup), a closed output pipe (`mccbuild run 2>&1 | head -1`), and a tool
 //! that signals itself. Asserts what docs/execution.md promises: no record lost or torn, no run
 //! killed by the infrastructure recorded, no tool process alive 5 s after mccbuild's death, no
 //! working folder or cgroup of a dead mccbuild left after the next start, and a rerun of exactly
@@ -217,6 +217,18 @@ fn wait_runs_gone(pid: u32, patience: Duration) -> (Vec<String>, Duration) {
     }
 }
 
+/// Polls `left` until it is empty, at most `patience`: what is left then.
+fn wait_for_none(patience: Duration, left: impl Fn() -> Vec<String>) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let now = left();
+        if now.is_empty() || start.elapsed() >= patience {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A process that has ended (a zombie, or gone): it stays listed in its cgroups until its new
 /// parent reaps it, which the machine's process 1 may do only from time to time (here a
 /// `process_api` that reaps every few seconds). It uses no CPU and holds no memory: not alive.
@@ -258,7 +270,7 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
     let slow = "#!/bin/sh\nsleep 1.5\necho DO_NOT_COMPETE\n";
     let busy =
         "#!/bin/sh\ni=0\nwhile [ $i -lt 150000 ]; do i=$((i+1)); done\necho DO_NOT_COMPETE\n";
-    let c = contest(
+    let mut c = contest(
         &[
             ("slow1", slow),
             ("slow2", slow),
@@ -269,7 +281,29 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         ],
         "time_s = 20\nmemory_mb = 256",
     );
-    let total = 6 * EXAMS.len();
+    // A tool whose setup writes five lines 0.25 s apart: the first rounds kill it mid-setup.
+    let built = c.script_tool(
+        "built",
+        "#!/bin/sh\necho DO_NOT_COMPETE\n",
+        &format!("setup = \"./setup.sh\"\n{}", exam_list()),
+    );
+    write_exec(
+        &built.join("setup.sh"),
+        "#!/bin/sh\nfor i in 1 2 3 4 5; do\n  echo \"line $i of setup $$\" >> \"$BK_BIN_PATH/products\"\n  sleep 0.25\ndone\n",
+    );
+    c.write("time_s = 20\nmemory_mb = 256");
+    let setup_writing = |c: &TestContest| {
+        fs::read_dir(c.path().join("cache/tools"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().flatten())
+            .any(|a| {
+                a.file_name().to_string_lossy().starts_with("attempt-")
+                    && a.path().join("bin/products").exists()
+            })
+    };
+    let total = 7 * EXAMS.len();
     let seed = std::env::var("MCCBUILD_SOAK_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -287,11 +321,21 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
     let (mut kills, mut hangups) = (0, 0);
     let mut slowest = Duration::ZERO;
     let mut in_flight = 0;
+    let mut in_setup = 0;
     for round in 0..22 {
         let mut child = start_run(&c, locks.path(), &["--jobs", "2"]);
         let pid = child.id();
         let started = Instant::now();
-        if rng.below(4) == 0 {
+        if round < 3 {
+            // While the setup writes its products (it starts again from nothing each time).
+            while !setup_writing(&c)
+                && started.elapsed() < Duration::from_secs(15)
+                && child.try_wait().unwrap().is_none()
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis(rng.below(800)));
+        } else if rng.below(4) == 0 {
             // Early, while mccbuild starts (before its handlers, its first runs).
             std::thread::sleep(Duration::from_millis(100 + rng.below(900)));
         } else {
@@ -309,6 +353,9 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         // Runs are in flight when the signal comes (else the round proves little).
         if !run_processes_of(pid).is_empty() {
             in_flight += 1;
+        }
+        if !setup_processes(c.path()).is_empty() {
+            in_setup += 1;
         }
         // Not to a child already reaped (finished: its PID may be reused).
         let signalled = child.try_wait().unwrap().is_none();
@@ -345,6 +392,11 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
             "round {round} ({}): tool processes alive 5 s after mccbuild's death: {left:?}",
             if hangup { "SIGHUP" } else { "kill -9" }
         );
+        let setup_left = wait_for_none(Duration::from_secs(5), || setup_processes(c.path()));
+        assert!(
+            setup_left.is_empty(),
+            "round {round}: setup processes alive 5 s after mccbuild's death: {setup_left:?}"
+        );
         let now = record_keys(&c);
         for key in &recorded {
             assert!(now.contains(key), "round {round}: record {key} lost");
@@ -352,8 +404,8 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         recorded = now;
     }
     eprintln!(
-        "{kills} kill -9 and {hangups} SIGHUP, {in_flight} with runs in flight; the runs' \
-         processes were gone {slowest:?} after the signal at the slowest; {} of {total} runs \
+        "{kills} kill -9 and {hangups} SIGHUP, {in_flight} with runs in flight, {in_setup} \
+         during the setup; the runs' processes were gone {slowest:?} after the signal at the slowest; {} of {total} runs \
          recorded before the last run",
         recorded.len()
     );
@@ -379,6 +431,24 @@ fn random_kills_of_run_lose_nothing_and_leave_nothing() {
         "{outcome}"
     );
     assert_eq!(record_keys(&c).len(), total);
+    assert!(
+        in_setup >= 2,
+        "only {in_setup} signals came during the setup"
+    );
+    // The setup's products are those of one setup, whole.
+    let products: Vec<String> = fs::read_dir(c.path().join("cache/tools"))
+        .unwrap()
+        .flatten()
+        .filter_map(|d| fs::read_to_string(d.path().join("bin/products")).ok())
+        .flat_map(|t| t.lines().map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(products.len(), 5, "{products:?}");
+    assert!(
+        products
+            .iter()
+            .all(|l| l.rsplit(' ').next() == products[0].rsplit(' ').next()),
+        "lines of two setups: {products:?}"
+    );
     for pid in killed {
         assert_eq!(leftovers_of(pid), Vec::<PathBuf>::new(), "left by {pid}");
     }
@@ -565,4 +635,90 @@ fn two_contests_at_once_never_share_a_core() {
             }
         }
     }
+}
+
+/// docs/execution.md, "Sandboxes": in the fallback (no cgroups) a tool's process that outlives
+/// a `kill -9` of mccbuild (here a busy loop in the background) is ended by its CPU-time
+/// backstop, also under a wall-clock limit (`time = "wall"`, the MCC's editions): the limit
+/// times the run's cores, plus 1 s (here 2 s x 1 core + 1 s), not 136 years.
+#[test]
+fn the_fallback_backstop_ends_an_orphan_under_a_wall_clock_limit() {
+    let _serial = serial();
+    let locks = tempfile::tempdir().unwrap();
+    let pid_file = locks.path().join("busy.pid");
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.script_tool(
+        "orphaner",
+        &format!(
+            "#!/bin/sh\n( while :; do :; done ) &\necho $! > {}\nsleep 30\necho DO_NOT_COMPETE\n",
+            pid_file.display()
+        ),
+        "examinations = [\"StateSpace\"]\nuser = \"root\"",
+    );
+    // The edition (MCC 2026) limits the wall clock: `time = "wall"`.
+    c.write("time_s = 2\nmemory_mb = 256");
+    let mut run = mccbuild_command(&c, locks.path(), &["run"])
+        .env("MCCBUILD_SANDBOX", "fallback")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let busy = loop {
+        if let Some(pid) = fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30) && run.try_wait().unwrap().is_none(),
+            "the tool never started its busy loop"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let killed = Instant::now();
+    let alive = |pid: i32| !dead(&pid.to_string());
+    assert!(
+        alive(busy),
+        "the busy loop outlives mccbuild (else this proves nothing)"
+    );
+    let cpu_s = |pid: i32| {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+        // utime and stime: fields 14 and 15, the 12th and 13th after the command.
+        let ticks: u64 = fields
+            .iter()
+            .skip(11)
+            .take(2)
+            .filter_map(|f| f.parse::<u64>().ok())
+            .sum();
+        ticks as f64 / 100.0
+    };
+    let mut last_cpu = 0.0;
+    while alive(busy) && killed.elapsed() < Duration::from_secs(90) {
+        last_cpu = cpu_s(busy);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = alive(busy);
+    if left {
+        // SAFETY: a signal to the test's own orphan (alive: checked just above).
+        unsafe { libc::kill(busy, libc::SIGKILL) };
+    }
+    eprintln!(
+        "the orphan ended {:?} after mccbuild's death, at {last_cpu:.2} s of CPU",
+        killed.elapsed()
+    );
+    assert!(
+        !left,
+        "the orphan ran on past its backstop ({last_cpu:.2} s of CPU)"
+    );
+    assert!(last_cpu <= 2.0 * 1.0 + 1.0 + 5.0, "{last_cpu} s of CPU");
 }

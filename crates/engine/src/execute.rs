@@ -6,19 +6,19 @@ mod record;
 mod recorder;
 mod slurm;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mccbuild_core::hex;
 use mccbuild_exec::RunSpec;
 use mccbuild_exec::pool::{PoolEvent, available_cores, run_all};
-use mccbuild_exec::setup::ensure_setup;
+use mccbuild_exec::setup::{SetupError, ensure_setup};
 use mccbuild_plan::manifest::ExecutorKind;
-use mccbuild_plan::{Run, RunOrigin};
-use mccbuild_store::StoreError;
+use mccbuild_plan::{Plan, Run, RunOrigin};
 use mccbuild_store::record::SlurmPlacement;
+use mccbuild_store::{Store, StoreError};
 use serde::Serialize;
 
 use crate::progress::{Progress, RunInfo};
@@ -122,7 +122,13 @@ impl Session {
         if todo.is_empty() {
             return outcome;
         }
-        let bin_paths = self.set_up_tools(&todo, progress);
+        let bin_paths = self.set_up_tools(&todo, progress, cancel);
+        if cancel.load(Ordering::SeqCst) {
+            // Interrupted during the setups: no run starts.
+            self.executor.reclaim();
+            progress.finished();
+            return outcome;
+        }
         let (runnable, unsetup): (Vec<usize>, Vec<usize>) = todo
             .into_iter()
             .partition(|i| bin_paths.contains_key(&self.plan.runs[*i].tool));
@@ -139,6 +145,8 @@ impl Session {
             ),
             How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome, true),
         }
+        // What dead mccbuild processes left, if no run started it (a no-op otherwise).
+        self.executor.reclaim();
         progress.finished();
         // Steps leave the index to the `mccbuild run` that follows them (one writer, not one
         // per step); it finds their records through the shard folders' times.
@@ -228,54 +236,88 @@ impl Session {
             .collect()
     }
 
-    /// Runs the setups of the tools of `runs`, once per identity; a tool whose setup failed is
-    /// not in the map (its runs fail).
+    /// Runs the setups of the tools of `runs`, once per identity, all at once (each on a
+    /// thread of its own; their events are reported here, in the order they come); a tool whose
+    /// setup failed or was interrupted is not in the map (its runs are not executed).
     fn set_up_tools(
         &self,
         runs: &[usize],
         progress: &mut dyn Progress,
+        cancel: &AtomicBool,
     ) -> BTreeMap<usize, PathBuf> {
+        enum Event {
+            Started(usize),
+            Ended(usize, Result<PathBuf, SetupError>),
+        }
         let mut bin_paths = BTreeMap::new();
         let mut tools: Vec<usize> = runs.iter().map(|&i| self.plan.runs[i].tool).collect();
         tools.sort_unstable();
         tools.dedup();
-        for t in tools {
-            let tool = &self.plan.contest.tools[t];
-            let log = self
-                .store
-                .tools_dir()
-                .join(hex(&self.plan.tools[t].setup_digest()))
-                .join("setup.log");
-            let mut ran = false;
-            let setup = ensure_setup(&self.store, tool, &self.plan.tools[t], &mut |name| {
-                ran = true;
-                progress.setup_started(name, &log)
-            });
-            if ran {
-                progress.setup_finished(&tool.name, setup.is_ok());
-            }
-            match setup {
-                Ok(path) => {
-                    bin_paths.insert(t, path);
-                    // The version whose runs these are, for `diff --tool` (a store that cannot
-                    // take it only loses that comparison).
-                    let now = mccbuild_exec::now_rfc3339();
-                    let noted = crate::versions::note_version(
-                        &self.store,
-                        &self.plan.tools[t],
-                        tool.dir.as_deref(),
-                        &now,
+        let (store, plan) = (&self.store, &self.plan);
+        let (events, received) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            for &t in &tools {
+                let events = events.clone();
+                scope.spawn(move || {
+                    let mut on_start = |_: &str| {
+                        let _ = events.send(Event::Started(t));
+                    };
+                    let setup = ensure_setup(
+                        store,
+                        &plan.contest.tools[t],
+                        &plan.tools[t],
+                        cancel,
+                        &mut on_start,
                     );
-                    if let Err(e) = noted {
-                        progress.message(&format!(
-                            "warning: could not note the version of tool {} in the store: {e}",
-                            tool.name
-                        ));
+                    let _ = events.send(Event::Ended(t, setup));
+                });
+            }
+            drop(events);
+            let mut started = BTreeSet::new();
+            for event in received {
+                match event {
+                    Event::Started(t) => {
+                        started.insert(t);
+                        progress
+                            .setup_started(&plan.contest.tools[t].name, &setup_log(plan, store, t));
+                    }
+                    Event::Ended(t, setup) => {
+                        let name = &plan.contest.tools[t].name;
+                        match (&setup, started.contains(&t)) {
+                            (Err(SetupError::Interrupted(_)), true) => progress.setup_stopped(name),
+                            (Err(SetupError::Interrupted(_)), false) => {}
+                            (_, true) => progress.setup_finished(name, setup.is_ok()),
+                            (_, false) => {}
+                        }
+                        match setup {
+                            Ok(path) => {
+                                bin_paths.insert(t, path);
+                                // The version whose runs these are, for `diff --tool` (a store
+                                // that cannot take it only loses that comparison).
+                                let now = mccbuild_exec::now_rfc3339();
+                                let tool = &plan.contest.tools[t];
+                                let noted = crate::versions::note_version(
+                                    store,
+                                    &plan.tools[t],
+                                    tool.dir.as_deref(),
+                                    &now,
+                                );
+                                if let Err(e) = noted {
+                                    progress.message(&format!(
+                                        "warning: could not note the version of tool {} in the \
+                                         store: {e}",
+                                        tool.name
+                                    ));
+                                }
+                            }
+                            // The command says "interrupted" for all that stopped.
+                            Err(SetupError::Interrupted(_)) => {}
+                            Err(e) => progress.message(&format!("error: {e}")),
+                        }
                     }
                 }
-                Err(e) => progress.message(&format!("error: {e}")),
             }
-        }
+        });
         bin_paths
     }
 
@@ -324,4 +366,12 @@ impl Session {
             },
         );
     }
+}
+
+/// The log of tool `t`'s setup (`tools/<setup digest>/setup.log`).
+fn setup_log(plan: &Plan, store: &Store, t: usize) -> PathBuf {
+    store
+        .tools_dir()
+        .join(hex(&plan.tools[t].setup_digest()))
+        .join("setup.log")
 }

@@ -48,6 +48,8 @@ pub trait Progress {
     /// A tool's setup starts; it writes its output into `log`.
     fn setup_started(&mut self, _tool: &str, _log: &Path) {}
     fn setup_finished(&mut self, _tool: &str, _ok: bool) {}
+    /// A tool's setup was stopped (mccbuild was interrupted): neither done nor failed.
+    fn setup_stopped(&mut self, _tool: &str) {}
     /// The runs that are to be executed (before [`Progress::started`]).
     fn planned(&mut self, _runs: &[RunInfo]) {}
     fn started(&mut self, _total: usize) {}
@@ -71,6 +73,10 @@ impl Progress for Tee<'_> {
     fn setup_finished(&mut self, tool: &str, ok: bool) {
         self.0.setup_finished(tool, ok);
         self.1.setup_finished(tool, ok);
+    }
+    fn setup_stopped(&mut self, tool: &str) {
+        self.0.setup_stopped(tool);
+        self.1.setup_stopped(tool);
     }
     fn planned(&mut self, runs: &[RunInfo]) {
         self.0.planned(runs);

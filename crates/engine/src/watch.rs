@@ -76,6 +76,9 @@ impl Watch {
     /// Opens the contest, scores it, serves its site (`--serve`) and watches its files.
     pub fn open(options: WatchOptions) -> Result<Watch, WatchError> {
         let state = State::open(&options.manifest)?;
+        // A long-lived process: what dead mccbuild processes left is reclaimed now, not only
+        // by the next `mccbuild run` (its `mccbuild run` children reclaim too).
+        state.session.executor.reclaim();
         let server = match &options.serve {
             Some(addr) => {
                 let server = Server::start(addr).map_err(|source| WatchError::Serve {

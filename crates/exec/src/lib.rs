@@ -95,6 +95,11 @@ pub trait RunExecutor: Send + Sync {
         cores: &[u32],
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<Execution>, InfraError>;
+
+    /// Starts reclaiming what mccbuild processes that died left on this machine (their runs'
+    /// processes, cgroups and working folders), once per executor; commands that execute runs
+    /// and `watch` call it, commands that only read the store never do. Nothing by default.
+    fn reclaim(&self) {}
 }
 
 /// The host's name, for records.

@@ -135,8 +135,9 @@ pub struct LocalExecutor {
     /// Runs enter namespaces and give up their capabilities (see `isolation`).
     isolated: bool,
     counter: AtomicU64,
-    /// The thread reclaiming what dead mccbuild processes left ([`LocalExecutor::reclaim`]):
-    /// started once the first run's tool executes; joined when the executor is dropped.
+    /// The thread reclaiming what dead mccbuild processes left ([`LocalExecutor::start_reclaim`]):
+    /// started once, when the first run's tool executes or when the command asks
+    /// ([`RunExecutor::reclaim`]); joined when the executor is dropped, which says what it found.
     reclaimer: std::sync::Mutex<Option<std::thread::JoinHandle<Reclaimed>>>,
     reclaim_started: std::sync::Once,
     /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
@@ -215,8 +216,10 @@ impl LocalExecutor {
     /// own (what it removes is never this process's). Called when the first run's tool
     /// executes, so that its work overlaps with that run instead of delaying its start (on a
     /// machine with two cores, a third thread at the start of a run takes a core from the
-    /// run's preparation). A command that executes nothing reclaims nothing.
-    fn reclaim(&self) {
+    /// run's preparation), and by commands that execute runs or watch
+    /// ([`RunExecutor::reclaim`]) when no run started. A command that executes nothing (`check`,
+    /// `explain`, `report`...) never starts it.
+    fn start_reclaim(&self) {
         self.reclaim_started.call_once(|| {
             let (root, support) = (self.settings.work_root.clone(), self.cgroups.clone());
             let thread = std::thread::spawn(move || reclaim(&root, support.as_ref()));
@@ -288,6 +291,10 @@ impl RunExecutor for LocalExecutor {
             ),
             ("pids_limit".into(), self.settings.pids_limit.to_string()),
         ]
+    }
+
+    fn reclaim(&self) {
+        self.start_reclaim();
     }
 
     fn execute(

@@ -1,12 +1,20 @@
 //! Tool setup: a tool's optional preparation command (build a binary, create a venv and pip
 //! install...), run once per tool identity. What it produces lives in the store
 //! (`tools/<setup digest>/bin/`, given to the tool as BK_BIN_PATH), never under the tool's folder.
+//!
+//! The files: this one runs a setup and moves its products into place; `process` holds its
+//! processes (a group of their own, killed with mccbuild); `attempt` the private folder each
+//! setup builds into, and reclaiming what a killed one left.
+
+mod attempt;
+mod process;
 
 use std::fs;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +23,8 @@ use mccbuild_core::hex;
 use mccbuild_plan::key::ToolIdentity;
 use mccbuild_plan::manifest::Tool;
 use mccbuild_store::Store;
+
+use self::process::Ended;
 
 #[derive(Serialize, Deserialize)]
 struct SetupRecord {
@@ -42,6 +52,9 @@ pub enum SetupError {
         tool: String,
         source: std::io::Error,
     },
+    /// Stopped by SIGINT, SIGTERM...: its processes were killed, nothing of it is kept.
+    #[error("the setup of tool `{0}` was interrupted")]
+    Interrupted(String),
     #[error("the setup of tool `{tool}` failed ({status}) after {seconds:.1} s; its runs are not executed.\n  command: {command}\n  log: {}\n{}", log.display(), tail.iter().map(|l| format!("    | {l}")).collect::<Vec<_>>().join("\n"))]
     Failed {
         tool: String,
@@ -64,11 +77,22 @@ fn io(
 }
 
 /// The folder a tool's runs get as BK_BIN_PATH, after running its setup if needed.
-/// `on_start` is called before a setup command actually runs (for progress output).
+/// `on_start` is called before a setup command actually runs (for progress output). When
+/// `cancel` is set (SIGINT, SIGTERM...) while the setup runs or waits for another process's
+/// setup of the same identity, its processes are killed and [`SetupError::Interrupted`] comes
+/// back within a fraction of a second.
+///
+/// The setup builds into a private attempt folder (`attempt`), moved to
+/// `tools/<setup digest>/bin` only when it succeeded, and then marked done (`setup.json`): a
+/// killed or failed setup leaves no `bin` to use, and what it left is reclaimed by the next one.
+/// Moving the products is sound because runs never see them at the path they were built at
+/// (each run gets its own view of them, `bin_view`, elsewhere): a setup whose products work
+/// only where they were built would fail its runs anyway. The demo's venvs run from any path.
 pub fn ensure_setup(
     store: &Store,
     tool: &Tool,
     identity: &ToolIdentity,
+    cancel: &AtomicBool,
     on_start: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, SetupError> {
     let Some(dir_of_tool) = &tool.dir else {
@@ -86,27 +110,23 @@ pub fn ensure_setup(
     fs::create_dir_all(&dir).map_err(io("create", &dir))?;
     // One setup at a time per identity, across processes.
     let lock = fs::File::create(dir.join(".lock")).map_err(io("lock", &dir))?;
-    // Not holding it, the setup could run twice at once into the same folder: an error is the
-    // setup's failure (a signal only interrupts the wait).
-    loop {
-        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive) {
-            Ok(()) => break,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(io("lock", &dir.join(".lock"))(e.into())),
-        }
-    }
+    lock_or_cancel(&lock, &dir.join(".lock"), cancel, &tool.name)?;
     if is_done(&marker) {
         return Ok(bin);
     }
+    // What a killed or failed setup of this identity left: its survivors, its attempt folder.
+    attempt::reclaim(&dir);
     on_start(&tool.name);
-    let _ = fs::remove_dir_all(&bin);
-    fs::create_dir_all(&bin).map_err(io("create", &bin))?;
+    let attempt = attempt::folder(&dir);
+    let attempt_bin = attempt.join("bin");
+    fs::create_dir_all(&attempt_bin).map_err(io("create", &attempt_bin))?;
     let log_path = dir.join("setup.log");
     let log = fs::File::create(&log_path).map_err(io("write", &log_path))?;
     let start = Instant::now();
-    let mut bin_env = bin.to_string_lossy().into_owned();
+    let mut bin_env = attempt_bin.to_string_lossy().into_owned();
     bin_env.push('/');
-    let status = Command::new("/bin/sh")
+    let mut shell = Command::new("/bin/sh");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(dir_of_tool)
@@ -115,12 +135,24 @@ pub fn ensure_setup(
         .env("BK_TOOL", &tool.name)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(io("write", &log_path))?)
-        .stderr(log)
-        .status()
-        .map_err(|source| SetupError::NotStarted {
+        .stderr(log);
+    let ended = process::run_in_own_group(shell, &attempt, cancel).map_err(|source| {
+        SetupError::NotStarted {
             tool: tool.name.clone(),
             source,
-        })?;
+        }
+    });
+    let status = match ended {
+        Ok(Ended::Exited(status)) => status,
+        Ok(Ended::Interrupted) => {
+            let _ = fs::remove_dir_all(&attempt);
+            return Err(SetupError::Interrupted(tool.name.clone()));
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&attempt);
+            return Err(e);
+        }
+    };
     let seconds = start.elapsed().as_secs_f64();
     let record = SetupRecord {
         status: if status.success() {
@@ -135,6 +167,7 @@ pub fn ensure_setup(
         mccbuild_version: env!("CARGO_PKG_VERSION").into(),
     };
     if !status.success() {
+        let _ = fs::remove_dir_all(&attempt);
         let log_text = fs::read_to_string(&log_path).unwrap_or_default();
         let tail: Vec<&str> = log_text.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
@@ -158,15 +191,16 @@ pub fn ensure_setup(
     // readable (and folders and programs enterable) by every user, whatever the setup's umask.
     let readable = Command::new("chmod")
         .args(["-R", "a+rX", "--"])
-        .arg(&bin)
+        .arg(&attempt_bin)
         .status();
     if !readable.as_ref().is_ok_and(|s| s.success()) {
         return Err(SetupError::Io {
             what: "make readable by the runs' user",
-            path: bin.clone(),
+            path: attempt_bin.clone(),
             source: std::io::Error::other(format!("chmod -R a+rX: {readable:?}")),
         });
     }
+    into_place(&attempt, &bin)?;
     write_atomically(
         &marker,
         serde_json::to_string_pretty(&record)
@@ -174,7 +208,48 @@ pub fn ensure_setup(
             .as_bytes(),
     )
     .map_err(io("write", &marker))?;
+    let _ = fs::remove_file(dir.join("setup.failed"));
     Ok(bin)
+}
+
+/// Moves a succeeded attempt's products to `bin` (replacing what a setup killed between this
+/// move and its marker left there), then syncs the folder: the marker written next is never
+/// on disk before the products it marks.
+fn into_place(attempt: &Path, bin: &Path) -> Result<(), SetupError> {
+    if bin.exists() {
+        fs::remove_dir_all(bin).map_err(io("replace", bin))?;
+    }
+    fs::rename(attempt.join("bin"), bin).map_err(io("move the products into", bin))?;
+    let _ = fs::remove_dir_all(attempt);
+    if let Some(dir) = bin.parent() {
+        fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io("sync", dir))?;
+    }
+    Ok(())
+}
+
+/// Takes the identity's lock (`path`), waiting for another process's setup of it, unless
+/// `cancel` is set meanwhile. Not holding it, the setup could run twice at once: an error is the
+/// setup's failure.
+fn lock_or_cancel(
+    lock: &fs::File,
+    path: &Path,
+    cancel: &AtomicBool,
+    tool: &str,
+) -> Result<(), SetupError> {
+    use rustix::fs::{FlockOperation, flock};
+    loop {
+        match flock(lock, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(io("lock", path)(e.into())),
+        }
+        if cancel.load(Ordering::SeqCst) {
+            return Err(SetupError::Interrupted(tool.to_string()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn is_done(marker: &std::path::Path) -> bool {

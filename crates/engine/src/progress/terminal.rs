@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::tally::{Tally, duration};
 use super::{Progress, RunEvent, RunInfo, count};
@@ -165,7 +165,10 @@ pub struct CliProgress {
     tally: Arc<Mutex<Tally>>,
     bar: Option<ProgressBar>,
     ticker: Option<Ticker>,
-    setup: Option<Setup>,
+    /// The setups running (several at once), in the order they started.
+    setups: Vec<Setup>,
+    /// Their spinners on a terminal, drawn together.
+    setup_bars: Option<MultiProgress>,
 }
 
 impl Default for CliProgress {
@@ -194,7 +197,8 @@ impl CliProgress {
             tally: Arc::default(),
             bar: None,
             ticker: None,
-            setup: None,
+            setups: Vec::new(),
+            setup_bars: None,
         }
     }
 
@@ -239,6 +243,17 @@ impl CliProgress {
             // The message is drawn by the style's keys (running, failed, ETA): a tick redraws.
             bar.tick();
         }
+    }
+
+    /// Takes the setup of `tool` off the screen (its spinner cleared, its ticker stopped).
+    fn end_setup(&mut self, tool: &str) -> Option<Setup> {
+        let at = self.setups.iter().position(|s| s.tool == tool)?;
+        let mut setup = self.setups.remove(at);
+        if let Some(bar) = &setup.bar {
+            bar.finish_and_clear();
+        }
+        setup._ticker = None;
+        Some(setup)
     }
 
     fn say(&self, text: &str) {
@@ -287,7 +302,12 @@ impl Progress for CliProgress {
                 (None, Some(ticker))
             }
             ProgressFormat::Auto => {
-                let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+                let bar = self
+                    .setup_bars
+                    .get_or_insert_with(|| {
+                        MultiProgress::with_draw_target(ProgressDrawTarget::stderr())
+                    })
+                    .add(ProgressBar::new_spinner());
                 bar.set_style(
                     ProgressStyle::with_template(
                         "{spinner} setting up tool {prefix} {elapsed} · {wide_msg}",
@@ -303,7 +323,7 @@ impl Progress for CliProgress {
                 (Some(bar), Some(ticker))
             }
         };
-        self.setup = Some(Setup {
+        self.setups.push(Setup {
             tool: tool.to_string(),
             log: log.to_path_buf(),
             started,
@@ -313,28 +333,53 @@ impl Progress for CliProgress {
     }
 
     fn setup_finished(&mut self, tool: &str, ok: bool) {
-        let Some(setup) = self.setup.take() else {
+        let Some(setup) = self.end_setup(tool) else {
             return;
         };
         let seconds = setup.started.elapsed().as_secs_f64();
-        if let Some(bar) = &setup.bar {
-            bar.finish_and_clear();
-        }
-        drop(setup._ticker);
+        let say = |text: String| match &self.setup_bars {
+            Some(bars) => {
+                let _ = bars.println(text);
+            }
+            None => super::say(&text),
+        };
         match self.format {
             ProgressFormat::Json => self.json(
                 "setup_finished",
                 None,
                 serde_json::json!({"tool": tool, "ok": ok, "elapsed_s": (seconds * 10.0).round() / 10.0}),
             ),
-            _ if ok => say!("set up tool {} in {}", setup.tool, duration(seconds)),
-            _ => say!(
+            _ if ok => say(format!(
+                "set up tool {} in {}",
+                setup.tool,
+                duration(seconds)
+            )),
+            _ => say(format!(
                 "setup of tool {} failed after {}: {} (log: {})",
                 setup.tool,
                 duration(seconds),
                 last_line(&setup.log, 120),
                 setup.log.display()
-            ),
+            )),
+        }
+        if self.setups.is_empty() {
+            self.setup_bars = None;
+        }
+    }
+
+    fn setup_stopped(&mut self, tool: &str) {
+        if let Some(setup) = self.end_setup(tool) {
+            if self.format == ProgressFormat::Json {
+                let seconds = setup.started.elapsed().as_secs_f64();
+                self.json(
+                    "setup_stopped",
+                    None,
+                    serde_json::json!({"tool": tool, "elapsed_s": (seconds * 10.0).round() / 10.0}),
+                );
+            }
+        }
+        if self.setups.is_empty() {
+            self.setup_bars = None;
         }
     }
 
@@ -455,6 +500,12 @@ impl Progress for CliProgress {
     }
 
     fn finished(&mut self) {
+        for setup in std::mem::take(&mut self.setups) {
+            if let Some(bar) = &setup.bar {
+                bar.finish_and_clear();
+            }
+        }
+        self.setup_bars = None;
         self.ticker = None;
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();

@@ -134,7 +134,7 @@ impl LocalExecutor {
                 cgroup,
                 cancel: cancel.clone(),
             },
-            &|| self.reclaim(),
+            &|| self.start_reclaim(),
         )
         .map_err(|e| {
             InfraError(format!(

@@ -5,6 +5,7 @@
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use super::ProcessSpec;
 use super::cores::pin_to_cores;
@@ -74,11 +75,22 @@ pub(super) fn start_tree(spec: &mut ProcessSpec) -> io::Result<Started> {
     Ok((pid, file(stdout.into()), file(stderr.into()), None))
 }
 
+/// The fallback's per-process CPU-time backstop (`RLIMIT_CPU`, seconds): what a process of the
+/// run can use at most, even when mccbuild is no longer there to kill it (an orphan after
+/// `kill -9` of mccbuild). One second more than what the run may use: its CPU-time limit, or,
+/// when only the wall clock is limited (`time = "wall"`), the wall-clock limit times the run's
+/// cores (a process pinned to them cannot use more before the wall clock stops the run, so the
+/// backstop never ends a run the limits would not).
+pub(crate) fn cpu_backstop_s(cpu_limit_s: f64, wall_limit: Duration, cores: usize) -> u64 {
+    let by_wall = wall_limit.as_secs_f64().ceil() * cores.max(1) as f64;
+    cpu_limit_s.min(by_wall).ceil().max(0.0) as u64 + 1
+}
+
 /// The tool's command, not isolated (see `spawn` for isolated runs): its own session, in its
 /// cgroups, pinned to its cores, without core dumps, as its user (when given) last.
 fn command(spec: &mut ProcessSpec, gate: Option<ChildFds>) -> io::Result<Command> {
     let fallback = spec.cgroup.is_none();
-    let cpu_rlimit = spec.cpu_limit_s.ceil() as u64 + 1;
+    let cpu_rlimit = cpu_backstop_s(spec.cpu_limit_s, spec.wall_limit, spec.cores.len());
     let cores = spec.cores.clone();
     let user = spec.user;
     // SAFETY: getpid has no preconditions.
@@ -150,4 +162,28 @@ unsafe fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_backstop_s;
+    use std::time::Duration;
+
+    #[test]
+    fn the_backstop_is_the_limit_plus_a_second_for_every_time_kind() {
+        // time = "cpu": the CPU limit (the wall safety net is longer).
+        assert_eq!(cpu_backstop_s(60.0, Duration::from_secs(150), 1), 61);
+        // time = "wall": no CPU limit (u32::MAX s); the wall limit on each core.
+        assert_eq!(
+            cpu_backstop_s(u32::MAX as f64, Duration::from_secs(60), 1),
+            61
+        );
+        assert_eq!(
+            cpu_backstop_s(u32::MAX as f64, Duration::from_secs(60), 4),
+            241
+        );
+        // time = "both": whichever comes first.
+        assert_eq!(cpu_backstop_s(60.0, Duration::from_secs(60), 4), 61);
+        assert_eq!(cpu_backstop_s(2.5, Duration::from_secs(60), 0), 4);
+    }
 }
