@@ -233,6 +233,9 @@ fn the_vote_stays_the_default_and_is_shown_beside_the_reference() {
     let index = fs::read_to_string(c.path().join("report/index.html")).unwrap();
     assert!(index.contains("Against the reference"), "{index}");
     assert!(index.contains("the vote (E-3.1)"));
+    // The reference is named as a reader of the site sees it: relative to the contest.
+    assert!(index.contains("consensus answers oracle"), "{index}");
+    assert_publishable(&c.path().join("report"), &[c.path()]);
     let export: serde_json::Value = serde_json::from_str(
         &fs::read_to_string(c.path().join("report/exports/results.json")).unwrap(),
     )

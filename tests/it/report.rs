@@ -195,3 +195,44 @@ fn the_demo_site_renders_in_chromium_without_console_errors() {
         eprintln!("screenshot: {}", png.display());
     }
 }
+
+/// `report` run under `umask 077` (a private default: the site's modes must not come from it).
+fn report_private_umask(contest: &Path, site: &Path) -> std::process::Output {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("umask 077 && exec \"$0\" report --exports --out \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_mccbuild"))
+        .arg(site)
+        .current_dir(contest)
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .expect("mccbuild runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn the_demo_site_is_publishable_as_it_is() {
+    let repo = Path::new(REPO);
+    let run = mccbuild_in(repo, &["run", "--json"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (site_a, site_b) = (a.path().join("site"), b.path().join("site"));
+    report_private_umask(repo, &site_a);
+    report_private_umask(repo, &site_b);
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    assert_publishable(
+        &site_a,
+        &[repo, &site_a, &repo.join("cache"), Path::new(&home)],
+    );
+    // The same store, the same bytes, file for file.
+    let files = files_under(&site_a);
+    assert_eq!(files, files_under(&site_b));
+    for file in &files {
+        assert!(
+            std::fs::read(site_a.join(file)).unwrap() == std::fs::read(site_b.join(file)).unwrap(),
+            "{} differs between two reports of one store",
+            file.display()
+        );
+    }
+}

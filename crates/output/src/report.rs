@@ -91,7 +91,10 @@ impl<'a> ReportData<'a> {
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary> + Sync,
     ) -> ReportData<'a> {
         let t = mccbuild_core::timing::phase("report: scores");
-        let scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
+        let scores = published_scores(
+            plan,
+            mccbuild_scoring::scores::scores_report(plan, db, handles, false),
+        );
         drop(t);
         let t = mccbuild_core::timing::phase("report: reliability");
         let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
@@ -149,6 +152,15 @@ impl<'a> ReportData<'a> {
     }
 }
 
+/// The scores report as the site shows it: the reference answers named without this
+/// machine's paths (the site is published).
+pub fn published_scores(plan: &Plan, mut scores: ScoresReport) -> ScoresReport {
+    if let (Some(r), Some(reference)) = (scores.reference.as_mut(), plan.reference.as_ref()) {
+        r.answers = reference.describe_published(&plan.contest.root);
+    }
+    scores
+}
+
 /// What `write_site` wrote.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SiteSummary {
@@ -175,8 +187,10 @@ pub struct SiteError {
 }
 
 /// Writes the site into `dir` (created if needed; files of an earlier report are replaced).
+/// The site is publishable as it is: files 0644, the folder 0755 (`fsio::PUBLISHED_*`),
+/// every link relative, no path of this machine, the same bytes for the same store.
 pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, SiteError> {
-    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+    mccbuild_core::fsio::create_published_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
         source,
     })?;
@@ -192,7 +206,7 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         .map(|page| {
             let (name, text, charts) = html::render(data, page);
             let path = dir.join(&name);
-            mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+            mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
                 .map_err(|source| SiteError { path, source })?;
             Ok((charts, text.len() as u64))
         })
@@ -213,13 +227,13 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
 /// Writes some files of the site into `dir` (created if needed), each atomically, durable
 /// together: what a live site rewrites after an update ([`live::LiveSite`]).
 pub fn write_files(dir: &Path, files: &[live::SiteFile]) -> Result<(), SiteError> {
-    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+    mccbuild_core::fsio::create_published_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
         source,
     })?;
     for (name, text) in files {
         let path = dir.join(name);
-        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+        mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
             .map_err(|source| SiteError { path, source })?;
     }
     mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {

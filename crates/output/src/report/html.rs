@@ -410,7 +410,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
             .filter(|(i, _)| plan.runs[**i].tool == t).map(|(i, d)| (*i, d)).collect();
         h2 id="diagnostics" { "Answer-parser diagnostics (" (diagnosed.len()) " runs)" }
         @if !diagnosed.is_empty() {
-            p { "What the parser noticed in the tool's output: the lines it ignored and why, answers it chose between (docs/protocol.md)." }
+            p { "What the parser noticed in the tool's output: the lines it ignored and why, answers it chose between." }
             table {
                 tr { th { "instance" } th { "examination" } th { "diagnostic" } }
                 @for (i, messages) in &diagnosed {

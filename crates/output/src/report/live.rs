@@ -275,6 +275,7 @@ impl LiveSite {
         mut diagnostics: BTreeMap<usize, Vec<String>>,
     ) -> SiteChange {
         let t = std::time::Instant::now();
+        let scores = super::published_scores(plan, scores);
         let mut touched = vec![false; self.runs.len()];
         for &r in changed {
             let s = summary(&plan.runs[r].key);
