@@ -236,3 +236,85 @@ fn the_demo_site_is_publishable_as_it_is() {
         );
     }
 }
+
+#[test]
+fn the_setup_block_states_the_records_facts() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    let versioned = c.scripted_tool("alpha", "examinations = [\"StateSpace\"]");
+    std::fs::write(
+        versioned.join("VERSION"),
+        "alpha 1.2.3 (build 7)\nsecond line\n",
+    )
+    .unwrap();
+    c.scripted_tool("beta", "examinations = [\"StateSpace\"]");
+    let ss = "STATE_SPACE STATES 3 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 2 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 2 TECHNIQUES EXPLICIT\n";
+    c.answer("alpha", "Deadlock-PT-1", "StateSpace", ss);
+    c.answer("beta", "Deadlock-PT-1", "StateSpace", ss);
+    c.write("time_s = 30\nmemory_mb = 512\ntime = \"wall\"");
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = c.mccbuild(&["report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let index = std::fs::read_to_string(c.path().join("report/index.html")).unwrap();
+    let setup = &index[index.find("id=\"setup\"").expect("a setup block")..];
+    let records = c.records();
+    assert_eq!(records.len(), 2);
+    let field = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap().to_string();
+    let first = records
+        .iter()
+        .map(|r| field(r, "started_at"))
+        .min()
+        .unwrap();
+    let last = records
+        .iter()
+        .map(|r| field(r, "finished_at"))
+        .max()
+        .unwrap();
+    assert!(setup.contains(&format!("<td>{first}</td>")), "{setup}");
+    assert!(setup.contains(&format!("<td>{last}</td>")), "{setup}");
+    for r in &records {
+        let m = &r["machine"];
+        let machine = format!(
+            "{}, {} CPU{}, {} MB, Linux {}",
+            m["cpu_model"].as_str().unwrap(),
+            m["cpus"],
+            if m["cpus"] == 1 { "" } else { "s" },
+            m["memory_mb"],
+            m["kernel"].as_str().unwrap()
+        );
+        assert!(m["cpus"].as_u64().unwrap() >= 1, "{r}");
+        assert!(
+            setup.contains(&format!("machine {}", field(r, "host"))),
+            "{setup}"
+        );
+        assert!(setup.contains(&machine), "{machine} in {setup}");
+        assert!(
+            setup.contains(&format!(
+                "this report: {}; the records: {}",
+                env!("CARGO_PKG_VERSION"),
+                field(r, "mccbuild_version")
+            )),
+            "{setup}"
+        );
+        let executor: Vec<String> = r["executor"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+            .collect();
+        assert!(setup.contains(&executor.join(", ")), "{setup}");
+    }
+    assert!(setup.contains("30 s of wall-clock time, 512 MB"), "{setup}");
+    assert!(setup.contains("version: alpha 1.2.3 (build 7)"), "{setup}");
+    assert!(setup.contains("version: none given"), "{setup}");
+    assert!(setup.contains("the vote (E-3.1)"), "{setup}");
+    // Every page's footer states the limits and links the whole setup.
+    let tool = std::fs::read_to_string(c.path().join("report/tool-1-beta.html")).unwrap();
+    assert!(
+        tool.contains("limits: 30 s of wall-clock time, 512 MB")
+            && tool.contains("href=\"index.html#setup\""),
+        "{tool}"
+    );
+}

@@ -7,6 +7,7 @@
 
 mod html;
 pub mod live;
+pub mod setup;
 pub mod svg;
 
 use std::collections::BTreeMap;
@@ -81,6 +82,32 @@ pub struct ReportData<'a> {
     pub diagnostics: BTreeMap<usize, Vec<String>>,
     /// Charts drawn before (a live site's), reused where their inputs are the same.
     pub charts: Option<Arc<live::ChartCache>>,
+    /// What the setup block reads of each executed run's record (by run index). Filled by the
+    /// caller with the diagnostics ([`ReportData::set_records`]).
+    pub facts: BTreeMap<usize, setup::RunFacts>,
+    /// The facts gathered (the setup block's observed part).
+    pub observed: setup::Observed,
+    /// Each tool's version string, where it gives one ([`setup::tool_version`]).
+    pub tool_versions: Vec<Option<String>>,
+}
+
+/// What the site reads of the run records (the executed runs' only; an imported run's record
+/// holds nothing more than its summary): the answer parser's diagnostics of the runs that have
+/// some, and every run's setup facts.
+#[derive(Debug, Default)]
+pub struct RecordNotes {
+    pub diagnostics: BTreeMap<usize, Vec<String>>,
+    pub facts: BTreeMap<usize, setup::RunFacts>,
+}
+
+impl RecordNotes {
+    /// Adds run `i`'s record.
+    pub fn add(&mut self, i: usize, record: mccbuild_store::RunRecord) {
+        self.facts.insert(i, setup::RunFacts::of(&record));
+        if !record.diagnostics.is_empty() {
+            self.diagnostics.insert(i, record.diagnostics);
+        }
+    }
 }
 
 impl<'a> ReportData<'a> {
@@ -148,7 +175,22 @@ impl<'a> ReportData<'a> {
             exports: false,
             diagnostics: BTreeMap::new(),
             charts: None,
+            facts: BTreeMap::new(),
+            observed: setup::Observed::default(),
+            tool_versions: plan
+                .contest
+                .tools
+                .iter()
+                .map(|t| t.dir.as_deref().and_then(setup::tool_version))
+                .collect(),
         }
+    }
+
+    /// What was read of the run records: the diagnostics and the setup's facts.
+    pub fn set_records(&mut self, notes: RecordNotes) {
+        self.diagnostics = notes.diagnostics;
+        self.facts = notes.facts;
+        self.observed = setup::Observed::of(self.facts.values());
     }
 }
 

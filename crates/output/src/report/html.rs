@@ -115,7 +115,7 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                     a href="reliability.html" { "Reliability" }
                 }
                 main { h1 { (title) } (body) }
-                footer { (data.scores.contest) " · rules: " (data.scores.edition) " · made by mccbuild " (env!("CARGO_PKG_VERSION")) }
+                footer { (super::setup::footer(data)) }
             }
         }
     }
@@ -197,6 +197,7 @@ fn index(data: &ReportData<'_>) -> String {
                 _ => { p { "No tool took part." } }
             }
         }
+        (super::setup::block(data))
     };
     layout(data, &format!("{}: podiums", data.scores.contest), body)
 }
@@ -355,8 +356,18 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
     let body = html! {
         p { "Family " (tool.family) ", " (if tool.kind == ToolKind::Reference { "reference tool (not ranked)" } else { "competing" }) ", "
             (tool.cores) (if tool.cores == 1 { " core" } else { " cores" }) "." }
-        @if let Some(c) = confidence {
-            p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — " (c.correct) " of " (c.selected) " values of V right." }
+        @if data.scores.basis == "reference" {
+            // The reference decides the trusted values: the Confidence decides nothing here.
+            @if let Some(c) = data.scores.reference.as_ref().and_then(|r| r.tools.get(&tool.name)) {
+                p.judged { "Against the reference answers (the basis of the trusted values): " b { (c.right) " right" } ", "
+                    (c.wrong) " wrong, " (c.unknown) " unknown to the reference, " (c.unanswered) " not answered." }
+            }
+        } @else if let Some(c) = confidence {
+            @if c.selected == 0 {
+                p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — it answered none of the " (data.agreed_values) " values of V (those on which at least three tools agree)." }
+            } @else {
+                p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — " (c.correct) " of " (c.selected) " values of V right." }
+            }
         }
         h2 { "Scores" }
         table {

@@ -38,6 +38,9 @@ pub struct LiveSite {
     runs_of: Vec<Vec<usize>>,
     decisions: Vec<Arc<[Decision]>>,
     diagnostics: BTreeMap<usize, Vec<String>>,
+    /// The setup facts of each run's record, and the tools' version strings.
+    facts: BTreeMap<usize, super::setup::RunFacts>,
+    tool_versions: Vec<Option<String>>,
     exports: bool,
     /// Per run: a digest of its view and of its answer-parser diagnostics.
     run_digest: Vec<u64>,
@@ -198,6 +201,9 @@ impl LiveSite {
             exports,
             diagnostics,
             charts: _,
+            facts,
+            observed: _,
+            tool_versions,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -207,6 +213,8 @@ impl LiveSite {
             runs_of,
             decisions,
             diagnostics,
+            facts,
+            tool_versions,
             exports,
             runs_by_tool,
             instances_by_exam,
@@ -272,8 +280,12 @@ impl LiveSite {
         changed: &[usize],
         recomputed: Option<&[usize]>,
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
-        mut diagnostics: BTreeMap<usize, Vec<String>>,
+        notes: super::RecordNotes,
     ) -> SiteChange {
+        let super::RecordNotes {
+            mut diagnostics,
+            mut facts,
+        } = notes;
         let t = std::time::Instant::now();
         let scores = super::published_scores(plan, scores);
         let mut touched = vec![false; self.runs.len()];
@@ -286,6 +298,10 @@ impl LiveSite {
             match diagnostics.remove(&r) {
                 Some(d) => self.diagnostics.insert(r, d),
                 None => self.diagnostics.remove(&r),
+            };
+            match facts.remove(&r) {
+                Some(f) => self.facts.insert(r, f),
+                None => self.facts.remove(&r),
             };
             touched[r] = true;
         }
@@ -398,6 +414,9 @@ impl LiveSite {
             exports: self.exports,
             diagnostics: std::mem::take(&mut self.diagnostics),
             charts: Some(self.charts.clone()),
+            observed: super::setup::Observed::of(self.facts.values()),
+            facts: std::mem::take(&mut self.facts),
+            tool_versions: self.tool_versions.clone(),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -450,6 +469,7 @@ impl LiveSite {
         self.runs_of = data.runs_of;
         self.decisions = data.decisions;
         self.diagnostics = data.diagnostics;
+        self.facts = data.facts;
         change
     }
 
@@ -487,6 +507,7 @@ impl LiveSite {
                         &scores.reference,
                         &scores.standings,
                         &scores.awards,
+                        (&data.observed, &data.tool_versions),
                     ),
                 );
             }
