@@ -318,3 +318,124 @@ fn the_setup_block_states_the_records_facts() {
         "{tool}"
     );
 }
+
+/// The cells of each row of the table with class `class` (tags stripped), header row left out.
+fn table_rows(html: &str, class: &str) -> Vec<Vec<String>> {
+    let start = html
+        .find(&format!("<table class=\"{class}\""))
+        .expect("the table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    let strip = |s: &str| {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for ch in s.chars() {
+            match ch {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out
+    };
+    table
+        .split("<tr")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| strip(&format!("<td{}", &cell[..cell.find("</td>").unwrap()])))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
+    // Three tools on StateSpace of one instance (4 values):
+    //   a: STATES 10, TRANSITIONS 20, MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3
+    //   b: STATES 10, TRANSITIONS 21, MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3
+    //   c: STATES 11, (no TRANSITIONS), MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3
+    // Contested: STATES (10, 10, 11) and TRANSITIONS (20, 21). The organisers decide STATES = 11
+    // and MAX_TOKEN_PER_MARKING = 4 (uncontested, listed because they decided it).
+    // E-2.2: V = {MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3} (at least three tools agree,
+    // a strict majority; STATES has two agreeing): Confidence 2/2 for all three. STATES: the
+    // weighted majority 10 (a + b against c) before the organisers' 11; TRANSITIONS: two
+    // tools, equal Confidence: unknown (E-3.1, third situation).
+    // Stakes (E-4.1, 16 points over 4 values: ScoreValue 4, PenaltyValue 8): three tools
+    // answered STATES and MAX_TOKEN_PER_MARKING: 3 x 12 = 36; two TRANSITIONS: 24.
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Deadlock-PT-1");
+    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
+    let line = |id: &str, v: &str| format!("STATE_SPACE {id} {v} TECHNIQUES EXPLICIT\n");
+    for (tool, states, transitions) in [
+        ("a", "10", Some("20")),
+        ("b", "10", Some("21")),
+        ("c", "11", None),
+    ] {
+        c.scripted_tool(tool, "examinations = [\"StateSpace\"]");
+        let mut out = line("STATES", states);
+        if let Some(t) = transitions {
+            out += &line("TRANSITIONS", t);
+        }
+        out += &line("MAX_TOKEN_IN_PLACE", "1");
+        out += &line("MAX_TOKEN_PER_MARKING", "3");
+        c.answer(tool, "Deadlock-PT-1", "StateSpace", &out);
+    }
+    c.write("time_s = 30\nmemory_mb = 512");
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replacen(
+            "[contest]\n",
+            "[contest]\ncorrections = \"corrections.csv\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        c.path().join("corrections.csv"),
+        "instance,examination,id,value\nDeadlock-PT-1,StateSpace,STATES,11\nDeadlock-PT-1,StateSpace,MAX_TOKEN_PER_MARKING,4\n",
+    )
+    .unwrap();
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = c.mccbuild(&["report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(c.path().join("report/disputes.html")).unwrap();
+    let rows = table_rows(&page, "disputes");
+    // (stake, id, decision, decided by) of each row, in the page's order.
+    let got: Vec<(String, String, String, String)> = rows
+        .iter()
+        .map(|r| (r[0].clone(), r[3].clone(), r[5].clone(), r[6].clone()))
+        .collect();
+    let want = [
+        (
+            "36.00",
+            "MAX_TOKEN_PER_MARKING",
+            "4",
+            "the organisers (E-6.3)without them: 3 (unanimity)",
+        ),
+        (
+            "36.00",
+            "STATES",
+            "11",
+            "the organisers (E-6.3)without them: 10 (weighted-majority)",
+        ),
+        ("24.00", "TRANSITIONS", "unknown", "two-tools (E-3.1)"),
+    ];
+    let want: Vec<(String, String, String, String)> = want
+        .iter()
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+        .collect();
+    assert_eq!(got, want, "{page}");
+    // Each tool's answer with its Confidence, and the lines that would decide TRANSITIONS.
+    assert_eq!(rows[2][4], "a: 20 (1.000)b: 21 (1.000)");
+    assert_eq!(
+        rows[2][7],
+        "Deadlock-PT-1,StateSpace,TRANSITIONS,20Deadlock-PT-1,StateSpace,TRANSITIONS,21"
+    );
+    assert_eq!(rows[1][4], "a: 10 (1.000)b: 10 (1.000)c: 11 (1.000)");
+    assert!(page.contains("<tr class=\"organisers\">"));
+}

@@ -5,6 +5,7 @@
 //! [`ReportData`] gathers what the pages show from the plan, the store's run summaries and the
 //! scoring database once; `html` renders it, `svg` draws the charts.
 
+pub mod disputes;
 mod html;
 pub mod live;
 pub mod setup;
@@ -89,6 +90,8 @@ pub struct ReportData<'a> {
     pub observed: setup::Observed,
     /// Each tool's version string, where it gives one ([`setup::tool_version`]).
     pub tool_versions: Vec<Option<String>>,
+    /// The contested values and those the organisers decided, by stake (the disputes page).
+    pub disputes: Vec<disputes::Dispute>,
 }
 
 /// What the site reads of the run records (the executed runs' only; an imported run's record
@@ -163,6 +166,7 @@ impl<'a> ReportData<'a> {
         for (i, run) in plan.runs.iter().enumerate() {
             runs_of[run.exam_instance].push(i);
         }
+        let disputes = disputes::disputes(plan, db, handles, &runs, &runs_of);
         drop(t);
         ReportData {
             plan,
@@ -177,6 +181,7 @@ impl<'a> ReportData<'a> {
             charts: None,
             facts: BTreeMap::new(),
             observed: setup::Observed::default(),
+            disputes,
             tool_versions: plan
                 .contest
                 .tools

@@ -17,7 +17,7 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .gold{background:#f7e27e}.silver{background:#dfe3e8}.bronze{background:#e9c29b}
 .ref{color:#666;font-style:italic}.x{color:#fff;background:#d00000}.warn{color:#b00}
 .mono{font-family:ui-monospace,monospace}.s-TO,.s-MO,.s-fail{color:#b00}.s-CC,.s-DNC,.s--{color:#888}
-.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}
+.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}tr.organisers{background:#eef7ee}
 "#;
 
 /// One page of the site to render.
@@ -26,6 +26,7 @@ pub(crate) enum Page {
     Style,
     Index,
     Reliability,
+    Disputes,
     Tools,
     Examinations,
     Models,
@@ -52,6 +53,7 @@ pub(crate) fn list(data: &ReportData<'_>) -> Vec<Page> {
         Page::Style,
         Page::Index,
         Page::Reliability,
+        Page::Disputes,
         Page::Tools,
         Page::Examinations,
         Page::Models,
@@ -73,6 +75,11 @@ pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usiz
         Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
         Page::Index => ("index.html".into(), index(data), 0),
         Page::Reliability => ("reliability.html".into(), reliability(data), 0),
+        Page::Disputes => (
+            "disputes.html".into(),
+            layout(data, "Disputes", super::disputes::page(data)),
+            0,
+        ),
         Page::Tools => ("tools.html".into(), tools(data), 0),
         Page::Examinations => ("examinations.html".into(), examinations(data), 0),
         Page::Models => ("models.html".into(), models(data), 0),
@@ -113,6 +120,7 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                     a href="examinations.html" { "Examinations" }
                     a href="models.html" { "Models" }
                     a href="reliability.html" { "Reliability" }
+                    a href="disputes.html" { "Disputes" }
                 }
                 main { h1 { (title) } (body) }
                 footer { (super::setup::footer(data)) }

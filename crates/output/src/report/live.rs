@@ -41,6 +41,8 @@ pub struct LiveSite {
     /// The setup facts of each run's record, and the tools' version strings.
     facts: BTreeMap<usize, super::setup::RunFacts>,
     tool_versions: Vec<Option<String>>,
+    /// The disputes page's values, recomputed after each update.
+    disputes: Vec<super::disputes::Dispute>,
     exports: bool,
     /// Per run: a digest of its view and of its answer-parser diagnostics.
     run_digest: Vec<u64>,
@@ -204,6 +206,7 @@ impl LiveSite {
             facts,
             observed: _,
             tool_versions,
+            disputes,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -215,6 +218,7 @@ impl LiveSite {
             diagnostics,
             facts,
             tool_versions,
+            disputes,
             exports,
             runs_by_tool,
             instances_by_exam,
@@ -358,6 +362,7 @@ impl LiveSite {
             self.instance_digest[e] = self.digest_instance(e);
         }
         let reliability = self.reliability(plan, db, handles);
+        self.disputes = super::disputes::disputes(plan, db, handles, &self.runs, &self.runs_of);
         let agreed_values =
             mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
         let gathered = t.elapsed().as_secs_f64() * 1e3;
@@ -417,6 +422,7 @@ impl LiveSite {
             observed: super::setup::Observed::of(self.facts.values()),
             facts: std::mem::take(&mut self.facts),
             tool_versions: self.tool_versions.clone(),
+            disputes: std::mem::take(&mut self.disputes),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -470,6 +476,7 @@ impl LiveSite {
         self.decisions = data.decisions;
         self.diagnostics = data.diagnostics;
         self.facts = data.facts;
+        self.disputes = data.disputes;
         change
     }
 
@@ -512,6 +519,10 @@ impl LiveSite {
                 );
             }
             Page::Reliability => json(&mut h, &(&data.reliability, data.agreed_values)),
+            Page::Disputes => {
+                json(&mut h, &scores.confidence);
+                h.update(content_digest(&data.disputes).as_bytes());
+            }
             Page::Tools => json(&mut h, &scores.confidence),
             Page::Tool(t) => {
                 let name = &data.plan.contest.tools[t].name;
