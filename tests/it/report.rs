@@ -350,8 +350,9 @@ fn table_rows(html: &str, class: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-#[test]
-fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
+/// The disputes' hand scenario, run and reported (its arithmetic in
+/// `the_disputes_page_lists_exactly_the_contested_and_decided_values`).
+fn disputed_contest() -> TestContest {
     // Three tools on StateSpace of one instance (4 values):
     //   a: STATES 10, TRANSITIONS 20, MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3
     //   b: STATES 10, TRANSITIONS 21, MAX_TOKEN_IN_PLACE 1, MAX_TOKEN_PER_MARKING 3
@@ -403,6 +404,12 @@ fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = c.mccbuild(&["report"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    c
+}
+
+#[test]
+fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
+    let c = disputed_contest();
     let page = std::fs::read_to_string(c.path().join("report/disputes.html")).unwrap();
     let rows = table_rows(&page, "disputes");
     // (stake, id, decision, decided by) of each row, in the page's order.
@@ -438,4 +445,59 @@ fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
     );
     assert_eq!(rows[1][4], "a: 10 (1.000)b: 10 (1.000)c: 11 (1.000)");
     assert!(page.contains("<tr class=\"organisers\">"));
+}
+
+/// The href of the first link whose text is `text` on a page.
+fn href_of<'a>(page: &'a str, text: &str) -> &'a str {
+    let end = page
+        .find(&format!("\">{text}</a>"))
+        .unwrap_or_else(|| panic!("a link {text}: {page}"));
+    let start = page[..end].rfind("href=\"").unwrap() + "href=\"".len();
+    &page[start..end]
+}
+
+#[test]
+fn a_value_links_to_its_run_and_the_run_page_shows_its_output() {
+    let c = disputed_contest();
+    let site = c.path().join("report");
+    // Tool a said STATES 10, the organisers decided 11: its tool page lists the value, linked
+    // to the run that gave it.
+    let tool = std::fs::read_to_string(site.join("tool-0-a.html")).unwrap();
+    let run = href_of(&tool, "10");
+    assert!(
+        run.starts_with("runs/r1-") && run.ends_with(".html"),
+        "{run}"
+    );
+    let page = std::fs::read_to_string(site.join(run)).unwrap();
+    assert!(
+        page.contains("<h1>Run: a · Deadlock-PT-1 · StateSpace</h1>"),
+        "{page}"
+    );
+    // Its kept stdout, its parsed answers, its measurements and how to reproduce it.
+    assert!(
+        page.contains("STATE_SPACE STATES 10 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 20"),
+        "{page}"
+    );
+    assert!(page.contains("<td class=\"mono\">STATES</td><td class=\"mono\">10</td>"));
+    assert!(page.contains("CPU time") && page.contains("peak memory"));
+    assert!(
+        page.contains("mccbuild run --rerun --tool a --model Deadlock --examination StateSpace")
+    );
+    // The run's key is the record's: the page is the run's, not another's.
+    let key = c.record("a", "Deadlock-PT-1", "StateSpace")["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(page.contains(&key), "{key}");
+    // The examination page's cell and the model page's row link the same page.
+    let exam = std::fs::read_to_string(site.join("examination-0-StateSpace.html")).unwrap();
+    assert!(exam.contains(&format!("href=\"{run}\"")), "{exam}");
+    let model = std::fs::read_to_string(site.join("model-0-Deadlock.html")).unwrap();
+    assert!(model.contains(&format!("href=\"{run}\"")), "{model}");
+    // A second report keeps the page (named after the record's digest), the same bytes.
+    let out = c.mccbuild(&["report", "--json"]);
+    let summary = json(&out);
+    assert_eq!(summary["run_pages_written"], 0, "{summary}");
+    assert_eq!(summary["run_pages_kept"], 3, "{summary}");
+    assert_eq!(std::fs::read_to_string(site.join(run)).unwrap(), page);
 }

@@ -295,8 +295,9 @@ impl Session {
             if self.plan.runs[i].origin != RunOrigin::Executed {
                 continue;
             }
-            if let Ok(Some((record, _))) = self.index.read(&self.store, &self.plan.runs[i].key) {
-                notes.add(i, record);
+            if let Ok(Some((record, digest))) = self.index.read(&self.store, &self.plan.runs[i].key)
+            {
+                notes.add(&self.plan, i, record, &digest);
             }
         }
         notes

@@ -8,6 +8,7 @@
 pub mod disputes;
 mod html;
 pub mod live;
+pub mod run_page;
 pub mod setup;
 pub mod svg;
 
@@ -92,6 +93,8 @@ pub struct ReportData<'a> {
     pub tool_versions: Vec<Option<String>>,
     /// The contested values and those the organisers decided, by stake (the disputes page).
     pub disputes: Vec<disputes::Dispute>,
+    /// The pages of the runs whose records were read, by run.
+    pub run_pages: BTreeMap<usize, RunPage>,
 }
 
 /// What the site reads of the run records (the executed runs' only; an imported run's record
@@ -101,11 +104,29 @@ pub struct ReportData<'a> {
 pub struct RecordNotes {
     pub diagnostics: BTreeMap<usize, Vec<String>>,
     pub facts: BTreeMap<usize, setup::RunFacts>,
+    /// Each run's page ([`run_page`]): its file name (from the record's digest) and text.
+    pub pages: BTreeMap<usize, RunPage>,
 }
 
+/// A run's page: its file name in the site and its text.
+pub type RunPage = (String, Arc<String>);
+
 impl RecordNotes {
-    /// Adds run `i`'s record.
-    pub fn add(&mut self, i: usize, record: mccbuild_store::RunRecord) {
+    /// Adds run `i`'s record, whose content digest is `digest`.
+    pub fn add(
+        &mut self,
+        plan: &Plan,
+        i: usize,
+        record: mccbuild_store::RunRecord,
+        digest: &mccbuild_core::Digest,
+    ) {
+        self.pages.insert(
+            i,
+            (
+                run_page::run_page_name(digest),
+                Arc::new(run_page::run_page(plan, i, &record)),
+            ),
+        );
         self.facts.insert(i, setup::RunFacts::of(&record));
         if !record.diagnostics.is_empty() {
             self.diagnostics.insert(i, record.diagnostics);
@@ -182,6 +203,7 @@ impl<'a> ReportData<'a> {
             facts: BTreeMap::new(),
             observed: setup::Observed::default(),
             disputes,
+            run_pages: BTreeMap::new(),
             tool_versions: plan
                 .contest
                 .tools
@@ -195,6 +217,7 @@ impl<'a> ReportData<'a> {
     pub fn set_records(&mut self, notes: RecordNotes) {
         self.diagnostics = notes.diagnostics;
         self.facts = notes.facts;
+        self.run_pages = notes.pages;
         self.observed = setup::Observed::of(self.facts.values());
     }
 }
@@ -213,6 +236,9 @@ pub fn published_scores(plan: &Plan, mut scores: ScoresReport) -> ScoresReport {
 pub struct SiteSummary {
     pub dir: PathBuf,
     pub pages: usize,
+    /// Run pages written (those of new records), and kept from an earlier report.
+    pub run_pages_written: usize,
+    pub run_pages_kept: usize,
     pub charts: usize,
     pub bytes: u64,
 }
@@ -263,12 +289,62 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         summary.charts += charts;
         summary.bytes += bytes;
     }
+    let (written, kept) = write_run_pages(data, dir)?;
+    summary.run_pages_written = written;
+    summary.run_pages_kept = kept;
     // The pages are durable together.
     mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
         source,
     })?;
     Ok(summary)
+}
+
+/// Writes the run pages into `dir/runs/`: each page whose file is missing (a page is named after
+/// its record's digest: a file of that name holds the same bytes), then removes the pages no run
+/// of the plan links. Returns (written, kept).
+fn write_run_pages(data: &ReportData<'_>, dir: &Path) -> Result<(usize, usize), SiteError> {
+    let runs = dir.join(run_page::RUNS_DIR);
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SiteError { path, source }
+    };
+    if data.run_pages.is_empty() && !runs.exists() {
+        return Ok((0, 0));
+    }
+    mccbuild_core::fsio::create_published_dir(&runs).map_err(err(&runs))?;
+    let wanted: std::collections::HashSet<&str> = data
+        .run_pages
+        .values()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    use rayon::prelude::*;
+    let written: Vec<bool> = data
+        .run_pages
+        .par_iter()
+        .map(|(_, (name, text))| {
+            let path = dir.join(name);
+            if path.is_file() {
+                return Ok(false);
+            }
+            mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
+                .map_err(err(&path))?;
+            Ok(true)
+        })
+        .collect::<Result<_, SiteError>>()?;
+    for entry in std::fs::read_dir(&runs).map_err(err(&runs))?.flatten() {
+        let name = format!(
+            "{}/{}",
+            run_page::RUNS_DIR,
+            entry.file_name().to_string_lossy()
+        );
+        if !wanted.contains(name.as_str()) && name.ends_with(".html") {
+            std::fs::remove_file(entry.path()).map_err(err(&entry.path()))?;
+        }
+    }
+    mccbuild_core::fsio::sync_dir(&runs).map_err(err(&runs))?;
+    let n = written.iter().filter(|w| **w).count();
+    Ok((n, written.len() - n))
 }
 
 /// Writes some files of the site into `dir` (created if needed), each atomically, durable
@@ -278,6 +354,11 @@ pub fn write_files(dir: &Path, files: &[live::SiteFile]) -> Result<(), SiteError
         path: dir.to_path_buf(),
         source,
     })?;
+    if files.iter().any(|(n, _)| n.starts_with(run_page::RUNS_DIR)) {
+        let runs = dir.join(run_page::RUNS_DIR);
+        mccbuild_core::fsio::create_published_dir(&runs)
+            .map_err(|source| SiteError { path: runs, source })?;
+    }
     for (name, text) in files {
         let path = dir.join(name);
         mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())

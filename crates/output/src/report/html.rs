@@ -18,6 +18,7 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .ref{color:#666;font-style:italic}.x{color:#fff;background:#d00000}.warn{color:#b00}
 .mono{font-family:ui-monospace,monospace}.s-TO,.s-MO,.s-fail{color:#b00}.s-CC,.s-DNC,.s--{color:#888}
 .charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}tr.organisers{background:#eef7ee}
+pre{background:#f6f8fa;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all;max-height:40em;overflow:auto}a.run{font-size:11px}
 "#;
 
 /// One page of the site to render.
@@ -128,6 +129,11 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
         }
     }
     .into_string()
+}
+
+/// The link to run `i`'s page from a page at the site's top, if it has one.
+fn run_href<'d>(data: &'d ReportData<'_>, i: usize) -> Option<&'d str> {
+    data.run_pages.get(&i).map(|(name, _)| name.as_str())
 }
 
 fn tool_link(data: &ReportData<'_>, t: usize) -> Markup {
@@ -333,7 +339,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         .map(|_| Tally::default())
         .collect();
     let mut wrong = Vec::new();
-    for run in data.runs.iter().filter(|r| r.tool == t) {
+    for (ri, run) in data.runs.iter().enumerate().filter(|(_, r)| r.tool == t) {
         let ei = &plan.exam_instances[run.exam_instance];
         let tally = &mut per_exam[ei.exam];
         tally.runs += 1;
@@ -351,6 +357,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
             if let Some(d) = decisions.get(*position as usize) {
                 if d.value.as_ref().is_some_and(|v| v != value) {
                     wrong.push((
+                        ri,
                         run.exam_instance,
                         *position as usize,
                         value.clone(),
@@ -411,14 +418,14 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         @if !wrong.is_empty() {
             table {
                 tr { th { "instance" } th { "examination" } th { "value" } th { "its answer" } th { "trusted" } th { "decided by (E-3.1)" } }
-                @for (e, position, value, decision) in &wrong {
+                @for (ri, e, position, value, decision) in &wrong {
                     @let ei = &plan.exam_instances[*e];
                     @let instance = &plan.instances[ei.instance];
                     tr {
                         td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
                         td { (edition.examinations[ei.exam].name) }
                         td.mono { (ei.ids[*position]) }
-                        td.mono.warn { (value) }
+                        td.mono.warn { @if let Some(h) = run_href(data, *ri) { a href=(h) { (value) } } @else { (value) } }
                         td.mono { @if let Some(v) = &decision.value { (v) } }
                         td { (decision.case.name()) }
                     }
@@ -462,10 +469,12 @@ fn tools_in(data: &ReportData<'_>, x: usize) -> Vec<usize> {
     (0..used.len()).filter(|&t| used[t]).collect()
 }
 
-fn run_cell(run: Option<&RunView>) -> Markup {
+fn run_cell(data: &ReportData<'_>, run: Option<usize>) -> Markup {
     match run {
         None => html! { td class="s--" { "" } },
-        Some(r) => {
+        Some(i) => {
+            let r = &data.runs[i];
+            let href = run_href(data, i);
             let (right, wrong) = r
                 .score
                 .as_ref()
@@ -475,7 +484,8 @@ fn run_cell(run: Option<&RunView>) -> Markup {
                     @if r.outcome == Some(Outcome::Answered) {
                         (right) " right" @if wrong > 0 { ", " span.x { (wrong) " wrong" } }
                     } @else { (outcome_label(r.outcome)) }
-                    @if r.outcome.is_some() { br; small { (seconds(r.measurement.cpu_time_s)) " s" } }
+                    @if r.outcome.is_some() { br; small { (seconds(r.measurement.cpu_time_s)) " s" }
+                        @if let Some(h) = href { " " a.run href=(h) title="the run: command, measurements, output" { "run" } } }
                 }
             }
         }
@@ -497,7 +507,7 @@ fn examination(data: &ReportData<'_>, x: usize) -> String {
                     td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
                     td.n { (ei.ids.len()) }
                     td.n { (data.decisions[e].iter().filter(|d| d.value.is_some()).count()) }
-                    @for t in &tools { (run_cell(data.runs_of[e].iter().map(|&i| &data.runs[i]).find(|r| r.tool == *t))) }
+                    @for t in &tools { (run_cell(data, data.runs_of[e].iter().copied().find(|&i| data.runs[i].tool == *t))) }
                 }
             }
         }
@@ -662,18 +672,21 @@ fn model(data: &ReportData<'_>, m: usize) -> String {
                     @let ei = &plan.exam_instances[e];
                     @let decisions = &data.decisions[e];
                     @let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
-                    @let runs: Vec<&RunView> = data.runs_of[e].iter().map(|&r| &data.runs[r]).collect();
+                    @let runs: Vec<(usize, &RunView)> = data.runs_of[e].iter().map(|&r| (r, &data.runs[r])).collect();
                     tr {
                         td rowspan=(runs.len() + 1) { a href=(slug("examination", ei.exam, &edition.examinations[ei.exam].name)) { (edition.examinations[ei.exam].name) } }
                         td { b { "trusted" } } td { (vector(&trusted, &[])) } td {} td {} td {}
                     }
-                    @for r in &runs {
+                    @for (i, r) in &runs {
                         @let given = answers_by_position(r, ei.ids.len());
                         @let marked: Vec<bool> = given.iter().zip(&trusted).map(|(g, t)| matches!((g, t), (Some(g), Some(t)) if g != t)).collect();
                         tr {
                             td { (tool_link(data, r.tool)) }
                             td { @if r.outcome == Some(Outcome::Answered) { (vector(&given, &marked)) } }
-                            td class=(format!("s-{}", outcome_label(r.outcome))) { (outcome_title(r.outcome)) }
+                            td class=(format!("s-{}", outcome_label(r.outcome))) {
+                                @if let Some(h) = run_href(data, *i) { a href=(h) title="the run: command, measurements, output" { (outcome_title(r.outcome)) } }
+                                @else { (outcome_title(r.outcome)) }
+                            }
                             td.n { @if r.outcome.is_some() { (seconds(r.measurement.cpu_time_s)) } }
                             td.n { @if r.outcome.is_some() { (format!("{:.0}", r.measurement.peak_memory_mb())) } }
                         }

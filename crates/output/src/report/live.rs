@@ -43,6 +43,8 @@ pub struct LiveSite {
     tool_versions: Vec<Option<String>>,
     /// The disputes page's values, recomputed after each update.
     disputes: Vec<super::disputes::Dispute>,
+    /// The run pages, by run (those of the records read).
+    run_pages: BTreeMap<usize, super::RunPage>,
     exports: bool,
     /// Per run: a digest of its view and of its answer-parser diagnostics.
     run_digest: Vec<u64>,
@@ -207,6 +209,7 @@ impl LiveSite {
             observed: _,
             tool_versions,
             disputes,
+            run_pages,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -219,6 +222,7 @@ impl LiveSite {
             facts,
             tool_versions,
             disputes,
+            run_pages,
             exports,
             runs_by_tool,
             instances_by_exam,
@@ -239,7 +243,8 @@ impl LiveSite {
             site.decision_digest[e] = digest_of(&site.decisions[e]);
             site.instance_digest[e] = site.digest_instance(e);
         }
-        let change = site.render(plan, scores, reliability, agreed_values);
+        let mut change = site.render(plan, scores, reliability, agreed_values);
+        change.changed.extend(site.run_pages.values().cloned());
         (site, change)
     }
 
@@ -255,7 +260,11 @@ impl LiveSite {
     }
 
     fn digest_run(&self, r: usize) -> u64 {
-        digest_of(&(&self.runs[r], self.diagnostics.get(&r)))
+        digest_of(&(
+            &self.runs[r],
+            self.diagnostics.get(&r),
+            self.run_pages.get(&r).map(|p| &p.0),
+        ))
     }
 
     fn digest_instance(&self, e: usize) -> u64 {
@@ -289,7 +298,9 @@ impl LiveSite {
         let super::RecordNotes {
             mut diagnostics,
             mut facts,
+            mut pages,
         } = notes;
+        let mut new_run_pages = Vec::new();
         let t = std::time::Instant::now();
         let scores = super::published_scores(plan, scores);
         let mut touched = vec![false; self.runs.len()];
@@ -306,6 +317,15 @@ impl LiveSite {
             match facts.remove(&r) {
                 Some(f) => self.facts.insert(r, f),
                 None => self.facts.remove(&r),
+            };
+            match pages.remove(&r) {
+                Some(p) => {
+                    if self.run_pages.get(&r).is_none_or(|old| old.0 != p.0) {
+                        new_run_pages.push(p.clone());
+                    }
+                    self.run_pages.insert(r, p)
+                }
+                None => self.run_pages.remove(&r),
             };
             touched[r] = true;
         }
@@ -367,6 +387,7 @@ impl LiveSite {
             mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
         let gathered = t.elapsed().as_secs_f64() * 1e3;
         let mut change = self.render(plan, scores, reliability, agreed_values);
+        change.changed.extend(new_run_pages);
         change.phases.splice(
             0..0,
             [
@@ -423,6 +444,7 @@ impl LiveSite {
             facts: std::mem::take(&mut self.facts),
             tool_versions: self.tool_versions.clone(),
             disputes: std::mem::take(&mut self.disputes),
+            run_pages: std::mem::take(&mut self.run_pages),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -477,12 +499,15 @@ impl LiveSite {
         self.diagnostics = data.diagnostics;
         self.facts = data.facts;
         self.disputes = data.disputes;
+        self.run_pages = data.run_pages;
         change
     }
 
     /// Every file of the site as last rendered.
     pub fn files(&self) -> Vec<SiteFile> {
-        self.pages.iter().map(|p| p.2.clone()).collect()
+        let mut files: Vec<SiteFile> = self.pages.iter().map(|p| p.2.clone()).collect();
+        files.extend(self.run_pages.values().cloned());
+        files
     }
 
     /// The key of a page: a digest of everything it shows (what `html`'s template of that page
