@@ -10,8 +10,25 @@ use crate::common::*;
 
 /// Loads a page headless; returns the DOM after loading and the console lines Chromium logged.
 fn open(chromium: &Path, page: &Path, screenshot: Option<&Path>) -> (String, Vec<String>) {
-    let url = format!("file://{}", page.display());
+    open_with(
+        chromium,
+        &format!("file://{}", page.display()),
+        screenshot,
+        true,
+    )
+}
+
+/// [`open`] of a URL, with JavaScript on or off.
+fn open_with(
+    chromium: &Path,
+    url: &str,
+    screenshot: Option<&Path>,
+    javascript: bool,
+) -> (String, Vec<String>) {
     let mut cmd = Command::new(chromium);
+    if !javascript {
+        cmd.arg("--disable-javascript");
+    }
     cmd.args([
         "--headless",
         "--no-sandbox",
@@ -25,7 +42,7 @@ fn open(chromium: &Path, page: &Path, screenshot: Option<&Path>) -> (String, Vec
         Some(png) => cmd.arg(format!("--screenshot={}", png.display())),
         None => cmd.arg("--dump-dom"),
     };
-    let out = cmd.arg(&url).output().expect("chromium starts");
+    let out = cmd.arg(url).output().expect("chromium starts");
     let console = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains(":CONSOLE"))
@@ -411,7 +428,7 @@ fn disputed_contest() -> TestContest {
 fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
     let c = disputed_contest();
     let page = std::fs::read_to_string(c.path().join("report/disputes.html")).unwrap();
-    let rows = table_rows(&page, "disputes");
+    let rows = table_rows(&page, "data disputes");
     // (stake, id, decision, decided by) of each row, in the page's order.
     let got: Vec<(String, String, String, String)> = rows
         .iter()
@@ -450,10 +467,11 @@ fn the_disputes_page_lists_exactly_the_contested_and_decided_values() {
 /// The href of the first link whose text is `text` on a page.
 fn href_of<'a>(page: &'a str, text: &str) -> &'a str {
     let end = page
-        .find(&format!("\">{text}</a>"))
+        .find(&format!(">{text}</a>"))
         .unwrap_or_else(|| panic!("a link {text}: {page}"));
     let start = page[..end].rfind("href=\"").unwrap() + "href=\"".len();
-    &page[start..end]
+    let len = page[start..].find('"').unwrap();
+    &page[start..start + len]
 }
 
 #[test]
@@ -500,4 +518,79 @@ fn a_value_links_to_its_run_and_the_run_page_shows_its_output() {
     assert_eq!(summary["run_pages_written"], 0, "{summary}");
     assert_eq!(summary["run_pages_kept"], 3, "{summary}");
     assert_eq!(std::fs::read_to_string(site.join(run)).unwrap(), page);
+}
+
+#[test]
+fn the_site_reads_with_and_without_javascript_in_chromium() {
+    let Some(chromium) = chromium() else {
+        skip("chromium is not installed (apt install chromium)");
+        return;
+    };
+    let repo = Path::new(REPO);
+    let run = mccbuild_in(repo, &["run", "--json"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let site = tempfile::tempdir().unwrap();
+    let out = mccbuild_in(repo, &["report", "--out", site.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A run page: the first one the StateSpace table links.
+    let exam = std::fs::read_to_string(site.path().join("examination-0-StateSpace.html")).unwrap();
+    let run_page = href_of(&exam, "run").to_string();
+    let shots = repo.join("target/report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let pages = [
+        ("index", "index.html"),
+        ("tool", "tool-0-explorer.html"),
+        ("run", run_page.as_str()),
+        ("disputes", "disputes.html"),
+        (
+            "filtered-table",
+            "examination-0-StateSpace.html#filter0=Philosophers",
+        ),
+        ("charts", "charts-0-StateSpace.html"),
+    ];
+    for (what, page) in pages {
+        for javascript in [true, false] {
+            let url = format!("file://{}/{page}", site.path().display());
+            // The DOM after the script ran, for the tables it enhances (Chromium cannot dump
+            // the DOM without JavaScript: the page's file is what a reader without it gets).
+            if what == "filtered-table" || what == "disputes" {
+                let (dom, console) = if javascript {
+                    open_with(&chromium, &url, None, true)
+                } else {
+                    let file = site.path().join(page.split('#').next().unwrap());
+                    (std::fs::read_to_string(file).unwrap(), Vec::new())
+                };
+                assert!(
+                    console.is_empty(),
+                    "{page} logs to the console: {console:?}"
+                );
+                assert!(dom.contains("<h1>"), "{page}: {dom}");
+                let bars = dom.matches("class=\"tablebar\"").count();
+                let tables = dom.matches("<table class=\"data").count();
+                assert_eq!(bars, if javascript { tables } else { 0 }, "{page}");
+                if what == "filtered-table" {
+                    // Six StateSpace instances, two of them Philosophers (models/).
+                    let hidden = dom.matches("style=\"display: none;\"").count();
+                    if javascript {
+                        assert!(dom.contains("2 of 6 rows"), "{dom}");
+                        assert_eq!(hidden, 4, "the other rows hidden");
+                    } else {
+                        assert_eq!(hidden, 0);
+                    }
+                }
+            }
+            let png = shots.join(format!(
+                "{what}-{}.png",
+                if javascript { "js" } else { "no-js" }
+            ));
+            let (_, console) = open_with(&chromium, &url, Some(&png), javascript);
+            assert!(console.is_empty(), "{console:?}");
+            assert!(
+                pixels_of(&png, [0x1f, 0x3b, 0x5a]) > 1000,
+                "page drawn ({})",
+                png.display()
+            );
+            eprintln!("screenshot: {}", png.display());
+        }
+    }
 }

@@ -140,7 +140,7 @@ pub fn page(data: &ReportData<'_>) -> Markup {
         } @else {
             p { "To decide a value, add the line given with it to the contest's corrections file." }
         }
-        table.disputes {
+        table.data.disputes {
             tr { th { "stake" } th { "instance" } th { "examination" } th { "value" } th { "answers (tool: answer, Confidence)" } th { "decision" } th { "decided by" } th { "to decide it, add" } }
             @for d in disputes {
                 @let organisers = d.row.case == "organisers";

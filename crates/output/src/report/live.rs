@@ -143,6 +143,7 @@ impl ChartCache {
                 }
             }
             bytes.push(p.disagree as u8);
+            bytes.extend_from_slice(&p.label.to_le_bytes());
         }
         let key = blake3::hash(&bytes);
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
@@ -527,7 +528,7 @@ impl LiveSite {
         };
         let scores = &data.scores;
         match page {
-            Page::Style | Page::Examinations | Page::Models => {}
+            Page::Style | Page::Script | Page::Examinations | Page::Models => {}
             Page::Index => {
                 let stored = data.runs.iter().filter(|r| r.outcome.is_some()).count();
                 json(
