@@ -187,6 +187,8 @@ impl<'a> ReportData<'a> {
         for (i, run) in plan.runs.iter().enumerate() {
             runs_of[run.exam_instance].push(i);
         }
+        drop(t);
+        let t = mccbuild_core::timing::phase("report: disputes");
         let disputes = disputes::disputes(plan, db, handles, &runs, &runs_of);
         drop(t);
         ReportData {

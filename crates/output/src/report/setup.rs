@@ -184,7 +184,8 @@ fn basis_words(basis: &str) -> &'static str {
 
 fn executor_declared(data: &ReportData<'_>) -> String {
     let e = &data.plan.contest.executor;
-    format!("{} ({} jobs at once)", e.kind.name(), e.jobs)
+    let plural = if e.jobs == 1 { "" } else { "s" };
+    format!("{} ({} job{plural} at once)", e.kind.name(), e.jobs)
 }
 
 /// The footer of every page: what does not change with each record (a live site re-renders a
