@@ -106,6 +106,8 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        forecast: ForecastArgs,
     },
     /// Execute the runs that are not in the store, then print the podiums.
     Run {
@@ -127,21 +129,48 @@ pub enum Command {
         /// instead of waiting for it to end.
         #[arg(long)]
         no_wait: bool,
+        /// Slurm only: follow this contest's jobs still queued or running (submitted by a
+        /// `mccbuild run` in another terminal, or by one that was killed) until they end,
+        /// showing the runs they record; submit, resubmit and cancel nothing.
+        #[arg(long, conflicts_with = "rerun")]
+        follow: bool,
         #[command(flatten)]
         rerun: RerunArgs,
+        /// After the runs, compare each tool of --tool (or each tool whose runs were executed
+        /// now) with its previous version in the store, as `diff --tool` does, instead of
+        /// printing the podiums. Implied by --fail-on.
+        #[arg(long)]
+        diff: bool,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
-    /// Compare two versions of a tool (two tool entries) value by value against the trusted
-    /// values: newly right, newly wrong, newly solved, newly unsolved; CPU-time and memory
-    /// ratios; scores per category. Executes nothing.
+    /// Compare two versions of a tool (two tool entries, or one entry now and an earlier version
+    /// of it in the store) value by value against the trusted values and run by run:
+    /// regressions first (newly wrong, newly unsolved, slower runs), then newly solved and
+    /// newly right; scores per category; CPU-time and memory ratios. Executes nothing.
     Diff {
         #[command(flatten)]
         manifest: ManifestArg,
-        /// The old version's tool entry.
-        #[arg(long, value_name = "TOOL")]
-        old: String,
+        /// The old version's tool entry (with --new: two entries).
+        #[arg(long, value_name = "TOOL", requires = "new", conflicts_with = "tool")]
+        old: Option<String>,
         /// The new version's tool entry.
-        #[arg(long, value_name = "TOOL")]
-        new: String,
+        #[arg(long, value_name = "TOOL", requires = "old", conflicts_with = "tool")]
+        new: Option<String>,
+        /// One tool entry: the tool as its folder is now against an earlier version of it
+        /// whose runs the store holds (by default the previous one).
+        #[arg(long, value_name = "TOOL", required_unless_present = "old")]
+        tool: Option<String>,
+        /// With --tool: the earlier version, by digest or git revision (or a prefix of one), or
+        /// by date (YYYY-MM-DD: the version current at the end of that day).
+        #[arg(long, value_name = "VERSION", requires = "tool")]
+        against: Option<String>,
+        /// With --tool: list the tool's versions the store knows (digest, first and last run,
+        /// runs in the store, git revision) instead of comparing.
+        #[arg(long, requires = "tool")]
+        list: bool,
+        #[command(flatten)]
+        judge: JudgeArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -273,7 +302,32 @@ pub enum Command {
         /// Print JSON (with every value, its trusted value and every tool's answer).
         #[arg(long)]
         json: bool,
+        /// Instead of the podiums, list the values a tool (TOOL, or every tool) answered other
+        /// than their trusted value, each with its run's record and reproduction command.
+        #[arg(long, value_name = "TOOL", num_args = 0..=1, default_missing_value = "")]
+        wrong: Option<String>,
     },
+}
+
+/// `mccbuild plan --forecast`: the contest's expected makespan on a cluster.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ForecastArgs {
+    /// Forecast the selected runs' makespan on a cluster of --nodes nodes (rule E-5.1: one job
+    /// per model on one node), from the run times in the store, and the order to submit the
+    /// models in.
+    #[arg(long, requires = "nodes")]
+    pub forecast: bool,
+    /// With --forecast: the cluster's nodes.
+    #[arg(long, requires = "forecast", value_parser = at_least_one)]
+    pub nodes: Option<usize>,
+    /// With --forecast: each node's cores (default: the CPUs of the largest job, one job per
+    /// node at a time).
+    #[arg(long, requires = "forecast", value_parser = at_least_one)]
+    pub cores: Option<usize>,
+    /// With --forecast: seconds added to each run (the cost of a run's start and record on the
+    /// cluster; default 0).
+    #[arg(long, requires = "forecast", value_name = "SECONDS")]
+    pub run_overhead: Option<f64>,
 }
 
 /// `mccbuild run --rerun`: which of the selected runs in the store are done again.
@@ -372,13 +426,16 @@ pub struct SandboxArgs {
     /// CPU-time limit of the whole process tree, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600.0)]
     pub time: f64,
-    /// Memory limit of the whole process tree, in MB.
-    #[arg(long, value_name = "MB", default_value_t = 16384)]
+    /// Memory limit of the whole process tree, in MiB (1 MiB = 1,048,576 bytes, as
+    /// BK_MEMORY_CONFINEMENT; runexec's --memlimit counts bytes).
+    #[arg(long, value_name = "MIB", default_value_t = 16384)]
     pub memory: u64,
     /// Wall-clock limit in seconds (default: twice the CPU-time limit plus 30 s).
     #[arg(long, value_name = "S")]
     pub wall: Option<f64>,
-    /// Cores to pin the command to, e.g. `0` or `0,1` (default: the first core mccbuild may use).
+    /// Cores to pin the command to, e.g. `0` or `0,1` (default: the first core mccbuild may use
+    /// that no run holds). Each is reserved machine-wide as a run's are: a core another run holds
+    /// is waited for.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub cores: Vec<u32>,
     /// A folder the command must not see (repeatable).
@@ -390,6 +447,58 @@ pub struct SandboxArgs {
     /// The command and its arguments.
     #[arg(trailing_var_arg = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// What a comparison counts as a regression, and which regressions fail the command.
+#[derive(Args, Clone, Debug)]
+pub struct JudgeArgs {
+    /// A run of the new version is slower when it took more than FACTOR times the old
+    /// version's run (the time the contest limits; runs under 0.1 s are never slower).
+    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = slower_factor)]
+    pub slower: f64,
+    /// Exit 5 when the comparison finds any of these regressions (a comma-separated list of
+    /// wrong, unsolved, slower), after printing it.
+    #[arg(long, value_enum, value_name = "LIST", value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
+}
+
+/// A regression `--fail-on` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Newly wrong values.
+    Wrong,
+    /// Newly unsolved values.
+    Unsolved,
+    /// Runs slower by more than the `--slower` factor.
+    Slower,
+}
+
+impl From<FailOn> for mccbuild_output::diff::Regression {
+    fn from(what: FailOn) -> Self {
+        use mccbuild_output::diff::Regression;
+        match what {
+            FailOn::Wrong => Regression::Wrong,
+            FailOn::Unsolved => Regression::Unsolved,
+            FailOn::Slower => Regression::Slower,
+        }
+    }
+}
+
+/// Why a `--slower` factor was refused.
+#[derive(Debug, thiserror::Error)]
+enum FactorError {
+    #[error("must be a factor of at least 1 (2: twice as slow)")]
+    Small,
+    #[error(transparent)]
+    NotANumber(#[from] std::num::ParseFloatError),
+}
+
+/// A slowdown factor: a finite number of at least 1.
+fn slower_factor(text: &str) -> Result<f64, FactorError> {
+    match text.parse::<f64>()? {
+        f if f.is_finite() && f >= 1.0 => Ok(f),
+        _ => Err(FactorError::Small),
+    }
 }
 
 /// How progress is shown (`run --progress`).

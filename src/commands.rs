@@ -27,7 +27,33 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             manifest,
             filter,
             json,
-        } => plan::plan(&manifest.manifest, &filter.filter(), json),
+            forecast,
+        } => match forecast.nodes {
+            Some(nodes) if forecast.forecast => plan::forecast(
+                &manifest.manifest,
+                &filter.filter(),
+                json,
+                nodes,
+                forecast.cores,
+                forecast.run_overhead,
+            ),
+            _ => plan::plan(&manifest.manifest, &filter.filter(), json),
+        },
+        Command::Run {
+            manifest,
+            filter,
+            jobs,
+            json,
+            progress,
+            follow: true,
+            ..
+        } => run::follow(
+            &manifest.manifest,
+            &filter.filter(),
+            jobs,
+            json,
+            progress.into(),
+        ),
         Command::Run {
             manifest,
             filter,
@@ -35,7 +61,10 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress,
             no_wait,
+            follow: _,
             rerun,
+            diff,
+            judge,
         } => run::run(
             &manifest.manifest,
             &filter.filter(),
@@ -44,14 +73,28 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             progress.into(),
             no_wait,
+            (diff || !judge.fail_on.is_empty()).then_some(&judge),
         ),
         Command::Diff {
             manifest,
             old,
             new,
+            tool,
+            against,
+            list,
+            judge,
             json,
             html,
-        } => diff::diff(&manifest.manifest, &old, &new, json, html.as_deref()),
+        } => {
+            let what = match (old, new, tool) {
+                (Some(old), Some(new), _) => diff::What::Entries { old, new },
+                (_, _, Some(tool)) if list => diff::What::List { tool },
+                (_, _, Some(tool)) => diff::What::Version { tool, against },
+                // clap requires --tool, or --old with --new.
+                _ => return Err(Error::DiffWhat),
+            };
+            diff::diff(&manifest.manifest, what, &judge, json, html.as_deref())
+        }
         Command::Qualify {
             manifest,
             filter,
@@ -65,7 +108,20 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             json,
             html.as_deref(),
         ),
-        Command::Scores { manifest, json } => scores::scores(&manifest.manifest, json),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: Some(tool),
+        } => scores::wrong(
+            &manifest.manifest,
+            Some(tool.as_str()).filter(|t| !t.is_empty()),
+            json,
+        ),
+        Command::Scores {
+            manifest,
+            json,
+            wrong: None,
+        } => scores::scores(&manifest.manifest, json),
         Command::ExecRun {
             manifest,
             keys,

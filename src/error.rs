@@ -9,6 +9,7 @@ use mccbuild_engine::error::{DiffError, ImportError, OpenError, SelectError, Wat
 use mccbuild_exec::InfraError;
 use mccbuild_output::export::ExportError;
 use mccbuild_scoring::explain::ExplainError;
+use mccbuild_scoring::scores::Partial;
 use mccbuild_store::StoreError;
 
 use mccbuild_engine::progress::count;
@@ -27,6 +28,12 @@ pub mod exit {
     pub const STORE_ERROR: u8 = 3;
     /// An output file (an export, the report site, standard output) cannot be written.
     pub const OUTPUT_ERROR: u8 = 4;
+    /// The results were computed, written or printed, but planned runs are missing from the
+    /// store: they are partial (said with the count and what completes them).
+    pub const PARTIAL: u8 = 5;
+    /// `diff --fail-on` (and `run --fail-on`): the comparison, printed in full, found a
+    /// regression the list names.
+    pub const REGRESSIONS: u8 = 6;
     /// Interrupted (Ctrl-C, SIGTERM): runs in flight were stopped and not recorded.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -50,8 +57,17 @@ pub enum Error {
     #[error(transparent)]
     Explain(#[from] ExplainError),
     /// `explain` was asked about an instance the contest does not have.
-    #[error("no instance `{instance}` in {} (`mccbuild plan --json` counts the runs; the instances are those of [[model]], `inputs` and `results`)", manifest.display())]
-    NoInstance { instance: String, manifest: PathBuf },
+    #[error("no instance `{instance}` in {}{hint}; the instances are those of [[model]], `inputs` and `results`", manifest.display())]
+    NoInstance {
+        instance: String,
+        manifest: PathBuf,
+        hint: String,
+    },
+    /// `diff` was given neither `--tool` nor `--old` with `--new`.
+    #[error(
+        "diff compares --old A --new B (two tool entries), or --tool T with an earlier version of T"
+    )]
+    DiffWhat,
     /// `explain` was given neither a value nor a tool's score.
     #[error(
         "explain a value with --instance I --examination E --id ID, or a tool's score with --tool T --category C"
@@ -79,6 +95,20 @@ pub enum Error {
     /// An export cannot name its files (a model's name), or was given something else than XML.
     #[error(transparent)]
     Export(ExportError),
+    /// `run --follow` for a contest whose executor is not Slurm.
+    #[error(
+        "--follow follows a Slurm contest's jobs; the executor of {} is not Slurm (`[executor] kind = \"slurm\"`)",
+        manifest.display()
+    )]
+    FollowNotSlurm { manifest: PathBuf },
+    /// `plan --forecast` on a cluster its jobs do not fit.
+    #[error(
+        "--forecast: {0} (give more --cores, or fewer CPUs per job: [executor.slurm] cpus_per_job)"
+    )]
+    Forecast(mccbuild_exec::forecast::ForecastError),
+    /// `plan --run-overhead` that is not a number of seconds, 0 or more.
+    #[error("--run-overhead must be a number of seconds, 0 or more")]
+    RunOverhead,
     /// `sandbox --time` or `--wall` that is not a positive number of seconds.
     #[error("--time and --wall must be positive numbers of seconds")]
     SandboxTime,
@@ -101,6 +131,9 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// `diff --fail-on`: regressions of the kinds named were found (the comparison was printed).
+    #[error("regressions found (--fail-on): {0}")]
+    Regressions(String),
     /// Some runs could not be carried out (what happened to each was said as it happened).
     #[error("{} could not be carried out (not recorded; `mccbuild run` tries them again)", count(*.0, "run", "runs"))]
     RunsFailed(usize),
@@ -117,9 +150,23 @@ pub enum Error {
     /// The signal handlers that stop the runs cannot be installed: nothing was started.
     #[error("cannot handle signals: {0}")]
     Signals(std::io::Error),
+    /// The results (scores, podiums, the report, the exports) were computed while planned runs
+    /// are missing from the store: they were printed or written, and said to be partial.
+    #[error("{}", .0.notice())]
+    Partial(Partial),
     /// A signal stopped the command.
     #[error("interrupted")]
     Interrupted,
+}
+
+impl Error {
+    /// `Err(Error::Partial)` when `partial` says results are partial, otherwise `Ok`.
+    pub fn unless_partial(partial: Option<Partial>) -> Result<(), Error> {
+        match partial {
+            Some(p) => Err(Error::Partial(p)),
+            None => Ok(()),
+        }
+    }
 }
 
 impl From<Problems> for Error {
@@ -132,6 +179,7 @@ impl From<OpenError> for Error {
     fn from(e: OpenError) -> Self {
         match e {
             OpenError::Input(problems) => Error::Input(problems),
+            OpenError::Select(e) => Error::Select(e),
             OpenError::Store(e) => Error::Store(e),
         }
     }
@@ -186,20 +234,26 @@ impl Error {
             | Error::Explain(_)
             | Error::NoInstance { .. }
             | Error::ExplainWhat
+            | Error::DiffWhat
             | Error::KeysFile { .. }
             | Error::BadKey { .. }
             | Error::TwoOnStandardOutput
             | Error::FolderOnStandardOutput { .. }
             | Error::Export(_)
             | Error::SandboxTime
+            | Error::FollowNotSlurm { .. }
+            | Error::Forecast(_)
+            | Error::RunOverhead
             | Error::SandboxCore { .. }
             | Error::Serve { .. } => exit::INVALID_INPUT,
             Error::Store(_) => exit::STORE_ERROR,
             Error::Output { .. } => exit::OUTPUT_ERROR,
+            Error::Regressions(_) => exit::REGRESSIONS,
             Error::RunsFailed(_)
             | Error::LeftOut(_)
             | Error::NotStarted { .. }
             | Error::Signals(_) => exit::RUNS_FAILED,
+            Error::Partial(_) => exit::PARTIAL,
             Error::Interrupted => exit::INTERRUPTED,
         }
     }
@@ -214,6 +268,7 @@ impl Error {
             }
             // Said as it happened.
             Error::Interrupted => {}
+            Error::Partial(p) => eprintln!("warning: {}", p.notice()),
             other => eprintln!("error: {other}"),
         }
     }

@@ -63,16 +63,7 @@ fn parse_key(text: &str) -> Result<(RunKey, Option<mccbuild_core::Digest>), Erro
     let bad = || Error::BadKey {
         text: text.to_string(),
     };
-    let (key, replaces) = match text.split_once(':') {
-        Some((key, digest)) => (key, Some(digest)),
-        None => (text, None),
-    };
-    let key = RunKey::from_hex(key).ok_or_else(bad)?;
-    let replaces = match replaces {
-        Some(digest) => Some(RunKey::from_hex(digest).map(|d| d.0).ok_or_else(bad)?),
-        None => None,
-    };
-    Ok((key, replaces))
+    mccbuild_exec::slurm::parse_exec_run_key(text).ok_or_else(bad)
 }
 
 /// The plan's runs with these keys, and how many keys are not in the plan (each said).

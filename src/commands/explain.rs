@@ -1,9 +1,12 @@
-//! `mccbuild explain`: why a value has its trusted value, or why a tool has its score.
+//! `mccbuild explain`: why a value has its trusted value (with the runs behind it: each one's
+//! record and reproduction command), or why a tool has its score.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use mccbuild_engine::wrong::value_runs;
 use mccbuild_output::terminal::{tool_text, value_text};
+use mccbuild_output::wrong::runs_text;
 use mccbuild_scoring::explain::{explain_tool, explain_value};
 
 use crate::cli::ExplainWhat;
@@ -24,20 +27,28 @@ pub fn explain(manifest: &Path, what: ExplainWhat, json: bool) -> Result<(), Err
         } => {
             if !plan.instances.iter().any(|x| x.name == i) {
                 return Err(Error::NoInstance {
+                    hint: mccbuild_core::names::did_you_mean(
+                        &i,
+                        plan.instances.iter().map(|x| x.name.as_str()),
+                        "instances",
+                    ),
                     instance: i,
                     manifest: plan.contest.manifest_path.clone(),
                 });
             }
             let x = explain_value(plan, &db, &handles, &i, &e, &v)?;
             let diagnostics = value_diagnostics(&session, &i, &e, &v);
+            let runs = value_runs(&session, &i, &e);
             if json {
                 let mut x = serde_json::to_value(&x).unwrap_or_default();
                 if let Some(object) = x.as_object_mut() {
                     object.insert("diagnostics".into(), serde_json::json!(diagnostics));
+                    object.insert("runs".into(), serde_json::json!(runs));
                 }
                 super::print_json(&x)
             } else {
                 let mut text = value_text(&x);
+                text.push_str(&runs_text(&runs));
                 if !diagnostics.is_empty() {
                     text.push_str("answer-parser diagnostics of its runs:\n");
                     for (tool, messages) in &diagnostics {

@@ -42,12 +42,6 @@ pub fn export(manifest: &Path, to: ExportTo) -> Result<(), Error> {
         index: &session.index,
     };
     let export = collect(&stored, &db, &handles)?;
-    if export.not_stored > 0 {
-        eprintln!(
-            "note: {} planned runs are not in the store and are not exported (`mccbuild run`, or `mccbuild import` for results files, records them)",
-            export.not_stored
-        );
-    }
     write_files(&export, &to)?;
     let without_values = write_folders(&export, &to)?;
     if !without_values.is_empty() {
@@ -56,7 +50,8 @@ pub fn export(manifest: &Path, to: ExportTo) -> Result<(), Error> {
             without_values.join(", ")
         );
     }
-    Ok(())
+    // Planned runs without a record are not exported: said, and the exit status tells.
+    Error::unless_partial(export.report.partial.clone())
 }
 
 /// `--csv FILE` and `--json FILE` (`-`: standard output).

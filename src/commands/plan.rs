@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::error::Error;
-use mccbuild_engine::progress::count;
+use mccbuild_engine::progress::{count, duration};
 use mccbuild_engine::session::{Filter, Opening, Session};
 
 pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
@@ -18,7 +18,11 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
         false => {
             let session = Session::open_and_warn(manifest)?;
             session.warn_instance_problems();
-            session.summary(&session.select(filter)?)
+            let selection = session.select(filter)?;
+            if let Some(note) = session.empty_selection_note(filter, &selection) {
+                eprintln!("note: {note}");
+            }
+            session.summary(&selection)
         }
     };
     if json {
@@ -34,6 +38,70 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
         text += &format!(
             "  {tool:<20} {:>7} runs {:>7} cached {:>7} to run\n",
             c.runs, c.cached, c.to_run
+        );
+    }
+    super::print_out(&text)
+}
+
+/// `mccbuild plan --forecast --nodes N [--cores C] [--run-overhead S]`: the selected runs'
+/// expected makespan on the cluster and the order to submit the models in (docs/cli.md).
+pub fn forecast(
+    manifest: &Path,
+    filter: &Filter,
+    json: bool,
+    nodes: usize,
+    cores: Option<usize>,
+    overhead: Option<f64>,
+) -> Result<(), Error> {
+    let overhead = overhead.unwrap_or(0.0);
+    if !overhead.is_finite() || overhead < 0.0 {
+        return Err(Error::RunOverhead);
+    }
+    let session = Session::open_and_warn(manifest)?;
+    session.warn_instance_problems();
+    let selection = session.select(filter)?;
+    let cores = cores.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+    let jobs = session.plan.contest.executor.jobs;
+    let forecast = session
+        .forecast(&selection, nodes, cores, jobs, overhead)
+        .map_err(Error::Forecast)?;
+    if json {
+        return super::print_json(&forecast);
+    }
+    const SHOWN: usize = 20;
+    let mut text = format!(
+        "forecast: {} on {} of {} (one job per model, E-5.1): makespan {} ({:.1} s)\n",
+        count(forecast.runs, "run", "runs"),
+        count(forecast.nodes, "node", "nodes"),
+        count(forecast.cores as usize, "core", "cores"),
+        duration(forecast.makespan_s),
+        forecast.makespan_s
+    );
+    text += &format!(
+        "  run times: {} from the store, {} estimated (the median of their tool and examination in the store), {} unknown (counted as 0 s: no run of their tool and examination is stored)\n",
+        forecast.stored, forecast.estimated, forecast.unknown
+    );
+    if forecast.run_overhead_s > 0.0 {
+        text += &format!("  plus {} s per run\n", forecast.run_overhead_s);
+    }
+    text += "  submission order (longest job first), each job's runs longest first:\n";
+    for (n, job) in forecast.jobs.iter().take(SHOWN).enumerate() {
+        text += &format!(
+            "  {:>4}. {:<28} {:>10.1} s  {:>6} runs  {} CPUs, {} at a time  node {} from {:.1} s\n",
+            n + 1,
+            job.model,
+            job.seconds,
+            job.runs,
+            job.cpus,
+            job.slots,
+            job.node,
+            job.start_s
+        );
+    }
+    if forecast.jobs.len() > SHOWN {
+        text += &format!(
+            "  ... and {} more (--json lists them all)\n",
+            count(forecast.jobs.len() - SHOWN, "job", "jobs")
         );
     }
     super::print_out(&text)

@@ -26,6 +26,7 @@ pub fn qualify(
         manifest,
         mccbuild_store::LockWait::Wait,
         "mccbuild qualify",
+        filter,
     )?;
     session.warn_instance_problems();
     let selection = qualification_runs(&session, filter)?;

@@ -41,10 +41,12 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
     // The command ends here: the pages' data and the scoring database (~270 MB at the 2024
     // replay's scale, in hundreds of thousands of allocations) are left to the process's exit
     // rather than freed one by one (~40-70 ms). They hold memory only: no file, lock or child.
+    let partial = data.scores.partial.take();
     std::mem::forget(data);
     std::mem::forget(db);
     if json {
-        return super::print_json(&summary);
+        super::print_json(&summary)?;
+        return Error::unless_partial(partial);
     }
     super::print_out(&format!(
         "report: {} pages, {} charts, {:.1} MB in {}; open {}\n",
@@ -53,5 +55,6 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
         summary.bytes as f64 / 1e6,
         dir.display(),
         dir.join("index.html").display()
-    ))
+    ))?;
+    Error::unless_partial(partial)
 }

@@ -1,5 +1,5 @@
 //! `mccbuild scores`: Confidence, trusted values, scores and podiums from the store, executing
-//! nothing.
+//! nothing; with `--wrong`, the values a tool got wrong, each with its run.
 
 use std::path::Path;
 
@@ -28,26 +28,38 @@ pub fn scores(manifest: &Path, json: bool) -> Result<(), Error> {
             mccbuild_engine::results_cache::load_json(&session.store, &key)
         } {
             let _t = phase("scores: json written");
-            return super::print_with(|out| cached.copy_to(out));
+            super::print_with(|out| cached.copy_to(out))?;
+            return Error::unless_partial(session.partial());
         }
         // The rows of the results files are planned runs now (their answers are in the
         // index): not held while the whole edition is scored (~50 MB for the 2024 replay).
         drop(std::mem::take(&mut session.plan.imported));
         let (db, handles) = session.scoring();
         let t = phase("scores: scoring");
-        let report = scores_json(&session.plan, &db, &handles);
+        let partial = session.partial();
+        let report = scores_json(&session.plan, &db, &handles).with_partial(partial.clone());
         drop(t);
         let _t = phase("scores: json written");
-        return super::print_json_cached(
-            |out| report.write_json(&mut { out }),
-            &session.store,
-            &key,
-        );
+        super::print_json_cached(|out| report.write_json(&mut { out }), &session.store, &key)?;
+        return Error::unless_partial(partial);
     }
     let report = session.podium_report();
     super::print_out(&podium_text_styled(
         &session.plan,
         &report,
         TermStyle::detect(),
-    ))
+    ))?;
+    Error::unless_partial(report.partial)
+}
+
+/// `scores --wrong [TOOL]`: every value a tool (or every tool) answered other than its trusted
+/// value, with the run's record and reproduction command.
+pub fn wrong(manifest: &Path, tool: Option<&str>, json: bool) -> Result<(), Error> {
+    let session = Session::open_and_warn(manifest)?;
+    let report = mccbuild_engine::wrong::wrong_values(&session, tool)?;
+    if json {
+        super::print_json(&report)
+    } else {
+        super::print_out(&mccbuild_output::wrong::wrong_text(&report))
+    }
 }

@@ -139,7 +139,8 @@ fn a_huge_entry_is_checked_and_unpacked_with_constant_memory() {
 }
 
 /// A GNU sparse entry declaring 3 GiB with one byte of data (a reader of it yields 3 GiB of
-/// zeros) is refused before anything is read, by `check` and by `run`, and nothing is unpacked.
+/// zeros) is refused before anything is read, by `check` and by `run` (each naming the archive
+/// once), and nothing is unpacked.
 #[test]
 fn a_sparse_entry_of_3_gib_is_refused_at_once() {
     let mut c = TestContest::new();
@@ -170,6 +171,12 @@ fn a_sparse_entry_of_3_gib_is_refused_at_once() {
     assert!(check.max_rss_mb < 64, "check: {} MB", check.max_rss_mb);
     let run = mccbuild_measured(c.path(), &["run", "--json"]);
     assert!(run.stderr.contains("not a plain file"), "{}", run.stderr);
+    // The archive is named once, where the problem is.
+    for said in [&check.stderr, &run.stderr] {
+        for line in said.lines().filter(|l| l.contains("not a plain file")) {
+            assert_eq!(line.matches("X-PT-1.tgz").count(), 1, "{line}");
+        }
+    }
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(summary["executed"], 0, "{}", run.stderr);
 }

@@ -192,6 +192,15 @@ pub fn mccbuild_timed(dir: &Path, args: &[&str]) -> (Output, bool) {
     (out, made)
 }
 
+/// Asserts that a command showing results (`scores`, `report`, `export`) succeeded: exit 0, or
+/// exit 5 having said its results are partial (planned runs missing from the store; docs/cli.md,
+/// "Partial results").
+pub fn assert_results(o: &Output) {
+    let partial = stderr(o).contains("partial results: ");
+    let expected = if partial { 5 } else { 0 };
+    assert_eq!(o.status.code(), Some(expected), "{}", stderr(o));
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

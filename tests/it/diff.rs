@@ -173,7 +173,7 @@ dir = "{r}/tools/snakes"
         ],
     ));
     assert!(
-        text.contains("newly right 0, newly wrong 3, newly solved 0, newly unsolved 0"),
+        text.contains("regressions: newly wrong 3, newly unsolved 0"),
         "{text}"
     );
     assert!(
@@ -207,4 +207,488 @@ dir = "{r}/tools/snakes"
     let usage = mccbuild_in(dir.path(), &["diff", "--old", "explorer", "--new", "nope"]);
     assert_eq!(usage.status.code(), Some(2));
     assert!(stderr(&usage).contains("no tool `nope`"));
+}
+
+// A tool developer's comparison on a fixture that takes seconds: one instance with six
+// ReachabilityCardinality formulas judged against reference answers, and scripted tools that
+// print fixed answers (and sleep where told, for a slower run).
+
+const INSTANCE: &str = "Dev-PT-1";
+const PNML: &str = "<pnml><net type=\"http://www.pnml.org/version-2009/grammar/ptnet\"><page id=\"p\"/></net></pnml>\n";
+/// The reference: formulas 00 to 05.
+const REFERENCE: [&str; 6] = ["TRUE", "TRUE", "TRUE", "FALSE", "FALSE", "TRUE"];
+/// Version 1: 02 unanswered, 03 wrong.
+const V1: [&str; 6] = ["TRUE", "TRUE", "", "TRUE", "FALSE", "TRUE"];
+/// Version 2, the planted change: 00 newly wrong, 01 newly unsolved, 02 newly solved (and
+/// right), 03 newly right; its StateSpace run sleeps 1.5 s (slower).
+const V2: [&str; 6] = ["FALSE", "", "TRUE", "FALSE", "FALSE", "TRUE"];
+
+fn formula(i: usize) -> String {
+    format!("{INSTANCE}-ReachabilityCardinality-{i:02}")
+}
+
+/// The contest, without its tools: the instance, the reference, wall-time limits.
+pub(crate) fn dev_contest() -> TestContest {
+    let mut c = TestContest::new();
+    let dir = c.path().join("models").join(INSTANCE);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("model.pnml"), PNML).unwrap();
+    fs::write(dir.join("iscolored"), "FALSE\n").unwrap();
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<property-set xmlns=\"http://mcc.lip6.fr/\">\n");
+    for i in 0..REFERENCE.len() {
+        xml.push_str(&format!(
+            "  <property><id>{}</id><description>r</description><formula/></property>\n",
+            formula(i)
+        ));
+    }
+    xml.push_str("</property-set>\n");
+    fs::write(dir.join("ReachabilityCardinality.xml"), xml).unwrap();
+    c.model("Dev", "known", &[&format!("models/{INSTANCE}")]);
+    let oracle = c.path().join("oracle");
+    fs::create_dir_all(&oracle).unwrap();
+    let mut text = format!("{INSTANCE} ReachabilityCardinality\n");
+    for (i, v) in REFERENCE.iter().enumerate() {
+        text.push_str(&format!("FORMULA {} {v} TECHNIQUES ORACLE\n", formula(i)));
+    }
+    fs::write(oracle.join(format!("{INSTANCE}-RC.out")), text).unwrap();
+    c.extra = "[reference]\nanswers = \"oracle\"\nbasis = \"reference\"\n".to_string();
+    c
+}
+
+/// A scripted tool `name` (sleeping `sleep/<examination>` seconds where that file exists).
+pub(crate) fn dev_tool(c: &mut TestContest, name: &str) {
+    let dir = c.script_tool(
+        name,
+        "#!/bin/sh\nd=\"$(dirname \"$0\")\"\nif [ -f \"$d/sleep/$BK_EXAMINATION\" ]; then sleep \"$(cat \"$d/sleep/$BK_EXAMINATION\")\"; fi\nf=\"$d/answers/$BK_INPUT/$BK_EXAMINATION\"\nif [ -f \"$f\" ]; then cat \"$f\"; else echo DO_NOT_COMPETE; fi\n",
+        "examinations = [\"ReachabilityCardinality\", \"StateSpace\"]",
+    );
+    fs::create_dir_all(dir.join("answers")).unwrap();
+}
+
+/// Makes tool `name` answer as version 1 or version 2.
+pub(crate) fn dev_version(c: &TestContest, name: &str, two: bool) {
+    let answers = if two { V2 } else { V1 };
+    let mut text = String::new();
+    for (i, v) in answers.iter().enumerate() {
+        if !v.is_empty() {
+            text.push_str(&format!("FORMULA {} {v} TECHNIQUES EXPLICIT\n", formula(i)));
+        }
+    }
+    c.answer(name, INSTANCE, "ReachabilityCardinality", &text);
+    c.answer(
+        name,
+        INSTANCE,
+        "StateSpace",
+        "STATE_SPACE STATES 10 TECHNIQUES EXPLICIT\nSTATE_SPACE TRANSITIONS 20 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1 TECHNIQUES EXPLICIT\nSTATE_SPACE MAX_TOKEN_PER_MARKING 3 TECHNIQUES EXPLICIT\n",
+    );
+    let sleep = c.path().join("tools").join(name).join("sleep");
+    if two {
+        fs::create_dir_all(&sleep).unwrap();
+        fs::write(sleep.join("StateSpace"), "1.5").unwrap();
+    } else {
+        let _ = fs::remove_dir_all(&sleep);
+    }
+}
+
+pub(crate) const DEV_LIMITS: &str = "time_s = 60\nmemory_mb = 2048\ntime = \"wall\"";
+
+/// What the planted change must show, in the text: each value once, regressions first.
+pub(crate) fn assert_the_planted_change(text: &str) {
+    assert!(
+        text.contains("regressions: newly wrong 1, newly unsolved 1, slower runs 1 (x2 or more)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("improvements: newly solved 1, newly right 2;"),
+        "{text}"
+    );
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in\n{text}"))
+    };
+    let order = [
+        at("newly wrong:\n"),
+        at(&format!("{}: TRUE -> FALSE (trusted TRUE)", formula(0))),
+        at("newly unsolved:\n"),
+        at("slower runs (x2 or more"),
+        at(&format!("{INSTANCE} StateSpace: ")),
+        at("newly solved:\n"),
+        at("newly right:\n"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{text}");
+    // Each value once: 4 changed values, 4 lines naming a formula.
+    for i in 0..4 {
+        assert_eq!(
+            text.matches(&format!("{}:", formula(i))).count(),
+            1,
+            "{i}\n{text}"
+        );
+    }
+    assert!(!text.contains(&format!("{}:", formula(4))), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{}: - -> TRUE (trusted TRUE; also newly right)",
+            formula(2)
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn regressions_come_first_each_value_once_and_fail_on_sets_the_exit_code() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "v1");
+    dev_tool(&mut c, "v2");
+    dev_version(&c, "v1", false);
+    dev_version(&c, "v2", true);
+    c.write(DEV_LIMITS);
+    let run = c.mccbuild(&["run"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    let out = c.mccbuild(&["diff", "--old", "v1", "--new", "v2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_the_planted_change(&text);
+    assert!(text.contains("scores (old -> new):\n"), "{text}");
+
+    let d = json(&c.mccbuild(&["diff", "--old", "v1", "--new", "v2", "--json"]));
+    let listed: Vec<(&str, &serde_json::Value)> = d["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["id"].as_str().unwrap(), &v["changes"]))
+        .collect();
+    let f = |i| formula(i);
+    assert_eq!(
+        listed,
+        [
+            (f(0).as_str(), &serde_json::json!(["newly-wrong"])),
+            (f(1).as_str(), &serde_json::json!(["newly-unsolved"])),
+            (
+                f(2).as_str(),
+                &serde_json::json!(["newly-solved", "newly-right"])
+            ),
+            (f(3).as_str(), &serde_json::json!(["newly-right"])),
+        ],
+        "{d}"
+    );
+    assert_eq!(d["slower"].as_array().unwrap().len(), 1, "{d}");
+    assert_eq!(d["slower"][0]["examination"], "StateSpace");
+    assert!(d["slower"][0]["new_time_s"].as_f64().unwrap() >= 1.5, "{d}");
+
+    // --fail-on: exit 6 when a named regression is found, after the comparison is printed.
+    for (args, code) in [
+        (&["--fail-on", "wrong"][..], 6),
+        (&["--fail-on", "unsolved,slower"], 6),
+        (&["--fail-on", "slower", "--slower", "100"], 0),
+        (&["--slower", "100"], 0),
+    ] {
+        let mut all = vec!["diff", "--old", "v1", "--new", "v2"];
+        all.extend_from_slice(args);
+        let out = c.mccbuild(&all);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("newly wrong:"), "{args:?}");
+        if code == 5 {
+            assert!(
+                stderr(&out).contains("regressions found (--fail-on)"),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    // The fix, the other way round: nothing wrong, nothing unsolved, nothing slower.
+    let back = c.mccbuild(&["diff", "--old", "v2", "--new", "v1", "--fail-on", "slower"]);
+    assert!(back.status.success(), "{}", stderr(&back));
+    let bad = c.mccbuild(&["diff", "--old", "v1", "--new", "v2", "--slower", "0.5"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
+}
+
+#[test]
+fn diff_against_the_previous_version_with_one_tool_entry_lists_exactly_the_planted_change() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    let tool = c.path().join("tools/dev");
+    git(&tool, &["init", "-q"]);
+    git(&tool, &["add", "-A"]);
+    git(&tool, &["commit", "-qm", "version 1"]);
+    let v1_revision = git(&tool, &["rev-parse", "HEAD"]);
+    let run = |c: &TestContest| {
+        let out = c.mccbuild(&["run", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    run(&c);
+    // One version only: nothing to compare with, and the message says why and what to do.
+    let none = c.mccbuild(&["diff", "--tool", "dev"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stdout(&none));
+    assert!(
+        stderr(&none).contains("holds no run of an earlier version of tool `dev`"),
+        "{}",
+        stderr(&none)
+    );
+
+    // Version 2, the planted change, in the same folder: only its runs are executed.
+    dev_version(&c, "dev", true);
+    let second = run(&c);
+    assert_eq!(second["executed"], 2, "{second}");
+    let out = c.mccbuild(&["diff", "--tool", "dev"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_the_planted_change(&text);
+    assert!(text.starts_with("dev "), "{text}");
+
+    // The versions: the first one, then the current one, each with its 2 runs and git revision.
+    let list = json(&c.mccbuild(&["diff", "--tool", "dev", "--list", "--json"]));
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert_eq!(list[0]["current"], false);
+    assert_eq!(list[1]["current"], true);
+    assert_eq!(
+        (list[0]["runs"].as_u64(), list[1]["runs"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(list[0]["git"], v1_revision.as_str());
+    assert_eq!(list[1]["git"], format!("{v1_revision}+changes").as_str());
+    let v1 = list[0]["digest"].as_str().unwrap();
+    let listed = stdout(&c.mccbuild(&["diff", "--tool", "dev", "--list"]));
+    assert!(
+        listed.contains(&v1[..12]) && listed.contains("(current)"),
+        "{listed}"
+    );
+
+    // --against names the same version by digest, by git revision and by date.
+    let today = &list[0]["first_run"].as_str().unwrap()[..10];
+    for against in [&v1[..8], "HEAD", &v1_revision[..10], today] {
+        let out = c.mccbuild(&["diff", "--tool", "dev", "--against", against, "--json"]);
+        assert!(out.status.success(), "{against}: {}", stderr(&out));
+        let d = json(&out);
+        assert_eq!(d["old_version"]["digest"], v1, "{against}");
+        assert_eq!(d["counts"]["newly-wrong"], 1, "{against}");
+    }
+    let unknown = c.mccbuild(&["diff", "--tool", "dev", "--against", "ffffffff"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("no earlier version matches"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    // Back to version 1: nothing is executed (its runs are in the store), and the previous
+    // version is now version 2: the comparison is the planted change reversed (03 wrong
+    // again, 00 right again, no slower run).
+    dev_version(&c, "dev", false);
+    let third = run(&c);
+    assert_eq!(third["executed"], 0, "{third}");
+    let back = c.mccbuild(&["diff", "--tool", "dev", "--fail-on", "slower"]);
+    assert!(
+        back.status.success(),
+        "{}\n{}",
+        stdout(&back),
+        stderr(&back)
+    );
+    assert!(
+        stdout(&back).contains("regressions: newly wrong 1, newly unsolved 1, slower runs 0"),
+        "{}",
+        stdout(&back)
+    );
+    let wrong = c.mccbuild(&["diff", "--tool", "dev", "--fail-on", "wrong"]);
+    assert_eq!(wrong.status.code(), Some(6), "{}", stderr(&wrong));
+}
+
+#[test]
+fn explain_names_the_record_and_scores_wrong_lists_each_wrong_value_with_its_run() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    let out = c.mccbuild(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Version 1 has one wrong value: formula 03, TRUE where the reference says FALSE.
+    let wrong = json(&c.mccbuild(&["scores", "--wrong", "--json"]));
+    assert_eq!(wrong["basis"], "reference");
+    let list = wrong["wrong"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{wrong}");
+    let w = &list[0];
+    assert_eq!(
+        (
+            w["id"].as_str(),
+            w["answer"].as_str(),
+            w["trusted"].as_str()
+        ),
+        (Some(formula(3).as_str()), Some("TRUE"), Some("FALSE"))
+    );
+    assert_eq!(w["run"]["tool"], "dev");
+    let record = Path::new(w["run"]["record"].as_str().unwrap());
+    assert!(record.is_file(), "{}", record.display());
+    let text = stdout(&c.mccbuild(&["scores", "--wrong", "dev"]));
+    assert!(
+        text.starts_with(
+            "1 wrong value (answers against the contest's reference answers)\ndev: 1 wrong\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "  {INSTANCE} ReachabilityCardinality {}: TRUE (trusted FALSE)\n    record: {}",
+            formula(3),
+            record.display()
+        )),
+        "{text}"
+    );
+    let nope = c.mccbuild(&["scores", "--wrong", "nope"]);
+    assert_eq!(nope.status.code(), Some(2), "{}", stderr(&nope));
+
+    // explain names the same record and the command that reproduces the run.
+    let args = [
+        "explain",
+        "--instance",
+        INSTANCE,
+        "--examination",
+        "ReachabilityCardinality",
+        "--id",
+        &formula(3),
+    ];
+    let text = stdout(&c.mccbuild(&args));
+    assert!(
+        text.contains(&format!(
+            "runs:\n  dev: record {}\n    reproduce: ",
+            record.display()
+        )),
+        "{text}"
+    );
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let x = json(&c.mccbuild(&with_json));
+    assert_eq!(x["runs"][0]["record"], w["run"]["record"], "{x}");
+    // The reproduction gives the wrong answer again.
+    let command = x["runs"][0]["reproduce"].as_str().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(c.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{command}: {}", stderr(&again));
+    assert!(
+        stdout(&again).contains(&format!("FORMULA {} TRUE", formula(3))),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn one_command_after_a_change_runs_it_and_compares_it_with_the_previous_version() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    // The first version: nothing to compare with, said, not an error.
+    let first = c.mccbuild(&["run", "--diff"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("dev: no earlier version in the store to compare with"),
+        "{}",
+        stderr(&first)
+    );
+    // The change, then the one command: its runs executed, the comparison printed, and the
+    // regressions --fail-on names fail it.
+    dev_version(&c, "dev", true);
+    let after = c.mccbuild(&["run", "--fail-on", "wrong,unsolved,slower"]);
+    assert_eq!(after.status.code(), Some(6), "{}", stderr(&after));
+    assert!(
+        stderr(&after).contains("2 executed, 0 cached, 0 failed"),
+        "{}",
+        stderr(&after)
+    );
+    assert_the_planted_change(&stdout(&after));
+    assert!(
+        stderr(&after).contains(
+            "regressions found (--fail-on): dev: newly wrong 1, newly unsolved 1, slower runs 1"
+        ),
+        "{}",
+        stderr(&after)
+    );
+    // Again: nothing changed, nothing executed, nothing compared.
+    let again = c.mccbuild(&["run", "--diff", "--json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(json(&again), serde_json::json!({}));
+    // Named with --tool, the tool is compared even when nothing of it was executed now.
+    let named = json(&c.mccbuild(&["run", "--tool", "dev", "--diff", "--json"]));
+    assert_eq!(named["dev"]["counts"]["newly-wrong"], 1, "{named}");
+}
+
+#[test]
+fn the_ci_recipes_loop_runs_here_and_fails_on_a_planted_regression() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    let workflow = fs::read_to_string(Path::new(REPO).join("examples/ci/mccbuild.yml")).unwrap();
+    assert!(
+        workflow.contains("run: sh ci/loop.sh"),
+        "the workflow runs the loop"
+    );
+    let report = c.path().join("report");
+    let loop_sh = |c: &TestContest| {
+        std::process::Command::new("sh")
+            .arg(Path::new(REPO).join("examples/ci/loop.sh"))
+            .current_dir(c.path())
+            .env("MCCBUILD", env!("CARGO_BIN_EXE_mccbuild"))
+            .env("CONTEST", c.path().join("contest.toml"))
+            .env("TOOL", "dev")
+            .env("REPORT", &report)
+            .env_remove("MCCBUILD_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    let first = loop_sh(&c);
+    assert!(
+        first.status.success(),
+        "{}\n{}",
+        stdout(&first),
+        stderr(&first)
+    );
+    assert!(
+        stderr(&first).contains("no earlier version"),
+        "{}",
+        stderr(&first)
+    );
+    dev_version(&c, "dev", true);
+    let second = loop_sh(&c);
+    assert_eq!(second.status.code(), Some(6), "{}", stderr(&second));
+    assert_the_planted_change(&stdout(&second));
+    let d: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(report.join("diff.json")).unwrap()).unwrap();
+    assert_eq!(d["counts"]["newly-wrong"], 1, "{d}");
+    assert!(
+        fs::read_to_string(report.join("diff.html"))
+            .unwrap()
+            .contains("newly wrong")
+    );
+    let wrong = fs::read_to_string(report.join("wrong.txt")).unwrap();
+    assert!(
+        wrong.contains(&format!("{}: FALSE (trusted TRUE)", formula(0))),
+        "{wrong}"
+    );
+    let versions = fs::read_to_string(report.join("versions.txt")).unwrap();
+    assert!(versions.contains("(current)"), "{versions}");
 }

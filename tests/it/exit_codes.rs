@@ -198,6 +198,10 @@ fn exit_2_for_a_wrong_command_line() {
         &["exec-run", "--key", "not-a-key"],
         &["import", "contest.toml"],
         &["sandbox", "--time", "0", "--", "true"],
+        // A local contest has no Slurm jobs to follow; a forecast needs its nodes.
+        &["run", "--follow"],
+        &["plan", "--forecast"],
+        &["plan", "--forecast", "--nodes", "2", "--run-overhead=-1"],
         &["frobnicate"],
     ] {
         let out = c.mccbuild(args);
@@ -456,6 +460,64 @@ fn a_closed_pipe_ends_quietly() {
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
+// 5 -------------------------------------------------------------------------------------------
+
+/// docs/cli.md, "Partial results": one record of a complete store deleted, `scores` (text and
+/// JSON), `export` and `report` each say so with the count and what completes them, every time
+/// (the second call answers from the results cache), and exit 5; after `run` makes the run
+/// again, each is silent and exits 0.
+#[test]
+fn exit_5_when_the_results_are_partial_and_each_output_says_so() {
+    let mut c = contest();
+    c.scripted_tool("b", "examinations = [\"StateSpace\"]");
+    c.answer("b", "Philosophers-PT-000002", "StateSpace", SS);
+    c.write("time_s = 10\nmemory_mb = 512");
+    assert_eq!(code(&c.mccbuild(&["run"])), Some(0));
+    let key = c.record("a", "Philosophers-PT-000002", "StateSpace")["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fs::remove_file(c.loose_path(&key)).unwrap();
+    let said = "partial results: 1 of the 2 planned runs is not in the store";
+    let site = c.path().join("site");
+    let site_arg = site.to_str().unwrap();
+    for round in ["computed", "cached"] {
+        let out = c.mccbuild(&["scores"]);
+        assert_eq!(code(&out), Some(5), "{round}: {}", stderr(&out));
+        assert!(stdout(&out).contains(said), "{round}: {}", stdout(&out));
+        assert!(stdout(&out).contains("`mccbuild run`"), "{}", stdout(&out));
+        assert!(stderr(&out).contains(said), "{round}: {}", stderr(&out));
+        for args in [&["scores", "--json"][..], &["export", "--json", "-"]] {
+            let out = c.mccbuild(args);
+            assert_eq!(code(&out), Some(5), "{round} {args:?}: {}", stderr(&out));
+            let partial = &json(&out)["partial"];
+            assert_eq!(partial["missing_runs"], 1, "{round} {args:?}: {partial}");
+            assert_eq!(partial["planned_runs"], 2, "{partial}");
+            assert!(partial["help"].as_str().unwrap().contains("`mccbuild run`"));
+            assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
+        }
+        let out = c.mccbuild(&["report", "--out", site_arg]);
+        assert_eq!(code(&out), Some(5), "{round}: {}", stderr(&out));
+        let index = fs::read_to_string(site.join("index.html")).unwrap();
+        assert!(index.contains(said), "{round}: the site does not say it");
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    }
+    assert_eq!(code(&c.mccbuild(&["run"])), Some(0));
+    for args in [
+        &["scores"][..],
+        &["scores", "--json"],
+        &["export", "--json", "-"],
+        &["report", "--out", site_arg],
+    ] {
+        let out = c.mccbuild(args);
+        assert_eq!(code(&out), Some(0), "{args:?}: {}", stderr(&out));
+        let all = stdout(&out) + &stderr(&out);
+        assert!(!all.contains("partial"), "{args:?}: {all}");
+    }
+    let index = fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(!index.contains("partial results"));
+}
+
 // 130 -----------------------------------------------------------------------------------------
 
 #[test]
@@ -487,7 +549,17 @@ fn exit_130_when_a_run_is_interrupted() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), Some(130), "{}", stderr(&out));
-    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("interrupted"), "{err}");
+    // The stopped run is said to be interrupted, not to have failed.
+    assert!(
+        err.contains("sleeper Philosophers-PT-000002 StateSpace: interrupted"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("failed:") && !err.contains("cancelled"),
+        "{err}"
+    );
     // Not recorded: the run is still to do.
     assert_eq!(
         json(&c.mccbuild(&["plan", "--json", "--tool", "sleeper"]))["to_run"],

@@ -730,10 +730,11 @@ fn a_contest_without_runs_in_the_store_exports_a_header() {
     c.scripted_tool("a", "examinations = [\"StateSpace\"]");
     c.write("time_s = 10\nmemory_mb = 512");
     let out = c.mccbuild(&["export", "--csv", "-", "--verdicts", "v"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // Written, and said partial (docs/cli.md, "Partial results").
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_eq!(stdout(&out), format!("{}\n", COLUMNS.join(",")));
     assert!(
-        stderr(&out).contains("1 planned runs are not in the store"),
+        stderr(&out).contains("partial results: the one planned run is not in the store yet"),
         "{}",
         stderr(&out)
     );

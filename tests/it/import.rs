@@ -365,3 +365,57 @@ fn the_remembered_no_op_is_not_used_once_the_results_file_changes() {
     assert!(!stderr(&plan).contains("timing: no-op: remembered"));
     assert_eq!(json(&plan)["to_run"], 1);
 }
+
+/// Results imported under one edition file, scored with a manifest whose edition limits
+/// another time (`[limits] time = "cpu"`): no run of the second contest is in the store, and
+/// each command that looks says why (the time kind differs) and what to do (import again with
+/// that manifest), which then stores them.
+#[test]
+fn records_under_another_time_kind_are_named_with_the_fix() {
+    let c = contest();
+    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+    let rules = fs::read_to_string(format!("{REPO}/rules/mcc-2026.toml"))
+        .unwrap()
+        .replace("time = \"wall\"", "time = \"cpu\"");
+    fs::write(c.path().join("cpu-rules.toml"), rules).unwrap();
+    fs::write(
+        c.path().join("contest-cpu.toml"),
+        fs::read_to_string(c.path().join("contest.toml"))
+            .unwrap()
+            .replace(&format!("{REPO}/rules/mcc-2026.toml"), "cpu-rules.toml"),
+    )
+    .unwrap();
+    for command in [&["scores"][..], &["plan"], &["export", "--csv", "-"]] {
+        let mut args = command.to_vec();
+        args.extend(["--manifest", "contest-cpu.toml"]);
+        let out = c.mccbuild(&args);
+        let err = stderr(&out);
+        assert!(
+            err.contains("0 of the 8 planned runs are in the store")
+                && err.contains("the time kind (`[limits] time`; stored: wall, planned: cpu)")
+                && err.contains("mccbuild import --manifest contest-cpu.toml FILE"),
+            "{command:?}: {err}"
+        );
+    }
+    // The fix the message gives stores the runs; then nothing is said.
+    let import = c.mccbuild(&["import", "--manifest", "contest-cpu.toml", "results.csv"]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let out = c.mccbuild(&["scores", "--manifest", "contest-cpu.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("other keys"), "{}", stderr(&out));
+}
+
+/// `watch` starts by saying what the store holds (not the 0 records its start applied).
+#[test]
+fn watch_starts_with_the_records_in_the_store() {
+    let c = contest();
+    assert!(c.mccbuild(&["import", "results.csv"]).status.success());
+    let out = c.mccbuild(&["watch", "--updates", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .starts_with("update 0: start (8 records in the store, 8 of the contest's 8 runs)"),
+        "{}",
+        stdout(&out)
+    );
+}

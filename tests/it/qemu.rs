@@ -398,7 +398,7 @@ fn a_guest_whose_kernel_panics_is_recorded_as_such() {
     );
     // `scores` reads the record (a panic is no answer).
     let scores = c.mccbuild(&["scores", "--json"]);
-    assert!(scores.status.success(), "{}", stderr(&scores));
+    assert_results(&scores);
 }
 
 #[test]

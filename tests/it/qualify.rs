@@ -70,7 +70,16 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
 
     let good = &tools["good"];
     assert_eq!(good["qualified"], true, "{good}");
-    assert_eq!(good["problems"].as_array().unwrap().len(), 0);
+    assert_eq!(good["problems"], 0);
+    assert_eq!(good["faulty_runs"].as_array().unwrap().len(), 0);
+    // How each run ended is typed, as in records.
+    for r in good["run_list"].as_array().unwrap() {
+        assert_eq!(
+            r["termination"],
+            serde_json::json!({"reason": "exit", "code": 0}),
+            "{r}"
+        );
+    }
     // 4 examinations on Philosophers-PT-000002 alone.
     assert_eq!(good["runs"], 4);
     assert_eq!(good["answered"], 4);
@@ -85,39 +94,50 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
     for fault in FAULTS {
         let verdict = &tools[fault];
         assert_eq!(verdict["qualified"], false, "{fault}: {verdict}");
-        let problems = verdict["problems"].as_array().unwrap();
-        let checks: BTreeSet<&str> = problems
-            .iter()
-            .map(|p| p["check"].as_str().unwrap())
-            .collect();
-        assert_eq!(checks, BTreeSet::from([fault]), "{fault}: {verdict}");
-        for p in problems {
-            assert_eq!(p["instance"], "Philosophers-PT-000002", "{p}");
-            let record = Path::new(p["record"].as_str().unwrap());
+        // One entry per faulty run, its problems under it.
+        let faulty = verdict["faulty_runs"].as_array().unwrap();
+        let mut runs_seen = BTreeSet::new();
+        let mut problems = 0;
+        for r in faulty {
+            assert!(
+                runs_seen.insert(r["key"].as_str().unwrap()),
+                "{fault}: a run listed twice: {verdict}"
+            );
+            assert_eq!(r["instance"], "Philosophers-PT-000002", "{r}");
+            let record = Path::new(r["record"].as_str().unwrap());
             assert!(
                 record.is_file(),
                 "{fault}: no record at {}",
                 record.display()
             );
             assert!(
-                p["reproduce"]
+                r["reproduce"]
                     .as_str()
                     .unwrap()
-                    .contains(&format!("BK_TOOL={fault}"))
+                    .contains(&format!(" BK_TOOL={fault} "))
             );
+            let checks: BTreeSet<&str> = r["problems"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["check"].as_str().unwrap())
+                .collect();
+            assert_eq!(checks, BTreeSet::from([fault]), "{fault}: {r}");
+            problems += r["problems"].as_array().unwrap().len();
         }
+        assert_eq!(verdict["problems"], problems, "{fault}: {verdict}");
         // Every run of a fault tool shows it (the fault is in every examination).
         let runs = verdict["runs"].as_u64().unwrap() as usize;
-        assert!(problems.len() >= runs, "{fault}: {verdict}");
+        assert_eq!(faulty.len(), runs, "{fault}: {verdict}");
     }
     // The fault is said with where it is.
     let detail = |tool: &str, exam: &str| -> String {
-        tools[tool]["problems"]
+        tools[tool]["faulty_runs"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|p| p["examination"] == exam)
-            .map(|p| p["detail"].as_str().unwrap().to_string())
+            .find(|r| r["examination"] == exam)
+            .map(|r| r["problems"][0]["detail"].as_str().unwrap().to_string())
             .unwrap_or_default()
     };
     assert!(
@@ -134,13 +154,26 @@ fn each_protocol_fault_is_named_with_its_run_and_a_conforming_tool_qualifies() {
     let text = stdout(&text);
     assert!(text.contains("good: qualified (4 runs"), "{text}");
     assert!(
-        text.contains("exit-status: NOT qualified: 4 problems"),
+        text.contains("exit-status: NOT qualified: 4 problems in 4 runs"),
         "{text}"
     );
-    assert!(text.contains("  exit-status Philosophers-PT-000002 StateSpace: exited with status 3"));
+    // Grouped per run: the run, its problems, then its record and reproduction once.
+    assert!(
+        text.contains(
+            "  Philosophers-PT-000002 StateSpace:\n    exit-status: exited with status 3"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("    reproduce: ").count(),
+        text.matches("    record:    ").count()
+    );
     // The page says the same.
     let page = fs::read_to_string(c.path().join("qualification.html")).unwrap();
-    assert!(page.contains("not qualified: 4 problems"), "{page}");
+    assert!(
+        page.contains("not qualified: 4 problems in 4 runs"),
+        "{page}"
+    );
     assert!(page.contains("exited with status 3"), "{page}");
     assert!(page.contains(">qualified<"), "{page}");
     let plan = json(&c.mccbuild(&[
@@ -171,12 +204,27 @@ fn the_reproduction_command_runs_the_tool_as_the_run_did() {
     );
     c.write("time_s = 5\nmemory_mb = 512");
     let report = json(&c.mccbuild(&["qualify", "--json"]));
-    let problem = &report["tools"]["exit-status"]["problems"][0];
+    let problem = &report["tools"]["exit-status"]["faulty_runs"][0];
     let command = problem["reproduce"].as_str().unwrap();
     assert!(
         command.contains(" BK_TOOL=exit-status-variant "),
         "the run's BK_TOOL: {command}"
     );
+    // The run's environment only, its time limit, and (mccbuild as root) its user.
+    assert!(command.contains("env -i PATH="), "{command}");
+    assert!(
+        command.contains(" BK_TIME_CONFINEMENT=5 BK_MEMORY_CONFINEMENT=512 "),
+        "{command}"
+    );
+    // MCC 2026 limits wall-clock time.
+    assert!(command.contains(" timeout -s KILL 5 "), "{command}");
+    let root = std::process::Command::new("id").arg("-u").output().unwrap();
+    if stdout(&root).trim() == "0" {
+        assert!(command.contains("runuser -u mcc -- "), "{command}");
+        // The user `mcc` reads the tool where the test put it.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(c.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)

@@ -514,3 +514,63 @@ fn a_command_given_by_its_path_runs_from_there_or_the_sandbox_says_why_not() {
         stderr(&out)
     );
 }
+
+/// docs/execution.md: a command that executes nothing reclaims nothing and says nothing of it;
+/// one that executes a run reclaims what dead mccbuild processes left and says so once, after
+/// its runs. A dead owner's working folder in a temporary folder of the test's own (`TMPDIR`:
+/// no other mccbuild on the machine reclaims it meanwhile).
+#[test]
+fn commands_that_execute_nothing_reclaim_nothing() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", "examinations = [\"StateSpace\"]");
+    c.answer(
+        "a",
+        "Philosophers-PT-000002",
+        "StateSpace",
+        "STATE_SPACE STATES 9\nSTATE_SPACE TRANSITIONS 24\nSTATE_SPACE MAX_TOKEN_IN_PLACE 1\nSTATE_SPACE MAX_TOKEN_PER_MARKING 3\n",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    assert!(c.mccbuild(&["run"]).status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = tmp.path().join("mccbuild-0123456789abcdef-999999999.5-0");
+    fs::create_dir_all(dead.join("home")).unwrap();
+    let in_tmp = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(args)
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap()
+    };
+    let site = c.path().join("site");
+    for args in [
+        &["check"][..],
+        &["plan"],
+        &["run"],
+        &["scores"],
+        &["explain", "--tool", "a", "--category", "StateSpace"],
+        &["report", "--out", site.to_str().unwrap()],
+        &["export", "--json", "-"],
+    ] {
+        let out = in_tmp(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(dead.exists(), "{args:?} reclaimed a folder");
+        assert!(
+            !stderr(&out).contains("removed"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // A run executed: the folder goes, said once, after the runs' summary.
+    fs::remove_dir_all(c.path().join("cache")).unwrap();
+    let out = in_tmp(&["run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dead.exists());
+    let err = stderr(&out);
+    let note = "note: removed 1 working folder left by mccbuild processes that died";
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+    assert!(err.find(note) > err.find("1 executed"), "{err}");
+}

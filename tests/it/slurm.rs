@@ -2,7 +2,9 @@
 //! slurmctld and three `slurmd -N nodeK`), driving the real `mccbuild` binary: the demo contest
 //! gives the local executor's answers, each model on one node; a killed slurmd's runs are run
 //! again and nothing is recorded as a tool's failure; a second `run` submits only what is
-//! missing. Without Slurm or root these tests skip (and fail in CI).
+//! missing; the jobs of a `run` killed with SIGKILL are adopted by the next one and followed by
+//! `run --follow`; a restarted slurmctld loses nothing. Without Slurm or root these tests skip
+//! (and fail in CI).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -11,6 +13,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+
+mod orchestrator;
 
 /// A private cluster in a temporary folder, stopped (exactly its own daemons) when dropped.
 /// One cluster at a time: the machine has 2 cores.
@@ -182,7 +186,7 @@ fn same_results(
 /// Trusted values of `mccbuild scores --json`.
 fn trusted(cluster: &Cluster, dir: &Path) -> BTreeMap<String, serde_json::Value> {
     let out = cluster.mccbuild(dir, &["scores", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_results(&out);
     json(&out)["values"]
         .as_array()
         .unwrap()
@@ -567,7 +571,7 @@ fn without_sbatch_the_runs_are_infrastructure_failures_never_recorded() {
     let err = stderr(&out);
     assert!(
         err.contains("infrastructure failure (not recorded)")
-            && err.contains("cannot run `sbatch`"),
+            && err.contains("cannot run `squeue`"),
         "{err}"
     );
     assert!(c.records().is_empty(), "nothing recorded");

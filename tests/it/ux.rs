@@ -1,8 +1,10 @@
 //! What a person sees: every option described in `--help` and in docs/cli.md, checks
 //! that come before `run` fails, progress that tells the truth.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::path::Path;
+use std::time::Duration;
 
 use crate::common::*;
 use clap::CommandFactory;
@@ -412,11 +414,11 @@ fn without_a_terminal_progress_is_plain_periodic_lines_with_the_right_plurals() 
     // Runs: the count with its noun, periodic lines while the run runs, a last line.
     assert!(err.contains("executing 1 run\n"), "{err}");
     assert!(
-        err.contains("[0/1 run] 1 running · 0 failed · ETA estimating"),
+        err.contains("[0/1 run] 1 running · 0 queued · 0 failed · ETA estimating"),
         "{err}"
     );
     assert!(
-        err.contains("[1/1 run] 0 running · 0 failed · ETA 0s"),
+        err.contains("[1/1 run] 0 running · 0 queued · 0 failed · ETA 0s"),
         "{err}"
     );
     assert!(
@@ -608,5 +610,346 @@ fn watch_started_in_the_background_of_a_script_stops_on_sigint() {
         fs::read_to_string(c.path().join("watch.out"))
             .unwrap()
             .contains("\"cause\":\"start\"")
+    );
+}
+
+/// A mistyped name on the command line gets the nearest valid one and the list of valid ones:
+/// `--tool`, `--examination` (and categories), `explain`'s `--category`; and a command that waits
+/// for the store says it before it waits (`--no-wait` on a busy store: the name, not "busy").
+#[test]
+fn mistyped_names_get_did_you_mean_before_the_store_is_waited_for() {
+    let demo = format!("{REPO}/contest.toml");
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", &demo, "--tool", "explorr"],
+    );
+    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
+    assert!(
+        stderr(&plan).contains("no tool `explorr`")
+            && stderr(&plan).contains("did you mean `explorer`?")
+            && stderr(&plan).contains("(tools: explorer, pm4py, snakes"),
+        "{}",
+        stderr(&plan)
+    );
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", &demo, "--examination", "ctl"],
+    );
+    assert!(
+        stderr(&plan).contains("did you mean `CTL`?"),
+        "{}",
+        stderr(&plan)
+    );
+    let explain = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "explain",
+            "--manifest",
+            &demo,
+            "--tool",
+            "explorer",
+            "--category",
+            "ctl",
+        ],
+    );
+    assert_eq!(explain.status.code(), Some(2), "{}", stderr(&explain));
+    assert!(
+        stderr(&explain).contains("no category `ctl`")
+            && stderr(&explain).contains("did you mean `CTL`?")
+            && stderr(&explain).contains("categories: StateSpace"),
+        "{}",
+        stderr(&explain)
+    );
+
+    // A busy store: another process holds its execution lock (an flock on cache/lock).
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    c.scripted_tool("a", "examinations = [\"StateSpace\"]");
+    c.write("time_s = 10\nmemory_mb = 512");
+    fs::create_dir_all(c.path().join("cache")).unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .args(["cache/lock", "sleep", "30"])
+        .current_dir(c.path())
+        .spawn()
+        .expect("flock runs");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let busy = c.mccbuild(&["run", "--no-wait", "--tool", "b"]);
+    let typo = c.mccbuild(&["run", "--no-wait", "--tool", "aa"]);
+    let really_busy = c.mccbuild(&["run", "--no-wait", "--tool", "a"]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(busy.status.code(), Some(2), "{}", stderr(&busy));
+    assert!(
+        stderr(&busy).contains("no tool `b`") && stderr(&busy).contains("(tools: a)"),
+        "{}",
+        stderr(&busy)
+    );
+    assert!(
+        stderr(&typo).contains("did you mean `a`?"),
+        "{}",
+        stderr(&typo)
+    );
+    // The lock is held for real: a right name is refused as busy.
+    assert_eq!(
+        really_busy.status.code(),
+        Some(3),
+        "{}",
+        stderr(&really_busy)
+    );
+}
+
+/// A selection of names the contest has but that has no run says why instead of nothing:
+/// the demo's pm4py takes no part in CTL.
+#[test]
+fn an_empty_selection_says_which_tool_takes_no_part_in_what() {
+    let demo = format!("{REPO}/contest.toml");
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &[
+            "plan",
+            "--manifest",
+            &demo,
+            "--tool",
+            "pm4py",
+            "--examination",
+            "CTL",
+        ],
+    );
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(stdout(&plan).starts_with("0 runs"), "{}", stdout(&plan));
+    assert!(
+        stderr(&plan).contains("pm4py does not take part in CTL")
+            && stderr(&plan).contains("it takes part in: StateSpace"),
+        "{}",
+        stderr(&plan)
+    );
+}
+
+/// `mccbuild sandbox` reserves its core machine-wide as runs do: with the first core held by a
+/// run (an flock on its reservation file), it takes another one, or waits for it on a machine
+/// of one core; its `--memory` is in MiB (its help says so, runexec's counts bytes).
+#[test]
+fn sandbox_respects_the_cores_runs_hold_and_says_mib() {
+    let help = stdout(&mccbuild_in(Path::new(REPO), &["sandbox", "--help"]));
+    assert!(
+        help.contains("in MiB") && help.contains("runexec"),
+        "{help}"
+    );
+    let locks = tempfile::tempdir().unwrap();
+    let sandbox = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(["sandbox", "--json", "--", "/bin/true"])
+            .env("MCCBUILD_CORE_LOCKS", locks.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    let free = sandbox();
+    if !free.status.success() {
+        return skip(&format!(
+            "mccbuild sandbox cannot run here: {}",
+            stderr(&free)
+        ));
+    }
+    let first = json(&free)["cores"][0].as_u64().unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .arg(locks.path().join(format!("core-{first}.lock")))
+        .args(["sleep", "2"])
+        .spawn()
+        .expect("flock runs");
+    std::thread::sleep(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    let held = sandbox();
+    let waited = t.elapsed();
+    let _ = holder.wait();
+    assert!(held.status.success(), "{}", stderr(&held));
+    let core = json(&held)["cores"][0].as_u64().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert_ne!(core, first, "ran on the core a run holds");
+    } else {
+        assert!(waited >= Duration::from_millis(1500), "{waited:?}");
+        assert!(
+            stderr(&held).contains("waiting for a core"),
+            "{}",
+            stderr(&held)
+        );
+    }
+}
+
+/// Text as a terminal shows it: ANSI escape sequences (colours, cursor moves) left out.
+fn visible(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// On a terminal of 60 columns the progress bar is one line: `run` under a pseudo-terminal
+/// (util-linux's `script`, `stty cols 60`), two runs of a second each; every line the bar drew
+/// is at most 60 characters. About 2 s.
+#[test]
+fn the_progress_bar_fits_a_narrow_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("util-linux's `script` is not installed (no pseudo-terminal to test in)");
+    }
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    for tool in ["a", "b"] {
+        c.script_tool(
+            tool,
+            "#!/bin/sh\nsleep 1\necho CANNOT_COMPUTE\n",
+            "examinations = [\"StateSpace\"]",
+        );
+    }
+    c.write("time_s = 10\nmemory_mb = 512");
+    let command = format!(
+        "stty cols 60 rows 24; exec {} run --progress auto",
+        env!("CARGO_BIN_EXE_mccbuild")
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(c.path())
+        .env_remove("MCCBUILD_SANDBOX")
+        .output()
+        .unwrap();
+    let screen = visible(&String::from_utf8_lossy(&out.stdout));
+    let bars: Vec<&str> = screen
+        .split(['\r', '\n'])
+        .filter(|l| l.contains(" running · "))
+        .collect();
+    assert!(!bars.is_empty(), "no progress bar drawn:\n{screen}");
+    for line in bars {
+        assert!(
+            line.chars().count() <= 60,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+}
+
+/// `plan --forecast`: each model's runs in one job (rule E-5.1, 2 at a time: `jobs = 2`), the
+/// jobs longest first on the nodes, from the stored runs' wall-clock times; a model not run
+/// yet takes the median of its tool and examination. The expected makespan is worked out here
+/// from the records.
+#[test]
+fn the_forecast_puts_each_model_on_one_node_longest_job_first() {
+    let mut c = TestContest::new();
+    for (model, instance) in [
+        ("Deadlock", "Deadlock-PT-1"),
+        ("TokenRing", "TokenRing-PT-4"),
+        ("ProdCons", "ProdCons-PT-2"),
+    ] {
+        c.copy_demo_instance(instance);
+        c.model(model, "known", &[&format!("models/{instance}")]);
+    }
+    c.script_tool(
+        "t",
+        "#!/bin/sh\ncase $BK_EXAMINATION in StateSpace) sleep 0.4 ;; *) sleep 0.1 ;; esac\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        "examinations = [\"StateSpace\", \"OneSafe\"]",
+    );
+    c.write("time_s = 10\nmemory_mb = 512");
+    let out = c.mccbuild(&[
+        "run",
+        "--json",
+        "--model",
+        "Deadlock",
+        "--model",
+        "TokenRing",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut wall: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for r in c.records() {
+        wall.insert(
+            (
+                r["instance"].as_str().unwrap().to_string(),
+                r["examination"].as_str().unwrap().to_string(),
+            ),
+            r["wall_time_s"].as_f64().unwrap(),
+        );
+    }
+    let t = |i: &str, e: &str| wall[&(i.to_string(), e.to_string())];
+    // Two runs at a time: a job lasts as long as its longer run.
+    let mut jobs = vec![
+        (
+            "Deadlock",
+            t("Deadlock-PT-1", "StateSpace").max(t("Deadlock-PT-1", "OneSafe")),
+        ),
+        (
+            "TokenRing",
+            t("TokenRing-PT-4", "StateSpace").max(t("TokenRing-PT-4", "OneSafe")),
+        ),
+        (
+            "ProdCons",
+            ((t("Deadlock-PT-1", "StateSpace") + t("TokenRing-PT-4", "StateSpace")) / 2.0)
+                .max((t("Deadlock-PT-1", "OneSafe") + t("TokenRing-PT-4", "OneSafe")) / 2.0),
+        ),
+    ];
+    jobs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let forecast = |extra: &[&str]| {
+        let out =
+            c.mccbuild(&[&["plan", "--forecast", "--nodes", "2", "--json"][..], extra].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    // Nodes of 2 cores: one job each. The longest alone on one node, the other two after
+    // each other on the second.
+    let f = forecast(&["--cores", "2"]);
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-6;
+    assert!(
+        close(&f["makespan_s"], jobs[0].1.max(jobs[1].1 + jobs[2].1)),
+        "{f} {jobs:?}"
+    );
+    let order: Vec<&str> = f["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, jobs.iter().map(|j| j.0).collect::<Vec<_>>(), "{f}");
+    assert_eq!(
+        (&f["runs"], &f["stored"], &f["estimated"], &f["unknown"]),
+        (&6.into(), &4.into(), &2.into(), &0.into()),
+        "{f}"
+    );
+    assert_eq!(f["jobs"][2]["start_s"], f["jobs"][1]["seconds"], "{f}");
+    // Nodes of 4 cores: two jobs each, all three at once.
+    let f = forecast(&["--cores", "4"]);
+    assert!(close(&f["makespan_s"], jobs[0].1), "{f}");
+    // 1 s more per run: a job's two runs run side by side, so the job takes 1 s more.
+    let f = forecast(&["--cores", "4", "--run-overhead", "1"]);
+    assert!(close(&f["makespan_s"], jobs[0].1 + 1.0), "{f}");
+    // The text says where the times come from; a job larger than a node is refused.
+    let out = c.mccbuild(&["plan", "--forecast", "--nodes", "2"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("makespan") && text.contains("2 estimated"),
+        "{text}"
+    );
+    let out = c.mccbuild(&["plan", "--forecast", "--nodes", "2", "--cores", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("asks for 2 CPUs, more than a node's 1 cores"),
+        "{}",
+        stderr(&out)
     );
 }

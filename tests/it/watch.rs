@@ -106,7 +106,7 @@ fn published(v: &serde_json::Value) -> serde_json::Value {
 
 fn fresh_scores(c: &TestContest) -> serde_json::Value {
     let out = c.mccbuild(&["scores", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_results(&out);
     published(&json(&out))
 }
 
@@ -166,12 +166,18 @@ fn records_arriving_one_by_one_keep_the_published_scores_equal_to_a_fresh_comput
     let start = watch.next();
     assert_eq!(start["cause"], "start");
     assert_eq!(published(&start["scores"]), fresh_scores(&c));
+    assert_eq!(start["scores"]["partial"]["missing_runs"], 16, "{start}");
     let mut podium_changes = 0;
     for (i, (aside, path)) in records.iter().enumerate() {
         std::fs::rename(aside, path).unwrap();
         let update = watch.next();
         assert_eq!(update["cause"], "records", "{update}");
         assert_eq!(update["records"], 1);
+        // Partial until the last record is back (docs/cli.md, "Partial results").
+        match records.len() - 1 - i {
+            0 => assert!(update["scores"].get("partial").is_none(), "{update}"),
+            missing => assert_eq!(update["scores"]["partial"]["missing_runs"], missing),
+        }
         assert_eq!(
             published(&update["scores"]),
             fresh_scores(&c),
@@ -256,7 +262,7 @@ fn the_live_site_equals_a_fresh_report_after_each_record_and_only_changed_pages_
         let after = site_files(&site);
         // Byte for byte what `mccbuild report` writes from the same store, file for file.
         let out = c.mccbuild(&["report", "--out", fresh.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_results(&out);
         let report = site_files(&fresh);
         assert_eq!(
             after.keys().collect::<Vec<_>>(),

@@ -134,6 +134,27 @@ impl SourceText<'_> {
     }
 }
 
+/// The text of a file read as `bytes`, or the problem of its first byte that is not UTF-8: at
+/// its line and column, with its offset and value (`what` names the file in the message: "the
+/// manifest", "model.pnml").
+pub fn utf8_text<'a>(path: &Path, bytes: &'a [u8], what: &str) -> Result<&'a str, Problem> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let offset = e.valid_up_to();
+        // The bytes before the first bad one are valid UTF-8.
+        let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+        let location = SourceText { path, text: before }.location(offset);
+        let byte = bytes.get(offset).copied().unwrap_or_default();
+        Problem::new(
+            path,
+            format!(
+                "{what} is not UTF-8 text: byte 0x{byte:02x} at offset {offset} is not a character"
+            ),
+        )
+        .at(Some(location))
+        .help("save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`), or remove the byte")
+    })
+}
+
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -156,6 +177,23 @@ mod tests {
         assert_eq!(source.location(6), Location { line: 2, column: 1 });
         assert_eq!(source.location(8), Location { line: 2, column: 3 });
         assert_eq!(source.location(999), Location { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_placed() {
+        let path = Path::new("x.toml");
+        assert_eq!(utf8_text(path, b"a = 1\n", "it"), Ok("a = 1\n"));
+        let problem =
+            utf8_text(path, b"a = 1\nb = \"\xc3\xa9\xff\"\n", "the manifest").unwrap_err();
+        assert_eq!(problem.location, Some(Location { line: 2, column: 7 }));
+        assert_eq!(
+            problem.message,
+            "the manifest is not UTF-8 text: byte 0xff at offset 13 is not a character"
+        );
+        // A character cut short at the end of the file.
+        let problem = utf8_text(path, b"ab\xc3", "it").unwrap_err();
+        assert_eq!(problem.location, Some(Location { line: 1, column: 3 }));
+        assert!(problem.message.contains("byte 0xc3 at offset 2"));
     }
 
     #[test]

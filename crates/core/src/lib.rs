@@ -10,12 +10,14 @@ pub mod digest;
 pub mod framed;
 pub mod fsio;
 pub mod measurement;
+pub mod names;
 pub mod outcome;
 pub mod protocol;
 pub mod run_key;
 pub mod stamp;
 pub mod timing;
 pub mod toml_file;
+pub mod toml_table;
 pub mod value;
 
 pub use digest::{Digest, hex};

@@ -1,24 +1,48 @@
-//! `mccbuild diff --old A --new B`'s comparison gathered from a session: two versions of a
-//! tool (two tool entries of one manifest), value by value against the trusted values of the
-//! contest. Executes nothing: it reads the store (run both versions first). The report, its
-//! text and its page are `mccbuild_output::diff`'s.
+//! `mccbuild diff`'s comparison gathered from a session: two versions of a tool, value by value
+//! against the trusted values of the contest, and run by run for time. The two versions are
+//! two tool entries of one manifest ([`diff_report`]), or one entry as it is now and an earlier
+//! version of it whose runs the store holds ([`diff_versions`], `versions`). Executes nothing:
+//! it reads the store. The report, its text and its page are `mccbuild_output::diff`'s.
 //!
 //! The values, trusted values and scores are read from the scores report in its documented JSON
 //! form (`scores --json`, docs/cli.md), so the comparison does not depend on how scoring
 //! represents numbers.
 
-use std::collections::BTreeMap;
+pub mod versions;
 
-use mccbuild_output::diff::{CHANGES, Change, DiffReport, Ratios, ValueChange, classify};
+use mccbuild_core::names::did_you_mean;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mccbuild_output::diff::{
+    CHANGES, Change, DiffReport, Ratios, Side, SlowerRun, ValueChange, classify, is_slower,
+    limited_time,
+};
 use mccbuild_scoring::scores::scores_report;
+use mccbuild_store::Summary;
 use serde_json::Value as Json;
 
 use crate::error::DiffError;
 use crate::session::Session;
 
+pub use versions::{Against, diff_versions, tool_versions};
+
+/// How to compare.
+#[derive(Clone, Copy, Debug)]
+pub struct DiffOptions {
+    /// A run of the new version is slower when it took more than this factor times the old
+    /// version's run (`mccbuild_output::diff::is_slower`).
+    pub slower_factor: f64,
+}
+
 /// The comparison of tool `old` with tool `new` (two tool entries of the session's manifest),
 /// from the store: the runs both made, and their values in the scores report's JSON form.
-pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport, DiffError> {
+pub fn diff_report(
+    session: &Session,
+    old: &str,
+    new: &str,
+    options: DiffOptions,
+) -> Result<DiffReport, DiffError> {
     let plan = &session.plan;
     let tool_index = |name: &str| {
         plan.contest
@@ -28,39 +52,101 @@ pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport
             .ok_or_else(|| DiffError::NoTool {
                 tool: name.to_string(),
                 manifest: plan.contest.manifest_path.clone(),
+                hint: did_you_mean(
+                    name,
+                    plan.contest.tools.iter().map(|t| t.name.as_str()),
+                    "tools",
+                ),
             })
     };
     let (a, b) = (tool_index(old)?, tool_index(new)?);
     if a == b {
         return Err(DiffError::SameTool);
     }
-    // Per examination instance, each version's stored run (its index in the plan).
-    let mut runs: BTreeMap<usize, (Option<usize>, Option<usize>)> = BTreeMap::new();
-    for (i, run) in plan.runs.iter().enumerate() {
+    // Per examination instance, each version's stored run.
+    let mut runs: BTreeMap<usize, Pair> = BTreeMap::new();
+    for run in &plan.runs {
         let slot = runs.entry(run.exam_instance).or_default();
         if run.tool == a {
-            slot.0 = Some(i);
+            slot.old = Some(run.key);
         } else if run.tool == b {
-            slot.1 = Some(i);
+            slot.new = Some(run.key);
         }
+        slot.limits = Some(run.limits);
     }
-    let mut compared: BTreeMap<(String, String), ()> = BTreeMap::new();
+    let (db, handles) = session.scoring();
+    let scores = serde_json::to_value(scores_report(plan, &db, &handles, true)).unwrap_or_default();
+    let sides = (
+        Side {
+            tool: old.to_string(),
+            version: None,
+        },
+        Side {
+            tool: new.to_string(),
+            version: None,
+        },
+    );
+    Ok(compare(
+        session,
+        &runs,
+        (&scores, old),
+        (&scores, new),
+        sides,
+        options,
+    ))
+}
+
+/// One examination instance's runs of the two versions (their keys), and its limits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pair {
+    pub(crate) old: Option<mccbuild_core::RunKey>,
+    pub(crate) new: Option<mccbuild_core::RunKey>,
+    pub(crate) limits: Option<mccbuild_rules::edition::Limits>,
+}
+
+/// The comparison of the runs paired per examination instance: the old version's answers are
+/// those of tool `old.1` in the scores report `old.0`, the new version's those of `new.1` in
+/// `new.0`, whose trusted values and basis are the comparison's.
+pub(crate) fn compare(
+    session: &Session,
+    runs: &BTreeMap<usize, Pair>,
+    old: (&Json, &str),
+    new: (&Json, &str),
+    sides: (Side, Side),
+    options: DiffOptions,
+) -> DiffReport {
+    let plan = &session.plan;
+    let mut compared: BTreeSet<(String, String)> = BTreeSet::new();
     let mut not_in_store = 0;
     let mut measurements: BTreeMap<String, Ratios> = BTreeMap::new();
-    for (&e, &(ra, rb)) in &runs {
-        let (Some(ra), Some(rb)) = (ra, rb) else {
+    let mut slower = Vec::new();
+    for (&e, pair) in runs {
+        let (Some(ka), Some(kb), Some(limits)) = (pair.old, pair.new, pair.limits) else {
             continue; // one version does not take part in it
         };
         let ei = &plan.exam_instances[e];
-        let (Some(sa), Some(sb)) = (
-            session.index.get(&plan.runs[ra].key),
-            session.index.get(&plan.runs[rb].key),
-        ) else {
+        let (Some(sa), Some(sb)): (Option<&Summary>, Option<&Summary>) =
+            (session.index.get(&ka), session.index.get(&kb))
+        else {
             not_in_store += 1;
             continue;
         };
         let exam = plan.contest.edition.examinations[ei.exam].name.clone();
-        compared.insert((plan.instances[ei.instance].name.clone(), exam.clone()), ());
+        let instance = plan.instances[ei.instance].name.clone();
+        let (was, is) = (
+            limited_time(&sa.measurement, limits.time),
+            limited_time(&sb.measurement, limits.time),
+        );
+        if is_slower(was, is, options.slower_factor) {
+            slower.push(SlowerRun {
+                instance: instance.clone(),
+                examination: exam.clone(),
+                old_time_s: was,
+                new_time_s: is,
+                ratio: is / was.max(mccbuild_output::diff::NOISE_FLOOR_S),
+            });
+        }
+        compared.insert((instance, exam.clone()));
         measurements
             .entry(exam)
             .or_default()
@@ -70,18 +156,30 @@ pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport
         r.finish();
     }
 
-    let (db, handles) = session.scoring();
-    let scores = serde_json::to_value(scores_report(plan, &db, &handles, true)).unwrap_or_default();
     let text = |v: &Json| v.as_str().map(String::from);
+    let key_of = |v: &Json| {
+        (
+            v["instance"].as_str().unwrap_or_default().to_string(),
+            v["examination"].as_str().unwrap_or_default().to_string(),
+            v["id"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    // The old version's answers, by value (the same report as the new one's for two entries).
+    let old_answers: BTreeMap<(String, String, String), Option<String>> = old.0["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| (key_of(v), text(&v["answers"][old.1])))
+        .collect();
     let mut values = Vec::new();
     let mut counts: BTreeMap<Change, usize> = CHANGES.iter().map(|&c| (c, 0)).collect();
-    for v in scores["values"].as_array().into_iter().flatten() {
-        let instance = v["instance"].as_str().unwrap_or_default().to_string();
-        let examination = v["examination"].as_str().unwrap_or_default().to_string();
-        if !compared.contains_key(&(instance.clone(), examination.clone())) {
+    for v in new.0["values"].as_array().into_iter().flatten() {
+        let key = key_of(v);
+        if !compared.contains(&(key.0.clone(), key.1.clone())) {
             continue;
         }
-        let (was, is) = (text(&v["answers"][old]), text(&v["answers"][new]));
+        let was = old_answers.get(&key).cloned().flatten();
+        let is = text(&v["answers"][new.1]);
         if was == is {
             continue;
         }
@@ -90,10 +188,11 @@ pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport
         for c in &changes {
             *counts.entry(*c).or_default() += 1;
         }
+        let (instance, examination, id) = key;
         values.push(ValueChange {
             instance,
             examination,
-            id: v["id"].as_str().unwrap_or_default().to_string(),
+            id,
             old: was,
             new: is,
             trusted,
@@ -101,19 +200,26 @@ pub fn diff_report(session: &Session, old: &str, new: &str) -> Result<DiffReport
         });
     }
     let mut by_category = BTreeMap::new();
-    if let Some(categories) = scores["scores"].as_object() {
+    if let Some(categories) = new.0["scores"].as_object() {
         for (category, tools) in categories {
-            by_category.insert(category.clone(), (tools[old].clone(), tools[new].clone()));
+            let before = old.0["scores"][category][old.1].clone();
+            by_category.insert(category.clone(), (before, tools[new.1].clone()));
         }
     }
-    Ok(DiffReport {
-        old: old.to_string(),
-        new: new.to_string(),
-        basis: scores["basis"].as_str().unwrap_or("vote").to_string(),
+    let mut report = DiffReport {
+        old: sides.0.label(),
+        new: sides.1.label(),
+        old_version: sides.0,
+        new_version: sides.1,
+        basis: new.0["basis"].as_str().unwrap_or("vote").to_string(),
         counts,
         values,
+        slower_factor: options.slower_factor,
+        slower,
         scores: by_category,
         measurements,
         not_in_store,
-    })
+    };
+    report.sort();
+    report
 }

@@ -12,6 +12,10 @@ pub enum OpenError {
     /// The manifest, the rules or the instances are invalid: every problem found.
     #[error("{0}")]
     Input(Problems),
+    /// The command's filter names a tool or an examination the contest does not have (said
+    /// before waiting for the store).
+    #[error(transparent)]
+    Select(#[from] SelectError),
     /// The store cannot be used.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -26,14 +30,24 @@ impl From<Problems> for OpenError {
 /// A filter (`--tool`, `--model`, `--examination`) that names what the contest does not have.
 #[derive(Debug, thiserror::Error)]
 pub enum SelectError {
-    #[error("no tool `{tool}` in {}", manifest.display())]
-    NoTool { tool: String, manifest: PathBuf },
-    #[error("no model `{model}` in {}", manifest.display())]
-    NoModel { model: String, manifest: PathBuf },
-    #[error("no examination or category `{examination}` in {edition}")]
+    /// `hint`: the nearest valid name and the valid ones (`mccbuild_core::names`).
+    #[error("no tool `{tool}` in {}{hint}", manifest.display())]
+    NoTool {
+        tool: String,
+        manifest: PathBuf,
+        hint: String,
+    },
+    #[error("no model `{model}` in {}{hint}", manifest.display())]
+    NoModel {
+        model: String,
+        manifest: PathBuf,
+        hint: String,
+    },
+    #[error("no examination or category `{examination}` in {edition}{hint}")]
     NoExamination {
         examination: String,
         edition: String,
+        hint: String,
     },
 }
 
@@ -60,10 +74,34 @@ pub enum ImportError {
 /// Why `mccbuild diff` compared nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error("no tool `{tool}` in {}", manifest.display())]
-    NoTool { tool: String, manifest: PathBuf },
+    #[error("no tool `{tool}` in {}{hint}", manifest.display())]
+    NoTool {
+        tool: String,
+        manifest: PathBuf,
+        hint: String,
+    },
     #[error("diff compares two tools: --old and --new name the same one")]
     SameTool,
+    /// `diff --tool T` of a tool whose runs are imported, never executed: it has no versions.
+    #[error(
+        "tool `{tool}` has no folder (its runs come from results files): it has no versions to compare; compare two tool entries with --old and --new"
+    )]
+    NoFolder { tool: String },
+    /// `diff --tool T` and the store holds no run of another version of T.
+    #[error("the store {} holds no run of an earlier version of tool `{tool}` than the current one: run the tool before changing it (each version is noted when its runs are executed); `mccbuild diff --tool {tool} --list` lists the versions", store.display())]
+    NoEarlierVersion { tool: String, store: PathBuf },
+    /// `diff --tool T --against X` where X names no version of T (or several).
+    #[error(
+        "--against {against}: {why}; `mccbuild diff --tool {tool} --list` lists the versions of tool `{tool}` (a digest or git revision, or a prefix of one; or a date, YYYY-MM-DD or RFC 3339)"
+    )]
+    NoSuchVersion {
+        tool: String,
+        against: String,
+        why: String,
+    },
+    /// The keys of an earlier version's runs cannot be made (an instance cannot be read).
+    #[error("{0}")]
+    Plan(Problems),
 }
 
 /// Why the Slurm commands of a contest cannot be made.

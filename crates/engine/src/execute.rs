@@ -30,12 +30,22 @@ use recorder::Recorder;
 /// What `execute` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ExecSummary {
+    /// Runs this command executed and recorded (through Slurm: recorded by jobs it submitted).
     pub executed: usize,
+    /// Through Slurm: runs recorded by jobs this command adopted (submitted by an earlier
+    /// `mccbuild run`, still queued or running when this one started), or recorded by another
+    /// command before this one submitted them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub adopted: usize,
     pub cached: usize,
     pub failed: usize,
     /// Runs of results files not in the store yet: `mccbuild import` reads them.
     #[serde(skip_serializing_if = "is_zero")]
     pub to_import: usize,
+    /// `run --follow`: runs to execute that no followed job recorded (no live job covered them,
+    /// or their job ended without them); `mccbuild run` submits them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left: usize,
     /// A record could not be written (its path, why): no run was started after it.
     #[serde(skip)]
     pub record_not_written: Option<(PathBuf, String)>,
@@ -127,7 +137,7 @@ impl Session {
                 cancel,
                 &mut outcome,
             ),
-            How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome),
+            How::Slurm => self.run_on_slurm(&runnable, jobs, progress, cancel, &mut outcome, true),
         }
         progress.finished();
         // Steps leave the index to the `mccbuild run` that follows them (one writer, not one
@@ -139,6 +149,25 @@ impl Session {
                 ));
             }
         }
+        outcome
+    }
+
+    /// Follows this Slurm contest's jobs still queued or running (submitted by another `mccbuild
+    /// run`, from this or another terminal) until they end, showing the runs they record:
+    /// submits, resubmits and cancels nothing, runs no setup. The runs no followed job records
+    /// are counted as `left`.
+    pub fn follow(
+        &mut self,
+        selection: &[usize],
+        jobs: usize,
+        progress: &mut dyn Progress,
+        cancel: &Arc<AtomicBool>,
+    ) -> ExecSummary {
+        let (mut outcome, todo) = self.to_execute(selection, progress);
+        if !todo.is_empty() {
+            self.run_on_slurm(&todo, jobs, progress, cancel, &mut outcome, false);
+        }
+        progress.finished();
         outcome
     }
 
@@ -228,6 +257,21 @@ impl Session {
             match setup {
                 Ok(path) => {
                     bin_paths.insert(t, path);
+                    // The version whose runs these are, for `diff --tool` (a store that cannot
+                    // take it only loses that comparison).
+                    let now = mccbuild_exec::now_rfc3339();
+                    let noted = crate::versions::note_version(
+                        &self.store,
+                        &self.plan.tools[t],
+                        tool.dir.as_deref(),
+                        &now,
+                    );
+                    if let Err(e) = noted {
+                        progress.message(&format!(
+                            "warning: could not note the version of tool {} in the store: {e}",
+                            tool.name
+                        ));
+                    }
                 }
                 Err(e) => progress.message(&format!("error: {e}")),
             }

@@ -2,19 +2,19 @@
 //! it takes part in on the first instance of each known model (through the normal plan, store
 //! and executor: the runs are cached like any other), then every run is checked against the
 //! protocol (`mccbuild_core::conformance`). A tool qualifies when no run has a fault; each fault
-//! is named with the run that shows it and how to reproduce that run by hand. The report, its
+//! is named under the run that shows it, with how to reproduce that run by hand. The report, its
 //! text and its page are `mccbuild_output::qualify`'s.
 
 use std::collections::BTreeMap;
 
+use mccbuild_core::Response;
 use mccbuild_core::conformance::{Check, RunOutput, check_run};
 use mccbuild_core::protocol::Expected;
-use mccbuild_core::{Response, hex};
-use mccbuild_output::qualify::{Problem, QualifyReport, RunLine, ToolVerdict};
+use mccbuild_output::qualify::{FaultyRun, Problem, QualifyReport, RunLine, ToolVerdict};
 use mccbuild_plan::RunOrigin;
-use mccbuild_plan::manifest::InstanceSource;
 
 use crate::error::SelectError;
+use crate::reproduce::reproduce;
 use crate::session::{Filter, Session};
 
 /// The runs of the qualification: each tool, each examination it takes part in, the first
@@ -53,30 +53,32 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
         let instance = &plan.instances[ei.instance];
         let verdict = tools.entry(tool.name.clone()).or_default();
         verdict.runs += 1;
-        let record_path = session.index.record_location(&session.store, &run.key);
-        let problem = |check: Check, detail: String| Problem {
-            check,
+        let faulty = |problems: Vec<Problem>| FaultyRun {
             instance: instance.name.clone(),
             examination: exam.name.clone(),
-            detail,
             key: run.key.hex(),
-            record: record_path.display().to_string(),
+            record: session
+                .index
+                .record_location(&session.store, &run.key)
+                .display()
+                .to_string(),
             reproduce: reproduce(session, i),
+            problems,
         };
         let record = match session.index.read(&session.store, &run.key) {
             Ok(Some((record, _))) => record,
             Ok(None) => {
-                verdict.problems.push(problem(
-                    Check::NotRun,
-                    "the run could not be carried out (see the messages above)".to_string(),
-                ));
+                verdict.faulty_runs.push(faulty(vec![Problem {
+                    check: Check::NotRun,
+                    detail: "the run could not be carried out (see the messages above)".into(),
+                }]));
                 continue;
             }
             Err(corrupt) => {
-                verdict.problems.push(problem(
-                    Check::NotRun,
-                    format!("its record cannot be read: {}", corrupt.reason),
-                ));
+                verdict.faulty_runs.push(faulty(vec![Problem {
+                    check: Check::NotRun,
+                    detail: format!("its record cannot be read: {}", corrupt.reason),
+                }]));
                 continue;
             }
         };
@@ -92,7 +94,7 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
             instance: instance.name.clone(),
             examination: exam.name.clone(),
             outcome: record.describe(),
-            exit: format!("{:?}", m.termination),
+            termination: m.termination,
             cpu_time_s: m.cpu_time_s,
             wall_time_s: m.wall_time_s,
             peak_memory_mb: m.peak_memory_mb(),
@@ -113,63 +115,21 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
                 ids: &ei.ids,
             },
         );
-        for f in findings {
-            verdict.problems.push(problem(f.check, f.detail));
+        if !findings.is_empty() {
+            verdict.faulty_runs.push(faulty(
+                findings
+                    .into_iter()
+                    .map(|f| Problem {
+                        check: f.check,
+                        detail: f.detail,
+                    })
+                    .collect(),
+            ));
         }
     }
     for verdict in tools.values_mut() {
-        verdict.qualified = verdict.problems.is_empty();
+        verdict.problems = verdict.faulty_runs.iter().map(|r| r.problems.len()).sum();
+        verdict.qualified = verdict.problems == 0;
     }
     QualifyReport { tools }
-}
-
-/// A shell command that runs the tool on the instance as the run did, with BenchKit's variables,
-/// in a scratch copy of the instance (outside the sandbox: no limits, no isolation).
-fn reproduce(session: &Session, i: usize) -> String {
-    let plan = &session.plan;
-    let run = &plan.runs[i];
-    let tool = &plan.contest.tools[run.tool];
-    let instance = plan.instance_of(run);
-    let tool_dir = tool.dir.clone().unwrap_or_default();
-    let bin_path = if tool.setup.is_some() {
-        session
-            .store
-            .tools_dir()
-            .join(hex(&plan.tools[run.tool].setup_digest()))
-            .join("bin")
-    } else {
-        tool_dir.clone()
-    };
-    let unpack = match &instance.source {
-        InstanceSource::Archive(path) => {
-            format!(
-                "tar -xzf {} --strip-components=1",
-                quote(&path.display().to_string())
-            )
-        }
-        other => format!("cp -r {}/. .", quote(&other.path().display().to_string())),
-    };
-    format!(
-        "cd \"$(mktemp -d)\" && {unpack} && BK_INPUT={} BK_EXAMINATION={} BK_TOOL={} BK_TIME_CONFINEMENT={} BK_MEMORY_CONFINEMENT={} BK_BIN_PATH={}/ {}",
-        quote(&instance.name),
-        quote(plan.exam_name(run)),
-        quote(&tool.bk_tool),
-        run.limits.time_s,
-        run.limits.memory_mb,
-        quote(&bin_path.display().to_string()),
-        quote(&tool_dir.join(&tool.entry).display().to_string()),
-    )
-}
-
-/// A word for sh: as is when it is plain, else in single quotes.
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,".contains(&b))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }

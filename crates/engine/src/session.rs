@@ -10,6 +10,7 @@
 mod import;
 mod machine;
 mod open;
+mod other_keys;
 mod recall;
 mod records;
 mod select;
@@ -126,7 +127,7 @@ impl Session {
         use_snapshot: bool,
     ) -> Result<Session, OpenError> {
         let _t = phase("opened");
-        let (contest, store, lock) = begin(manifest, lock)?;
+        let (contest, store, lock) = begin(manifest, lock, None)?;
         Session::open_begun(contest, store, lock, use_snapshot, None)
     }
 
@@ -141,7 +142,7 @@ impl Session {
         podium: bool,
     ) -> Result<Opening, OpenError> {
         let t = phase("opened");
-        let (contest, store, lock) = begin(manifest, lock)?;
+        let (contest, store, lock) = begin(manifest, lock, None)?;
         let (recalled, taken) = recall::recall(&contest, &store, podium);
         if let Some(remembered) = recalled {
             let report = match podium {
@@ -192,12 +193,17 @@ impl Session {
     }
 
     /// [`Session::open_executing`], then the warnings said on standard error.
+    /// The names of `filter` are checked before the store is waited for: a mistyped `--tool`
+    /// is said at once, whoever holds the store.
     pub fn open_executing_and_warn(
         manifest: &Path,
         wait: LockWait,
         command: &str,
+        filter: &Filter,
     ) -> Result<Session, OpenError> {
-        Session::open_with(manifest, Some((wait, command)), true).map(Session::warn)
+        let _t = phase("opened");
+        let (contest, store, lock) = begin(manifest, Some((wait, command)), Some(filter))?;
+        Session::open_begun(contest, store, lock, true, None).map(Session::warn)
     }
 
     fn warn(session: Session) -> Session {
@@ -335,6 +341,38 @@ impl Session {
         }
     }
 
+    /// Sets aside the damaged lines of the store's packs (docs/cache.md, "Packs"), for a command
+    /// that holds the store's execution lock and has recorded its runs: from then on they are no
+    /// longer reported (a run whose only record was damaged is a missing run, done by the next
+    /// `mccbuild run`). One that fails leaves the packs as they were: a warning, nothing lost.
+    pub fn set_aside_damaged_lines(&mut self) {
+        if self.lock.is_none() {
+            return;
+        }
+        match self.index.set_aside_damage(&self.store) {
+            Ok(aside) if !aside.from.is_empty() => {
+                let shown = |paths: &[std::path::PathBuf]| {
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                eprintln!(
+                    "set aside {} of {} in {}: no longer read or reported (kept for inspection only); a run left without a record is done by the next `mccbuild run` (`mccbuild plan` counts them)",
+                    count(aside.lines, "damaged line", "damaged lines"),
+                    shown(&aside.from),
+                    shown(&aside.kept_in),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!(
+                "warning: could not set aside the damaged lines of the packs of {}: {e}; they stay as they are (nothing is lost; the next `mccbuild run` tries again)",
+                self.store.root().display()
+            ),
+        }
+    }
+
     /// Builds the scoring database from the records of the plan's runs.
     pub fn scoring(&self) -> (ScoringDb, Handles) {
         let _t = phase("salsa inputs");
@@ -353,10 +391,14 @@ impl Session {
 fn begin(
     manifest: &Path,
     lock: Option<(LockWait, &str)>,
+    filter: Option<&Filter>,
 ) -> Result<(Contest, Store, Option<StoreLock>), OpenError> {
     let t = phase("manifest and rules");
     let contest = Contest::load(manifest)?;
     drop(t);
+    if let Some(filter) = filter {
+        select::check_names(&contest, filter)?;
+    }
     let store = Store::open(&contest.store)?;
     let lock = match lock {
         None => None,

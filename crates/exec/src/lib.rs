@@ -10,6 +10,7 @@
 
 pub mod bin_view;
 pub mod cgroup;
+pub mod forecast;
 pub mod isolation;
 pub mod local;
 pub mod owner;

@@ -65,14 +65,41 @@ impl Default for LocalSettings {
 
 /// Reclaims what mccbuild processes that died left: first their runs' cgroups (whatever still
 /// runs in them is killed), then their working folders. Those of live ones are left alone.
-fn reclaim(work_root: &Path, cgroups: Option<&CgroupSupport>) {
-    let groups = cgroups.map_or(0, CgroupSupport::reclaim);
-    let folders = crate::owner::reclaim_folders(work_root);
-    if groups + folders > 0 {
-        eprintln!(
-            "note: reclaimed {folders} working folders and {groups} runs' cgroups left by mccbuild processes that died"
-        );
+/// Returns what was reclaimed (said once the command's runs are over: [`reclaimed_note`]).
+fn reclaim(work_root: &Path, cgroups: Option<&CgroupSupport>) -> Reclaimed {
+    Reclaimed {
+        groups: cgroups.map_or(0, CgroupSupport::reclaim),
+        folders: crate::owner::reclaim_folders(work_root),
     }
+}
+
+/// What a reclaiming found of processes that died.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Reclaimed {
+    /// Runs' cgroups removed (whatever ran in them killed).
+    groups: usize,
+    /// Working folders removed.
+    folders: usize,
+}
+
+/// The note said after the runs when something was reclaimed (`None`: nothing was).
+fn reclaimed_note(r: Reclaimed) -> Option<String> {
+    if r.groups + r.folders == 0 {
+        return None;
+    }
+    let of = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let what = match (r.groups, r.folders) {
+        (0, f) => of(f, "working folder", "working folders"),
+        (g, 0) => of(g, "run's cgroup", "runs' cgroups"),
+        (g, f) => format!(
+            "{} and {}",
+            of(g, "run's cgroup", "runs' cgroups"),
+            of(f, "working folder", "working folders")
+        ),
+    };
+    Some(format!(
+        "note: removed {what} left by mccbuild processes that died (their processes were stopped)"
+    ))
 }
 
 /// The wall-clock safety limit of a run with CPU limit `time_s`: twice the CPU limit plus 30 s
@@ -109,9 +136,8 @@ pub struct LocalExecutor {
     isolated: bool,
     counter: AtomicU64,
     /// The thread reclaiming what dead mccbuild processes left ([`LocalExecutor::reclaim`]):
-    /// started once the first run's tool executes, or when the executor is dropped; joined
-    /// when dropped.
-    reclaimer: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// started once the first run's tool executes; joined when the executor is dropped.
+    reclaimer: std::sync::Mutex<Option<std::thread::JoinHandle<Reclaimed>>>,
     reclaim_started: std::sync::Once,
     /// The cgroup warm-up (`CgroupSupport::warm_up`), started by the first run or command
     /// executed: commands that only read the store never move a process.
@@ -121,15 +147,19 @@ pub struct LocalExecutor {
 }
 
 impl Drop for LocalExecutor {
+    /// Ends the reclaiming, if a run started one, and says what it reclaimed: after the runs
+    /// (never in the middle of a progress bar). An executor that ran nothing reclaims nothing.
     fn drop(&mut self) {
-        self.reclaim();
         let reclaimer = self
             .reclaimer
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some(reclaimer) = reclaimer {
-            let _ = reclaimer.join();
+        if let Some(note) = reclaimer
+            .and_then(|r| r.join().ok())
+            .and_then(reclaimed_note)
+        {
+            eprintln!("{note}");
         }
     }
 }
@@ -185,7 +215,7 @@ impl LocalExecutor {
     /// own (what it removes is never this process's). Called when the first run's tool
     /// executes, so that its work overlaps with that run instead of delaying its start (on a
     /// machine with two cores, a third thread at the start of a run takes a core from the
-    /// run's preparation), and when the executor is dropped, if no run ever started.
+    /// run's preparation). A command that executes nothing reclaims nothing.
     fn reclaim(&self) {
         self.reclaim_started.call_once(|| {
             let (root, support) = (self.settings.work_root.clone(), self.cgroups.clone());
@@ -287,6 +317,19 @@ mod tests {
             ..settings
         })
         .key_ingredients()
+    }
+
+    /// What was reclaimed is said in words, once, and nothing is said of nothing.
+    #[test]
+    fn the_reclaimed_note_counts_in_words_and_nothing_says_nothing() {
+        assert_eq!(reclaimed_note(Reclaimed::default()), None);
+        let note = |groups, folders| reclaimed_note(Reclaimed { groups, folders }).unwrap();
+        assert_eq!(
+            note(1, 0),
+            "note: removed 1 run's cgroup left by mccbuild processes that died (their processes were stopped)"
+        );
+        assert!(note(2, 1).contains("removed 2 runs' cgroups and 1 working folder left"));
+        assert!(note(0, 3).contains("removed 3 working folders left"));
     }
 
     /// The caps that can end a run are run key ingredients (key.rs proves that any change of

@@ -61,7 +61,7 @@ pub fn core_lock_dir() -> PathBuf {
 /// None when another process (or another run of this one) holds it; `Some(None)` when the
 /// lock file cannot be opened (a folder of another user): the core is then reserved within this
 /// process only, rather than never.
-fn reserve(dir: &Path, core: u32) -> Option<Option<File>> {
+pub fn reserve(dir: &Path, core: u32) -> Option<Option<File>> {
     let _ = std::fs::create_dir_all(dir);
     let Ok(file) = OpenOptions::new()
         .create(true)

@@ -24,8 +24,10 @@ use std::path::PathBuf;
 use mccbuild_core::RunKey;
 
 pub use self::batch::shell_quote;
-pub use self::cli::{SlurmCli, parse_squeue};
-pub use self::follow::{FollowOutcome, FollowSettings, Follower, SlurmEvent, follow_jobs};
+pub use self::cli::{SlurmCli, parse_live_jobs, parse_squeue};
+pub use self::follow::{
+    Adopted, FollowOutcome, FollowSettings, Follower, SlurmEvent, Whose, follow_jobs,
+};
 
 /// A Slurm job id.
 pub type JobId = String;
@@ -50,6 +52,38 @@ impl JobRun {
             None => self.key.hex(),
         }
     }
+}
+
+/// Reads a key as a key list holds it: `<key>` or `<key>:<digest of the record it replaces>`
+/// ([`JobRun::exec_run_key`]).
+pub fn parse_exec_run_key(text: &str) -> Option<(RunKey, Option<mccbuild_core::Digest>)> {
+    let (key, replaces) = match text.split_once(':') {
+        Some((key, digest)) => (key, Some(digest)),
+        None => (text, None),
+    };
+    let key = RunKey::from_hex(key)?;
+    let replaces = match replaces {
+        Some(digest) => Some(RunKey::from_hex(digest)?.0),
+        None => None,
+    };
+    Some((key, replaces))
+}
+
+/// A job of this contest that Slurm still has queued or running, submitted by this or an
+/// earlier `mccbuild run` (found by its name, its key list read from its batch script's
+/// folder): a later `mccbuild run` follows it instead of submitting its runs again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveJob {
+    pub id: JobId,
+    pub model: String,
+    /// Its attempt, from its key list's name (1 when the name does not say).
+    pub attempt: u32,
+    /// CPUs it asked for.
+    pub cpus: u32,
+    pub state: JobState,
+    /// Its runs as its key list names them (cores, key, the record a rerun replaces), in its
+    /// order; or why the key list cannot be read.
+    pub runs: Result<Vec<(u32, RunKey, Option<mccbuild_core::Digest>)>, String>,
 }
 
 /// The runs of one model: they go to one job, so to one node (rule E-5.1).
@@ -110,6 +144,10 @@ pub trait Scheduler {
     fn states(&mut self, jobs: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SchedulerError>;
     /// Cancels exactly these jobs.
     fn cancel(&mut self, jobs: &[JobId]) -> Result<(), SchedulerError>;
+    /// This contest's jobs still queued or running, whoever submitted them.
+    fn live_jobs(&mut self) -> Result<Vec<LiveJob>, SchedulerError> {
+        Ok(Vec::new())
+    }
     /// Where a job's output is, for messages.
     fn log_of(&self, _job: &JobId, _model: &str) -> Option<PathBuf> {
         None

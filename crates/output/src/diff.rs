@@ -1,28 +1,36 @@
 //! The comparison of two versions of a tool (`mccbuild diff`): value by value against the
-//! contest's trusted values (newly right, newly wrong, newly solved, newly unsolved), CPU-time
-//! and memory ratios per examination, each category's score before and after; as JSON, text
-//! and one standalone HTML page. The engine (`mccbuild_engine::diff`) gathers it from the store
-//! and the scores report.
+//! contest's trusted values, regressions first (newly wrong, newly unsolved, runs slower by more
+//! than a factor), then improvements (newly solved, newly right); each category's score before
+//! and after; CPU-time and memory ratios per examination. As JSON, text ([`text`]) and one
+//! standalone HTML page ([`page`]). The engine (`mccbuild_engine::diff`) gathers it from the
+//! store and the scores report.
+
+mod page;
+mod text;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use mccbuild_core::Measurement;
+use mccbuild_rules::edition::TimeLimit;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-/// One way a value changed from the old version to the new one.
+pub use page::diff_page;
+pub use text::diff_text;
+
+/// One way a value changed from the old version to the new one. The order is the order of
+/// severity: the text and the page list regressions first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Change {
-    /// The new answer is the trusted value; the old one was not (or there was none).
-    NewlyRight,
     /// The new answer differs from the trusted value; the old one did not (or there was none).
     NewlyWrong,
-    /// An answer now, none before.
-    NewlySolved,
     /// No answer now, one before.
     NewlyUnsolved,
+    /// An answer now, none before.
+    NewlySolved,
+    /// The new answer is the trusted value; the old one was not (or there was none).
+    NewlyRight,
     /// A different answer where the trusted value is unknown.
     Changed,
 }
@@ -38,14 +46,19 @@ impl Change {
             Change::Changed => "changed (trusted value unknown)",
         }
     }
+
+    /// A regression: what `--fail-on` can name.
+    pub fn is_regression(self) -> bool {
+        matches!(self, Change::NewlyWrong | Change::NewlyUnsolved)
+    }
 }
 
-/// Every way, in the order the text and the page list them.
+/// Every way, in the order of severity (the order of the text and the page).
 pub const CHANGES: [Change; 5] = [
-    Change::NewlyRight,
     Change::NewlyWrong,
-    Change::NewlySolved,
     Change::NewlyUnsolved,
+    Change::NewlySolved,
+    Change::NewlyRight,
     Change::Changed,
 ];
 
@@ -58,7 +71,45 @@ pub struct ValueChange {
     pub old: Option<String>,
     pub new: Option<String>,
     pub trusted: Option<String>,
+    /// Every way it changed, the most severe first (the category it is listed under).
     pub changes: Vec<Change>,
+}
+
+/// A run of the new version slower than the old version's run of the same examination instance
+/// by more than the factor ([`is_slower`]).
+#[derive(Debug, Serialize)]
+pub struct SlowerRun {
+    pub instance: String,
+    pub examination: String,
+    /// The time the contest limits ([`limited_time`]), in seconds, of each version's run.
+    pub old_time_s: f64,
+    pub new_time_s: f64,
+    /// `new_time_s / max(old_time_s, NOISE_FLOOR_S)`.
+    pub ratio: f64,
+}
+
+/// Runs shorter than this are noise, never a slowdown: a run must take at least this long to be
+/// slower, and an old run shorter than this counts as this long.
+pub const NOISE_FLOOR_S: f64 = 0.1;
+
+/// The factor `diff` uses when `--slower` is not given.
+pub const DEFAULT_SLOWER_FACTOR: f64 = 2.0;
+
+/// The time of a run that the contest limits (`[limits] time`): its CPU time, its wall time, or
+/// with `both` the larger of the two.
+pub fn limited_time(m: &Measurement, limit: TimeLimit) -> f64 {
+    match limit {
+        TimeLimit::Cpu => m.cpu_time_s,
+        TimeLimit::Wall => m.wall_time_s,
+        TimeLimit::Both => m.cpu_time_s.max(m.wall_time_s),
+    }
+}
+
+/// Whether a run that took `new_s` seconds is slower than one that took `old_s` by more than
+/// `factor`: it took at least [`NOISE_FLOOR_S`], and more than `factor` times the old time (the
+/// old time taken as at least [`NOISE_FLOOR_S`]).
+pub fn is_slower(old_s: f64, new_s: f64, factor: f64) -> bool {
+    new_s >= NOISE_FLOOR_S && new_s > factor * old_s.max(NOISE_FLOOR_S)
 }
 
 /// CPU time and memory of the new version against the old, over the runs both made.
@@ -95,18 +146,47 @@ impl Ratios {
     }
 }
 
+/// One version of a tool as the comparison names it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Side {
+    /// The tool entry's name.
+    pub tool: String,
+    /// For a version found in the store (`diff --tool`): the digest of its folder (hex), when
+    /// its runs were first and last executed, and the git revision of its folder then.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub version: Option<crate::versions::VersionInfo>,
+}
+
+impl Side {
+    /// How the text and the page name it: the tool, and its version's short digest.
+    pub fn label(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {}", self.tool, v.short()),
+            None => self.tool.clone(),
+        }
+    }
+}
+
 /// What `diff --json` prints, and what its text and page show.
 #[derive(Debug, Serialize)]
 pub struct DiffReport {
+    /// The old and the new version: their labels (the text's), then each in full.
     pub old: String,
     pub new: String,
+    pub old_version: Side,
+    pub new_version: Side,
     /// What the trusted values are: `vote`, `ground-truth` or `reference` (scores --json).
     pub basis: String,
     /// How many values changed in each way (a value can change in two ways: newly solved and
-    /// newly right).
+    /// newly right), the most severe first.
     pub counts: BTreeMap<Change, usize>,
-    /// Every value whose answer differs, in the order of the scores report.
+    /// Every value whose answer differs, the most severe change first (newly wrong, newly
+    /// unsolved, newly solved, newly right, changed), then in the order of the scores report.
     pub values: Vec<ValueChange>,
+    /// The factor of `--slower`, and the runs of the new version slower by more than it, the
+    /// largest ratio first.
+    pub slower_factor: f64,
+    pub slower: Vec<SlowerRun>,
     /// Per category: the old and the new version's score.
     pub scores: BTreeMap<String, (Json, Json)>,
     /// Per examination: CPU time and memory, new against old.
@@ -115,7 +195,45 @@ pub struct DiffReport {
     pub not_in_store: usize,
 }
 
-/// How a value whose answer differs changed (`old != new`).
+/// A category of regression `--fail-on` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Regression {
+    Wrong,
+    Unsolved,
+    Slower,
+}
+
+impl Regression {
+    pub fn name(self) -> &'static str {
+        match self {
+            Regression::Wrong => "newly wrong",
+            Regression::Unsolved => "newly unsolved",
+            Regression::Slower => "slower runs",
+        }
+    }
+}
+
+impl DiffReport {
+    /// Puts the values in the order of the text: by their most severe change (stable, so the
+    /// order of the scores report within each), and the slower runs largest ratio first.
+    pub fn sort(&mut self) {
+        self.values
+            .sort_by_key(|v| v.changes.first().copied().unwrap_or(Change::Changed));
+        self.slower.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    }
+
+    /// How many of a regression the comparison found.
+    pub fn regressions(&self, what: Regression) -> usize {
+        let count = |c: Change| self.counts.get(&c).copied().unwrap_or(0);
+        match what {
+            Regression::Wrong => count(Change::NewlyWrong),
+            Regression::Unsolved => count(Change::NewlyUnsolved),
+            Regression::Slower => self.slower.len(),
+        }
+    }
+}
+
+/// How a value whose answer differs changed (`old != new`), the most severe way first.
 pub fn classify(old: Option<&str>, new: Option<&str>, trusted: Option<&str>) -> Vec<Change> {
     let mut changes = Vec::new();
     match (old, new) {
@@ -141,130 +259,47 @@ pub fn classify(old: Option<&str>, new: Option<&str>, trusted: Option<&str>) -> 
     changes
 }
 
-/// The comparison as text (what `diff` prints).
-pub fn diff_text(r: &DiffReport) -> String {
-    let mut out = String::new();
-    let basis = match r.basis.as_str() {
-        "reference" => "the contest's reference answers",
-        "ground-truth" => "the expected answers given with the tasks",
-        _ => "the trusted values the contest's tools vote (E-3.1)",
-    };
-    let _ = writeln!(out, "{} -> {} (answers against {basis})", r.old, r.new);
-    let counts: Vec<String> = CHANGES
-        .iter()
-        .map(|c| format!("{} {}", c.name(), r.counts.get(c).copied().unwrap_or(0)))
-        .collect();
-    let _ = writeln!(out, "  {}", counts.join(", "));
-    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    for change in CHANGES {
-        let of: Vec<&ValueChange> = r
-            .values
-            .iter()
-            .filter(|v| v.changes.contains(&change))
-            .collect();
-        if of.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "{}:", change.name());
-        for v in of {
-            let _ = writeln!(
-                out,
-                "  {} {} {}: {} -> {} (trusted {})",
-                v.instance,
-                v.examination,
-                v.id,
-                show(&v.old),
-                show(&v.new),
-                v.trusted.as_deref().unwrap_or("unknown")
-            );
-        }
-    }
-    let _ = writeln!(out, "scores (old -> new):");
-    for (category, (a, b)) in &r.scores {
-        if a.is_null() && b.is_null() {
-            continue;
-        }
-        let _ = writeln!(out, "  {category}: {a} -> {b}");
-    }
-    let _ = writeln!(
-        out,
-        "CPU time and memory, new / old (geometric mean over the runs both made):"
-    );
-    for (exam, m) in &r.measurements {
-        let _ = writeln!(
-            out,
-            "  {exam}: {} runs, CPU time x{:.2} ({:.2} s -> {:.2} s), memory x{:.2}",
-            m.runs, m.cpu_time_ratio, m.old_cpu_time_s, m.new_cpu_time_s, m.memory_ratio
-        );
-    }
-    out
-}
-
-/// The comparison as one standalone HTML page (no script, no external resource).
-pub fn diff_page(r: &DiffReport) -> String {
-    use maud::{DOCTYPE, html};
-    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let title = format!("{} -> {}", r.old, r.new);
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                title { (title) }
-                style { "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}td.n{text-align:right}.ok{color:#070}.bad{color:#b00}" }
-            }
-            body {
-                h1 { (title) }
-                p { "Every value whose answer differs, against the contest's trusted values (basis: " b { (r.basis) } "; made by " code { "mccbuild diff" } ")." }
-                p { @for (i, c) in CHANGES.iter().enumerate() { @if i > 0 { ", " } (c.name()) " " b { (r.counts.get(c).copied().unwrap_or(0)) } } }
-                @if r.not_in_store > 0 { p.bad { (r.not_in_store) " examination instances left out: a version's run is not in the store." } }
-                table {
-                    tr { th { "instance" } th { "examination" } th { "value" } th { (r.old) } th { (r.new) } th { "trusted" } th { "change" } }
-                    @for v in &r.values {
-                        @let changes: Vec<&str> = v.changes.iter().map(|c| c.name()).collect();
-                        tr {
-                            td { (v.instance) } td { (v.examination) } td { (v.id) }
-                            td { (show(&v.old)) } td { (show(&v.new)) } td { (v.trusted.as_deref().unwrap_or("unknown")) }
-                            td class=(if v.changes.contains(&Change::NewlyWrong) { "bad" } else if v.changes.contains(&Change::NewlyRight) { "ok" } else { "" }) { (changes.join(", ")) }
-                        }
-                    }
-                }
-                h2 { "Scores" }
-                table {
-                    tr { th { "category" } th { (r.old) } th { (r.new) } }
-                    @for (category, (a, b)) in &r.scores {
-                        @if !(a.is_null() && b.is_null()) { tr { td { (category) } td.n { (a) } td.n { (b) } } }
-                    }
-                }
-                h2 { "CPU time and memory, new / old" }
-                table {
-                    tr { th { "examination" } th { "runs" } th { "CPU time (s), old" } th { "new" } th { "CPU time ratio" } th { "memory ratio" } }
-                    @for (exam, m) in &r.measurements {
-                        tr { td { (exam) } td.n { (m.runs) } td.n { (format!("{:.2}", m.old_cpu_time_s)) } td.n { (format!("{:.2}", m.new_cpu_time_s)) }
-                            td.n { (format!("{:.2}", m.cpu_time_ratio)) } td.n { (format!("{:.2}", m.memory_ratio)) } }
-                    }
-                }
-            }
-        }
-    }
-    .into_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_value_changes_in_each_way() {
+    fn a_value_changes_in_each_way_most_severe_first() {
         use Change::*;
         let t = Some("TRUE");
         assert_eq!(classify(Some("FALSE"), Some("TRUE"), t), [NewlyRight]);
         assert_eq!(classify(Some("TRUE"), Some("FALSE"), t), [NewlyWrong]);
-        assert_eq!(classify(None, Some("TRUE"), t), [NewlyRight, NewlySolved]);
+        assert_eq!(classify(None, Some("TRUE"), t), [NewlySolved, NewlyRight]);
         assert_eq!(classify(None, Some("FALSE"), t), [NewlyWrong, NewlySolved]);
         assert_eq!(classify(Some("TRUE"), None, t), [NewlyUnsolved]);
         assert_eq!(classify(Some("FALSE"), None, t), [NewlyUnsolved]);
         assert_eq!(classify(Some("1"), Some("2"), None), [Changed]);
         assert_eq!(classify(None, Some("2"), None), [NewlySolved]);
+    }
+
+    #[test]
+    fn short_runs_are_never_slower() {
+        // Twice as slow, by more than the factor 2 only above the noise floor.
+        assert!(!is_slower(0.01, 0.09, 2.0), "under 0.1 s: noise");
+        assert!(!is_slower(0.01, 0.15, 2.0), "0.15 s against 0.1 s: x1.5");
+        assert!(is_slower(0.01, 0.25, 2.0));
+        assert!(is_slower(1.0, 2.5, 2.0));
+        assert!(
+            !is_slower(1.0, 2.0, 2.0),
+            "exactly the factor is not more than it"
+        );
+        assert!(!is_slower(1.0, 2.5, 3.0));
+    }
+
+    #[test]
+    fn the_limited_time_is_the_contests() {
+        let m = Measurement {
+            cpu_time_s: 1.0,
+            wall_time_s: 3.0,
+            ..Measurement::default()
+        };
+        assert_eq!(limited_time(&m, TimeLimit::Cpu), 1.0);
+        assert_eq!(limited_time(&m, TimeLimit::Wall), 3.0);
+        assert_eq!(limited_time(&m, TimeLimit::Both), 3.0);
     }
 }

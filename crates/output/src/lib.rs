@@ -9,3 +9,5 @@ pub mod export;
 pub mod qualify;
 pub mod report;
 pub mod terminal;
+pub mod versions;
+pub mod wrong;

@@ -1,10 +1,11 @@
 //! The MCC's qualification (`mccbuild qualify`) as people and programs read it: per tool its
-//! verdict, its runs and their faults against the protocol, as JSON, text and one standalone
+//! verdict, its runs, and each faulty run once with its faults against the protocol, as JSON, text and one standalone
 //! HTML page. The engine (`mccbuild_engine::qualify`) executes and checks the runs.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use mccbuild_core::Termination;
 use mccbuild_core::conformance::Check;
 use serde::Serialize;
 
@@ -15,7 +16,7 @@ pub struct QualifyReport {
     pub tools: BTreeMap<String, ToolVerdict>,
 }
 
-/// A tool's qualification: its verdict, its runs by response, what they used, their faults.
+/// A tool's qualification: its verdict, its runs by response, what they used, its faulty runs.
 #[derive(Debug, Default, Serialize)]
 pub struct ToolVerdict {
     pub qualified: bool,
@@ -26,23 +27,33 @@ pub struct ToolVerdict {
     /// CPU time of all its qualification runs, and the largest peak memory of one.
     pub cpu_time_s: f64,
     pub max_peak_memory_mb: f64,
-    pub problems: Vec<Problem>,
+    /// How many problems its runs have in all.
+    pub problems: usize,
+    /// Each run with a problem, once, with all its problems.
+    pub faulty_runs: Vec<FaultyRun>,
     /// Each run: where, how it ended, what it used.
     pub run_list: Vec<RunLine>,
 }
 
-/// A fault of one run, with how to look at the run and reproduce it.
+/// A run with faults, with how to look at it and reproduce it.
 #[derive(Debug, Serialize)]
-pub struct Problem {
-    pub check: Check,
+pub struct FaultyRun {
     pub instance: String,
     pub examination: String,
-    pub detail: String,
     /// The run: its key, its record (full stdout and stderr heads and tails), and a shell
-    /// command that runs the tool as the run did (outside the sandbox).
+    /// command that runs the tool as the run did (its user, environment and time limit;
+    /// outside the sandbox).
     pub key: String,
     pub record: String,
     pub reproduce: String,
+    pub problems: Vec<Problem>,
+}
+
+/// One fault of a run against the protocol.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    pub check: Check,
+    pub detail: String,
 }
 
 /// One qualification run: where, how it ended, what it used.
@@ -51,7 +62,9 @@ pub struct RunLine {
     pub instance: String,
     pub examination: String,
     pub outcome: String,
-    pub exit: String,
+    /// How its process ended, as in run records: `{"reason": "exit", "code": 0}`,
+    /// `{"reason": "cpu_limit"}`...
+    pub termination: Termination,
     pub cpu_time_s: f64,
     pub wall_time_s: f64,
     pub peak_memory_mb: f64,
@@ -65,9 +78,11 @@ pub fn report_text(report: &QualifyReport) -> String {
             "qualified".to_string()
         } else {
             format!(
-                "NOT qualified: {} problem{}",
-                v.problems.len(),
-                if v.problems.len() == 1 { "" } else { "s" }
+                "NOT qualified: {} problem{} in {} run{}",
+                v.problems,
+                if v.problems == 1 { "" } else { "s" },
+                v.faulty_runs.len(),
+                if v.faulty_runs.len() == 1 { "" } else { "s" }
             )
         };
         let _ = writeln!(
@@ -80,16 +95,15 @@ pub fn report_text(report: &QualifyReport) -> String {
             v.cpu_time_s,
             v.max_peak_memory_mb
         );
-        for p in &v.problems {
+        for r in &v.faulty_runs {
+            let _ = writeln!(out, "  {} {}:", r.instance, r.examination);
+            for p in &r.problems {
+                let _ = writeln!(out, "    {}: {}", p.check.name(), p.detail);
+            }
             let _ = writeln!(
                 out,
-                "  {} {} {}: {}\n    record:    {}\n    reproduce: {}",
-                p.check.name(),
-                p.instance,
-                p.examination,
-                p.detail,
-                p.record,
-                p.reproduce
+                "    record:    {}\n    reproduce: {}",
+                r.record, r.reproduce
             );
         }
     }
@@ -118,7 +132,7 @@ pub fn report_page(report: &QualifyReport) -> String {
                     @for (name, v) in &report.tools {
                         tr {
                             td { a href=(format!("#{name}")) { (name) } }
-                            @if v.qualified { td.ok { "qualified" } } @else { td.bad { "not qualified: " (v.problems.len()) " problems" } }
+                            @if v.qualified { td.ok { "qualified" } } @else { td.bad { "not qualified: " (v.problems) " problems in " (v.faulty_runs.len()) " runs" } }
                             td { (v.runs) } td { (v.answered) } td { (v.cannot_compute) } td { (v.do_not_compete) }
                             td { (format!("{:.2}", v.cpu_time_s)) } td { (format!("{:.1}", v.max_peak_memory_mb)) }
                         }
@@ -126,13 +140,14 @@ pub fn report_page(report: &QualifyReport) -> String {
                 }
                 @for (name, v) in &report.tools {
                     h2 id=(name) { (name) }
-                    @if !v.problems.is_empty() {
+                    @if !v.faulty_runs.is_empty() {
                         table {
-                            tr { th { "check" } th { "instance" } th { "examination" } th { "problem" } th { "the run" } }
-                            @for p in &v.problems {
+                            tr { th { "instance" } th { "examination" } th { "problems" } th { "the run" } }
+                            @for r in &v.faulty_runs {
                                 tr {
-                                    td.bad { (p.check.name()) } td { (p.instance) } td { (p.examination) } td { (p.detail) }
-                                    td.mono { "record: " (p.record) br; "reproduce: " (p.reproduce) }
+                                    td { (r.instance) } td { (r.examination) }
+                                    td { @for p in &r.problems { span.bad { (p.check.name()) } ": " (p.detail) br; } }
+                                    td.mono { "record: " (r.record) br; "reproduce: " (r.reproduce) }
                                 }
                             }
                         }
@@ -141,7 +156,7 @@ pub fn report_page(report: &QualifyReport) -> String {
                         tr { th { "instance" } th { "examination" } th { "outcome" } th { "ended" } th { "CPU (s)" } th { "wall (s)" } th { "memory (MB)" } }
                         @for r in &v.run_list {
                             tr {
-                                td { (r.instance) } td { (r.examination) } td { (r.outcome) } td { (r.exit) }
+                                td { (r.instance) } td { (r.examination) } td { (r.outcome) } td { (r.termination.label()) }
                                 td { (format!("{:.2}", r.cpu_time_s)) } td { (format!("{:.2}", r.wall_time_s)) } td { (format!("{:.1}", r.peak_memory_mb)) }
                             }
                         }

@@ -95,6 +95,8 @@ pub struct ReportData<'a> {
     pub disputes: Vec<disputes::Dispute>,
     /// The pages of the runs whose records were read, by run.
     pub run_pages: BTreeMap<usize, RunPage>,
+    /// The limits in words, per examination where they differ ([`setup::limits_of`]).
+    pub limits: Arc<Vec<(String, String)>>,
 }
 
 /// What the site reads of the run records (the executed runs' only; an imported run's record
@@ -142,7 +144,7 @@ impl<'a> ReportData<'a> {
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary> + Sync,
     ) -> ReportData<'a> {
         let t = mccbuild_core::timing::phase("report: scores");
-        let scores = published_scores(
+        let mut scores = published_scores(
             plan,
             mccbuild_scoring::scores::scores_report(plan, db, handles, false),
         );
@@ -183,6 +185,9 @@ impl<'a> ReportData<'a> {
                 }
             })
             .collect();
+        // Runs without a record: the index page says the results are partial.
+        let missing = runs.iter().filter(|r| r.outcome.is_none()).count();
+        scores.partial = mccbuild_scoring::scores::Partial::of(missing, plan.runs.len());
         let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
         for (i, run) in plan.runs.iter().enumerate() {
             runs_of[run.exam_instance].push(i);
@@ -206,6 +211,7 @@ impl<'a> ReportData<'a> {
             observed: setup::Observed::default(),
             disputes,
             run_pages: BTreeMap::new(),
+            limits: Arc::new(setup::limits_of(plan)),
             tool_versions: plan
                 .contest
                 .tools

@@ -88,6 +88,9 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
         "{}",
         paint("1", &format!("{} ({})", report.contest, report.edition))
     );
+    if let Some(p) = &report.partial {
+        let _ = writeln!(out, "{}", paint("1;33", &p.notice()));
+    }
     if let Some(r) = &report.reference {
         let _ = writeln!(
             out,
@@ -223,10 +226,42 @@ pub fn reference_text(r: &ReferenceReport) -> String {
     out
 }
 
-/// `mccbuild explain --instance I --examination E --id V`, in words.
+/// `mccbuild explain --instance I --examination E --id V`, in words: the trusted value (and the
+/// reference's) first, then every answer, the weights and the case of E-3.1 that decided it.
 pub fn value_text(x: &ValueExplanation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} / {} / {}", x.instance, x.examination, x.id);
+    // The verdict first, then how it was reached (answers, weights, V, the case of E-3.1).
+    let _ = writeln!(
+        out,
+        "  trusted value: {}{}",
+        x.trusted.as_deref().unwrap_or("unknown"),
+        if x.reference.is_some() {
+            format!(" (basis: {})", x.basis)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(r) = &x.reference {
+        let judged: Vec<String> = r
+            .judgements
+            .iter()
+            .map(|(t, j)| format!("{t} {}", j.name()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  reference ({}): {}; the vote: {} ({}){}",
+            r.answers,
+            r.value.as_deref().unwrap_or("unknown"),
+            r.vote.as_deref().unwrap_or("unknown"),
+            r.vote_case,
+            if judged.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", judged.join(", "))
+            }
+        );
+    }
     let width = x
         .answers
         .iter()
@@ -282,36 +317,6 @@ pub fn value_text(x: &ValueExplanation) -> String {
         }
     }
     let _ = writeln!(out, "  {}", x.reason);
-    let _ = writeln!(
-        out,
-        "  trusted value: {}{}",
-        x.trusted.as_deref().unwrap_or("unknown"),
-        if x.reference.is_some() {
-            format!(" (basis: {})", x.basis)
-        } else {
-            String::new()
-        }
-    );
-    if let Some(r) = &x.reference {
-        let judged: Vec<String> = r
-            .judgements
-            .iter()
-            .map(|(t, j)| format!("{t} {}", j.name()))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  reference ({}): {}; the vote: {} ({}){}",
-            r.answers,
-            r.value.as_deref().unwrap_or("unknown"),
-            r.vote.as_deref().unwrap_or("unknown"),
-            r.vote_case,
-            if judged.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", judged.join(", "))
-            }
-        );
-    }
     out
 }
 

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 /// The cache file's frame: a cache of another version, damaged or of another kind is not read
 /// (it is rebuilt; nothing is said). (3: its own format number, no frame; 4: framed, core's
-/// [`FileStamp`] with its mode.)
-const FORMAT: Format = Format::new(b"MCCBDIGS", 4);
+/// [`FileStamp`] with its mode; 5: an instance's facts refuse XML files that are not UTF-8.)
+const FORMAT: Format = Format::new(b"MCCBDIGS", 5);
 
 /// The cache file's payload (postcard).
 #[derive(Default, Serialize, Deserialize)]

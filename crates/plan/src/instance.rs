@@ -49,6 +49,18 @@ pub enum InstanceError {
     Write { path: PathBuf, source: io::Error },
 }
 
+impl InstanceError {
+    /// The file a problem is about and what is wrong with it, for a [`Problem`](mccbuild_core::diag::Problem)
+    /// that names the file itself: an archive's problem is not prefixed with its path again.
+    /// `None`: the message names what it is about.
+    pub fn placed(&self) -> (Option<&Path>, String) {
+        match self {
+            InstanceError::Archive { path, problem } => (Some(path), problem.clone()),
+            other => (None, other.to_string()),
+        }
+    }
+}
+
 /// One file of an instance.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileEntry {

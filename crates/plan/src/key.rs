@@ -53,6 +53,12 @@ impl ToolIdentity {
         w.opt_str("tool.setup", self.setup.as_deref());
         w.finish()
     }
+
+    /// The digest of the tool's part of its runs' keys: two identities with the same digest
+    /// make the same runs (`mccbuild diff --tool` names a version of a tool by it).
+    pub fn digest(&self) -> Digest {
+        tool_part(self)
+    }
 }
 
 /// Digest of a tool folder: every regular file below it (sorted relative path, executable bit,

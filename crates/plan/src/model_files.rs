@@ -4,8 +4,12 @@
 use std::io::{self, BufRead, Read};
 
 use mccbuild_core::diag::Location;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesDecl, Event};
 use serde::{Deserialize, Serialize};
+
+use self::utf8::Utf8Checked;
+
+mod utf8;
 
 /// A problem found in one file, and where in it when that is known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
@@ -51,6 +55,27 @@ impl AtOffset {
         AtOffset {
             message: message.into(),
             offset: Some(reader.error_position()),
+        }
+    }
+
+    /// The reader's error, at the first byte that is not UTF-8 when that is why it stopped
+    /// (`what`: "model.pnml", "the formula file").
+    fn read_error<R: BufRead>(
+        error: &quick_xml::Error,
+        reader: &quick_xml::Reader<Utf8Checked<R>>,
+        what: &str,
+    ) -> AtOffset {
+        match reader.get_ref().bad() {
+            Some(bad) => AtOffset {
+                message: format!(
+                    "{what} is not well-formed XML: byte 0x{:02x} at offset {} is not UTF-8, the document's encoding",
+                    bad.byte, bad.offset
+                ),
+                offset: Some(bad.offset),
+            },
+            None => {
+                AtOffset::parse_error(format!("{what} is not well-formed XML: {error}"), reader)
+            }
         }
     }
 
@@ -115,7 +140,7 @@ pub fn formula_ids<R: BufRead>(
 /// [`formula_ids`] reading the file once (an archive's entry, streamed): a problem keeps its
 /// byte offset, for the caller to locate.
 pub(crate) fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>>, AtOffset> {
-    let mut reader = quick_xml::Reader::from_reader(input);
+    let mut reader = quick_xml::Reader::from_reader(Utf8Checked::new(input));
     let mut buf = Vec::new();
     let mut stack: Vec<String> = Vec::new();
     // Each id with where its element ends (to place a duplicate).
@@ -125,9 +150,10 @@ pub(crate) fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>
     loop {
         let event = match reader.read_event_into(&mut buf) {
             Ok(event) => event,
-            Err(e) => return Err(AtOffset::parse_error(e.to_string(), &reader)),
+            Err(e) => return Err(AtOffset::read_error(&e, &reader, "the formula file")),
         };
         match event {
+            Event::Decl(d) => declared_encoding(&d, &mut reader),
             Event::Start(e) => {
                 let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
                 if !root_seen {
@@ -189,6 +215,21 @@ pub(crate) fn read_formula_ids(input: impl BufRead) -> Result<Option<Vec<String>
     Ok(Some(ids.into_iter().map(|(id, _)| id).collect()))
 }
 
+/// An XML declaration naming an encoding other than UTF-8 (`encoding="ISO-8859-1"`): the
+/// document's bytes are then not checked as UTF-8.
+fn declared_encoding<R: BufRead>(
+    decl: &BytesDecl<'_>,
+    reader: &mut quick_xml::Reader<Utf8Checked<R>>,
+) {
+    let utf8 =
+        |name: &[u8]| name.eq_ignore_ascii_case(b"utf-8") || name.eq_ignore_ascii_case(b"utf8");
+    if let Some(Ok(encoding)) = decl.encoding() {
+        if !utf8(&encoding) {
+            reader.get_mut().accept_any_encoding();
+        }
+    }
+}
+
 /// Checks that `model.pnml` is well-formed XML with a `<pnml><net type="...">`. `open` gives
 /// the file (twice when there is a problem to locate).
 pub fn pnml_info<R: BufRead>(open: impl Fn() -> io::Result<R>) -> Result<NetInfo, FileProblem> {
@@ -199,7 +240,7 @@ pub fn pnml_info<R: BufRead>(open: impl Fn() -> io::Result<R>) -> Result<NetInfo
 /// [`pnml_info`] reading the file once (an archive's entry, streamed): a problem keeps its byte
 /// offset, for the caller to locate.
 pub(crate) fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
-    let mut reader = quick_xml::Reader::from_reader(input);
+    let mut reader = quick_xml::Reader::from_reader(Utf8Checked::new(input));
     let mut buf = Vec::new();
     let mut depth = 0usize;
     let mut root_seen = false;
@@ -207,14 +248,10 @@ pub(crate) fn read_pnml_info(input: impl BufRead) -> Result<NetInfo, AtOffset> {
     loop {
         let event = match reader.read_event_into(&mut buf) {
             Ok(event) => event,
-            Err(e) => {
-                return Err(AtOffset::parse_error(
-                    format!("model.pnml is not well-formed XML: {e}"),
-                    &reader,
-                ));
-            }
+            Err(e) => return Err(AtOffset::read_error(&e, &reader, "model.pnml")),
         };
         match event {
+            Event::Decl(ref d) => declared_encoding(d, &mut reader),
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let name = e.local_name();
                 if !root_seen {

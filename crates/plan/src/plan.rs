@@ -117,6 +117,10 @@ pub enum RunOrigin {
     },
 }
 
+/// The keys of one version's runs, by instance name and examination name
+/// ([`Plan::version_keys`]).
+pub type VersionKeys = std::collections::BTreeMap<(String, String), RunKey>;
+
 pub struct Plan {
     pub contest: Contest,
     /// The rows of each results file of `contest.results`; `None` when the plan came from its
@@ -159,7 +163,59 @@ impl Plan {
     /// made from the files the runs are made of (results files, tools, instances). This is what
     /// the plan snapshot keeps ([`crate::snapshot`]).
     pub fn build_runs(
+        contest: Contest,
+        executor: &[(String, String)],
+        cache: &mut DigestCache,
+        archive_limits: ArchiveLimits,
+    ) -> Result<Plan, Problems> {
+        Plan::build_runs_as(contest, None, executor, cache, archive_limits)
+    }
+
+    /// The keys the runs of tool `tool` of `contest` would have with each of `versions` (earlier
+    /// identities of the tool, `mccbuild diff --tool`): per version, the key of each examination
+    /// instance the tool takes part in, by instance and examination name. Made as the plan is,
+    /// from the instances' files (through the digest cache), so the keys are those the runs of
+    /// that version got when their instances and limits were what they are now.
+    pub fn version_keys(
+        contest: &Contest,
+        tool: usize,
+        versions: &[ToolIdentity],
+        executor: &[(String, String)],
+        cache: &mut DigestCache,
+    ) -> Result<Vec<VersionKeys>, Problems> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut contest = contest.clone();
+        let Some(entry) = contest.tools.get(tool).cloned() else {
+            return Ok(vec![Default::default(); versions.len()]);
+        };
+        contest.tools = vec![entry; versions.len()];
+        contest.results.clear();
+        let plan = Plan::build_runs_as(
+            contest,
+            Some(versions.to_vec()),
+            executor,
+            cache,
+            ArchiveLimits::default(),
+        )?;
+        let mut keys = vec![std::collections::BTreeMap::new(); versions.len()];
+        for run in &plan.runs {
+            let ei = &plan.exam_instances[run.exam_instance];
+            let name = (
+                plan.instances[ei.instance].name.clone(),
+                plan.contest.edition.examinations[ei.exam].name.clone(),
+            );
+            keys[run.tool].insert(name, run.key);
+        }
+        Ok(keys)
+    }
+
+    /// [`Plan::build_runs`], with the tools' identities given (`Some`: one per tool of the
+    /// contest) rather than read from their folders.
+    fn build_runs_as(
         mut contest: Contest,
+        identities: Option<Vec<ToolIdentity>>,
         executor: &[(String, String)],
         cache: &mut DigestCache,
         archive_limits: ArchiveLimits,
@@ -167,8 +223,12 @@ impl Plan {
         let mut problems = Problems::default();
         let imported = read_results_files(&contest, &mut problems);
         add_imported_tools(&mut contest, &imported);
-        let Some(tools) = tool_identities(&contest, &imported, cache, &mut problems) else {
-            return Err(problems);
+        let tools = match identities {
+            Some(tools) => tools,
+            None => match tool_identities(&contest, &imported, cache, &mut problems) {
+                Some(tools) => tools,
+                None => return Err(problems),
+            },
         };
         let t = phase("plan: instances");
         let mut left_out = Vec::new();

@@ -30,8 +30,9 @@ use crate::exact::Exact;
 use schema::EditionFile;
 pub use schema::{
     AwardAggregate, AwardRules, ConfidenceDenominator, ConfidenceRules, EditionInfo, InstanceRules,
-    Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules, TieBreak, TimeLimit,
-    TrustKind, TrustedRules, VerdictFileRules, VmRules, WeightScale, WeightedMajority, WrongValue,
+    Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules, SharedRanks,
+    TieBreak, TimeLimit, TrustKind, TrustedRules, VerdictFileRules, VmRules, WeightScale,
+    WeightedMajority, WrongValue,
 };
 
 /// Index of an examination in [`Edition::examinations`].

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::confidence::ToolIdx;
-use crate::edition::AwardAggregate;
+use crate::edition::{AwardAggregate, SharedRanks};
 use crate::exact::{Exact, Sum, count, from_f64_exact, serde_exact, zero};
 use crate::weights::Weight;
 
@@ -67,13 +67,15 @@ pub struct Standing {
 /// to the first three ranks, whatever the score (the texts set no minimum), or only to tools with
 /// a positive score when `medal_needs_positive_score` (`[ranking]`, see
 /// [`crate::edition::RankingRules`]). Ties share a rank and its medal, unless `tie_break` (lower
-/// is better: SV-COMP's success CPU time) orders them. Scores and tie-breaks are exact: equal
-/// means equal.
+/// is better: SV-COMP's success CPU time) orders them; the rank after a shared one is the next
+/// position (1, 1, 3) or the next rank (1, 1, 2), as `shared` says ([`SharedRanks`]). Scores
+/// and tie-breaks are exact: equal means equal.
 pub fn podium(
     entrants: &[Entrant<'_>],
     scores: &[Exact],
     tie_break: Option<&[Exact]>,
     medal_needs_positive_score: bool,
+    shared: SharedRanks,
 ) -> Vec<Standing> {
     let mut order: Vec<usize> = (0..entrants.len()).collect();
     let nothing = zero();
@@ -106,8 +108,13 @@ pub fn podium(
             match last {
                 Some((previous, rank)) if previous == key => rank,
                 _ => {
-                    last = Some((key, ranked));
-                    ranked
+                    let rank = match (shared, last) {
+                        (SharedRanks::Dense, Some((_, rank))) => rank + 1,
+                        (SharedRanks::Dense, None) => 1,
+                        (SharedRanks::Skip, _) => ranked,
+                    };
+                    last = Some((key, rank));
+                    rank
                 }
             }
         });
@@ -475,16 +482,59 @@ mod tests {
         ];
         let scores = ints(&[10, 10, 3]);
         let cpu = ints(&[50, 20, 1]);
-        let ranks: Vec<(u32, Option<u32>)> = podium(&e, &scores, Some(&cpu), false)
-            .iter()
-            .map(|s| (s.tool, s.rank))
-            .collect();
+        let ranks: Vec<(u32, Option<u32>)> =
+            podium(&e, &scores, Some(&cpu), false, SharedRanks::Skip)
+                .iter()
+                .map(|s| (s.tool, s.rank))
+                .collect();
         assert_eq!(ranks, vec![(1, Some(1)), (0, Some(2)), (2, Some(3))]);
-        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None, false)
+        let shared: Vec<(u32, Option<u32>)> = podium(&e, &scores, None, false, SharedRanks::Skip)
             .iter()
             .map(|s| (s.tool, s.rank))
             .collect();
         assert_eq!(shared, vec![(0, Some(1)), (1, Some(1)), (2, Some(3))]);
+    }
+
+    /// E-4.6 says nothing of equal totals: they share a rank in both readings of
+    /// `[ranking] shared_ranks`; the next tool is third with `skip` (1, 1, 3: two golds, no
+    /// silver, a bronze) and second with `dense` (1, 1, 2, 3: two golds, a silver, a bronze).
+    #[test]
+    fn equal_totals_share_a_rank_and_the_next_rank_is_skipped_or_not_as_the_edition_says() {
+        let e: Vec<Entrant> = ["a", "b", "c", "d"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Entrant {
+                tool: i as u32,
+                name,
+                family: name,
+                competing: true,
+            })
+            .collect();
+        let scores = ints(&[10, 10, 7, 5]);
+        let ranks = |shared| -> Vec<(u32, Option<u32>, Option<u8>)> {
+            podium(&e, &scores, None, false, shared)
+                .iter()
+                .map(|s| (s.tool, s.rank, s.medal))
+                .collect()
+        };
+        assert_eq!(
+            ranks(SharedRanks::Skip),
+            [
+                (0, Some(1), Some(1)),
+                (1, Some(1), Some(1)),
+                (2, Some(3), Some(3)),
+                (3, Some(4), None)
+            ]
+        );
+        assert_eq!(
+            ranks(SharedRanks::Dense),
+            [
+                (0, Some(1), Some(1)),
+                (1, Some(1), Some(1)),
+                (2, Some(2), Some(2)),
+                (3, Some(3), Some(3))
+            ]
+        );
     }
 
     /// E-4.6 sets no minimum score for a medal: ranks 1 to 3 get gold, silver and bronze even
@@ -496,7 +546,7 @@ mod tests {
         // smpt 3, zero -1; gold2025 is a reference tool, unranked.
         let scores = ints(&[-5, 0, -10, 100, 3, -1]);
         let medals = |positive: bool| -> Vec<(u32, Option<u32>, Option<u8>)> {
-            podium(&entrants(), &scores, None, positive)
+            podium(&entrants(), &scores, None, positive, SharedRanks::Skip)
                 .iter()
                 .filter(|s| s.rank.is_some())
                 .map(|s| (s.tool, s.rank, s.medal))
@@ -530,7 +580,7 @@ mod tests {
         // name), zero 4 (no medal: rank 4 and no points). tapaal-seq is the family's second
         // variant: shown, unranked. gold2025 is a reference tool: shown first, unranked.
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let p = podium(&entrants(), &scores, None, true);
+        let p = podium(&entrants(), &scores, None, true, SharedRanks::Skip);
         let summary: Vec<(u32, Option<u32>, Option<u8>)> =
             p.iter().map(|s| (s.tool, s.rank, s.medal)).collect();
         assert_eq!(
@@ -561,7 +611,7 @@ mod tests {
     #[test]
     fn awards_by_wins_never_reward_solving_less() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None, true);
+        let standings = podium(&entrants(), &scores, None, true, SharedRanks::Skip);
         let exams = vec![
             vec![run(0, 0.44, 10.0), run(4, 0.11, 20.0)],
             vec![run(4, 900.0, 4000.0)],
@@ -592,7 +642,7 @@ mod tests {
     fn awards_by_wins_ties_and_unranked_tools() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
         // Ranks: tapaal-par (2) 1st, lola (0) and smpt (4) 2nd (tied).
-        let standings = podium(&entrants(), &scores, None, true);
+        let standings = podium(&entrants(), &scores, None, true, SharedRanks::Skip);
         let exams = vec![
             // lola and smpt tie at 1 s: 1/2 each; the reference tool, faster, is not ranked.
             vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
@@ -616,7 +666,7 @@ mod tests {
     #[test]
     fn wins_counted_in_parts_add_up_to_the_wins_of_the_whole() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None, true);
+        let standings = podium(&entrants(), &scores, None, true, SharedRanks::Skip);
         let ranked = ranked_tools(&standings);
         let exams = [
             vec![run(0, 1.0, 5.0), run(4, 1.0, 5.0), run(3, 0.1, 0.1)],
@@ -659,7 +709,7 @@ mod tests {
     #[test]
     fn awards_among_ranked_tools_on_completed_examinations() {
         let scores = ints(&[300, 350, 400, 500, 300, 0]);
-        let standings = podium(&entrants(), &scores, None, true);
+        let standings = podium(&entrants(), &scores, None, true, SharedRanks::Skip);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(10.0, 100.0); // lola: mean 10 s, 100 MB
         perf[0].add(30.0, 300.0); //       -> mean 20 s, 200 MB

@@ -3,6 +3,7 @@
 //! from the scoring database; nothing is computed twice: the rule functions explain themselves
 //! through the same queries that score.
 
+use mccbuild_core::names::did_you_mean;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -84,10 +85,11 @@ pub struct ValueReference {
 /// Why an explanation cannot be given: what was asked for is not in the contest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExplainError {
-    #[error("no examination `{examination}` in {edition}")]
+    #[error("no examination `{examination}` in {edition}{hint}")]
     NoExamination {
         examination: String,
         edition: String,
+        hint: String,
     },
     #[error("no examination {examination} on instance `{instance}` in this contest")]
     NotPlanned {
@@ -101,10 +103,14 @@ pub enum ExplainError {
         instance: String,
         some: String,
     },
-    #[error("no tool `{0}` in this contest")]
-    NoTool(String),
-    #[error("no category `{category}` in {edition}")]
-    NoCategory { category: String, edition: String },
+    #[error("no tool `{tool}` in this contest{hint}")]
+    NoTool { tool: String, hint: String },
+    #[error("no category `{category}` in {edition}{hint}")]
+    NoCategory {
+        category: String,
+        edition: String,
+        hint: String,
+    },
 }
 
 /// Explains one value: `instance`, `examination`, `id` (a formula id, the examination's name for
@@ -228,6 +234,11 @@ fn locate_value(
         .ok_or_else(|| ExplainError::NoExamination {
             examination: examination.to_string(),
             edition: edition.info.name.clone(),
+            hint: did_you_mean(
+                examination,
+                edition.examinations.iter().map(|e| e.name.as_str()),
+                "examinations",
+            ),
         })?;
     let e = plan
         .exam_instances
@@ -413,12 +424,24 @@ pub fn explain_tool(
     let t = plan
         .contest
         .tool(tool)
-        .ok_or_else(|| ExplainError::NoTool(tool.to_string()))? as u32;
+        .ok_or_else(|| ExplainError::NoTool {
+            tool: tool.to_string(),
+            hint: did_you_mean(
+                tool,
+                plan.contest.tools.iter().map(|t| t.name.as_str()),
+                "tools",
+            ),
+        })? as u32;
     let c = edition
         .category(category)
         .ok_or_else(|| ExplainError::NoCategory {
             category: category.to_string(),
             edition: edition.info.name.clone(),
+            hint: did_you_mean(
+                category,
+                edition.categories.iter().map(|c| c.name.as_str()),
+                "categories",
+            ),
         })?;
     let mut models: BTreeMap<usize, ModelRow> = BTreeMap::new();
     for (e, ei) in plan.exam_instances.iter().enumerate() {

@@ -92,6 +92,73 @@ pub struct ScoresReport {
     /// and the reference disagree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceReport>,
+    /// Present when planned runs are missing from the store: these results are partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// Results computed while planned runs have no record in the store (not made yet, given up, or
+/// their records damaged): every output that shows scores says so, with the count and what
+/// completes them (docs/cli.md, "Partial results").
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Partial {
+    /// Planned runs without a record in the store.
+    pub missing_runs: usize,
+    /// Planned runs in all.
+    pub planned_runs: usize,
+    /// What makes them.
+    pub help: String,
+}
+
+impl Partial {
+    /// What to say when `missing` of `planned` runs have no record (`None`: nothing missing).
+    pub fn of(missing: usize, planned: usize) -> Option<Partial> {
+        (missing > 0).then(|| Partial {
+            missing_runs: missing,
+            planned_runs: planned,
+            help: "`mccbuild run` makes them (`mccbuild import FILE` the rows of a results file; `mccbuild plan` counts them by tool)".to_string(),
+        })
+    }
+
+    /// The sentence printed with the results (text, warnings, the report's index page).
+    pub fn notice(&self) -> String {
+        let (are, them) = match self.missing_runs {
+            1 => ("is", "it"),
+            _ => ("are", "them"),
+        };
+        let which = match self.missing_runs == self.planned_runs {
+            true if self.planned_runs == 1 => "the one planned run is not in the store yet".into(),
+            true => format!(
+                "none of the {} planned runs is in the store yet",
+                self.planned_runs
+            ),
+            false => format!(
+                "{} of the {} planned runs {are} not in the store and these scores leave {them} out",
+                self.missing_runs, self.planned_runs
+            ),
+        };
+        format!("partial results: {which}; {}", self.help)
+    }
+}
+
+#[cfg(test)]
+mod partial_tests {
+    use super::Partial;
+
+    /// What partial results say: the count in words, and what completes them.
+    #[test]
+    fn partial_results_are_said_with_the_count_and_what_completes_them() {
+        assert_eq!(Partial::of(0, 6), None);
+        let said = |m, p| Partial::of(m, p).unwrap().notice();
+        assert!(said(1, 6).starts_with(
+            "partial results: 1 of the 6 planned runs is not in the store and these scores leave it out; `mccbuild run` makes them"
+        ));
+        assert!(said(2, 6).contains(
+            "2 of the 6 planned runs are not in the store and these scores leave them out"
+        ));
+        assert!(said(3, 3).contains("none of the 3 planned runs is in the store yet"));
+        assert!(said(1, 1).contains("the one planned run is not in the store yet"));
+    }
 }
 
 fn medal_name(m: u8) -> String {
@@ -157,6 +224,7 @@ fn report_of(plan: &Plan, db: &ScoringDb, handles: &Handles, with_values: bool) 
         values: Vec::new(),
         basis: basis_name(plan, contest.basis(db)).to_string(),
         reference: reference_report(plan, db, handles),
+        partial: None,
     };
     for c in 0..plan.contest.edition.categories.len() {
         let rows = category_rows(db, contest, c as u32);

@@ -26,8 +26,8 @@
 //! out for lookups (`file_keys.rs`), what the index answers (`queries.rs`), what scoring needs of
 //! a run (`summary.rs`), where a record lies (`place.rs`), keeping in step with `runs/`
 //! (`reconcile.rs`, `stat_records.rs`) and with `packs/` (`packs.rs`), packing loose records
-//! (`packing.rs`), what was learnt saved beside the file (`delta.rs`), and what a loaded index
-//! rests on (`footing.rs`).
+//! (`packing.rs`), damaged pack lines set aside (`set_aside.rs`), what was learnt saved beside
+//! the file (`delta.rs`), and what a loaded index rests on (`footing.rs`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -48,6 +48,7 @@ mod packs;
 mod place;
 mod queries;
 mod reconcile;
+mod set_aside;
 mod stat_records;
 mod summary;
 #[cfg(test)]
@@ -55,6 +56,7 @@ mod tests;
 
 pub use footing::{FileStamp, Footing, stamps_digest};
 pub use place::Stamp;
+pub use set_aside::{SetAside, damaged_dir};
 pub use summary::Summary;
 
 use crate::{CorruptRecord, Store};

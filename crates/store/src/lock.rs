@@ -52,10 +52,7 @@ impl Store {
             }
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
-            let holder = match holder.trim() {
-                "" => "a process that has not said who it is yet".to_string(),
-                h => h.replace('\n', ", "),
-            };
+            let holder = holder_text(&holder);
             match wait {
                 LockWait::Refuse => {
                     return Err(StoreError::Busy {
@@ -75,15 +72,12 @@ impl Store {
             }
         }
         // Who holds it, for the next one's message (the lock is the flock, not this text).
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+        let since = utc_date_time(std::time::SystemTime::now());
         let host = fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| {
             write!(
                 file,
-                "pid {} on {}\n`{command}`\nsince unix time {since}\n",
+                "pid {} on {}\n`{command}`\nsince {since}\n",
                 std::process::id(),
                 host.trim()
             )
@@ -92,9 +86,56 @@ impl Store {
     }
 }
 
+/// A moment as people read it: `2026-12-07 23:40:12 UTC`.
+fn utc_date_time(at: std::time::SystemTime) -> String {
+    let text = humantime::format_rfc3339_seconds(at).to_string();
+    format!("{} UTC", text.trim_end_matches('Z').replacen('T', " ", 1))
+}
+
+/// The lock file's text as one line of a message: its lines joined; a moment written by an
+/// older mccbuild as seconds since 1970 (`since unix time N`) shown as a date-time.
+fn holder_text(file: &str) -> String {
+    let lines: Vec<String> = file
+        .trim()
+        .lines()
+        .map(|line| {
+            match line
+                .strip_prefix("since unix time ")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+            {
+                Some(secs) => format!(
+                    "since {}",
+                    utc_date_time(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+                ),
+                None => line.to_string(),
+            }
+        })
+        .collect();
+    match lines.is_empty() {
+        true => "a process that has not said who it is yet".to_string(),
+        false => lines.join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{LockWait, Store, StoreError};
+
+    /// Who holds the lock is said in words: the moment as a UTC date-time, also when an older
+    /// mccbuild wrote it as seconds since 1970.
+    #[test]
+    fn the_holder_is_said_with_a_utc_date_time() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_667_976);
+        assert_eq!(super::utc_date_time(at), "2026-12-07 18:26:16 UTC");
+        assert_eq!(
+            super::holder_text("pid 7 on h\n`mccbuild run`\nsince unix time 1796667976\n"),
+            "pid 7 on h, `mccbuild run`, since 2026-12-07 18:26:16 UTC"
+        );
+        assert_eq!(
+            super::holder_text(""),
+            "a process that has not said who it is yet"
+        );
+    }
 
     /// The lock is an flock per open file: a second taker in this process is refused or waits
     /// as another process would.

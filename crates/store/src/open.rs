@@ -10,6 +10,19 @@ use mccbuild_core::fsio::{write_atomically, write_atomically_in_batch};
 
 use crate::{RECORD_FORMAT, RunRecord, STORE_FORMAT, Store, StoreError, encode_record};
 
+/// What a damaged marker holds, for a message: its first bytes, each byte that is not printable
+/// ASCII escaped (`\n`, `\x00`, `\xff`), shortened with `...` and its size when longer.
+fn shown_marker(bytes: &[u8]) -> String {
+    const SHOWN: usize = 40;
+    let trimmed = bytes.trim_ascii();
+    let head = &trimmed[..trimmed.len().min(SHOWN)];
+    let mut shown = head.escape_ascii().to_string();
+    if trimmed.len() > SHOWN {
+        shown.push_str(&format!("... ({} bytes)", bytes.len()));
+    }
+    shown
+}
+
 impl Store {
     /// Opens (creating it if needed) the store at `root`.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
@@ -48,10 +61,9 @@ impl Store {
                         });
                     }
                     None => {
-                        let found: String = text.trim().chars().take(60).collect();
                         return Err(StoreError::DamagedMarker {
                             path: marker,
-                            found,
+                            found: shown_marker(&bytes),
                         });
                     }
                 }

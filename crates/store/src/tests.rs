@@ -216,6 +216,26 @@ fn a_damaged_marker_is_named_and_nothing_advises_removing() {
     );
 }
 
+/// A marker of binary garbage is shown escaped and shortened, never echoed raw to a terminal.
+#[test]
+fn a_garbled_marker_is_shown_escaped_and_shortened() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut garbage = b"\x1b[2J\x00\xff\xfe".to_vec();
+    garbage.extend((0u8..=255).cycle().take(4000));
+    fs::write(dir.path().join("STORE"), &garbage).unwrap();
+    let message = Store::open(dir.path()).unwrap_err().to_string();
+    assert!(
+        message.chars().all(|c| !c.is_control() && c.is_ascii()),
+        "{message:?}"
+    );
+    assert!(
+        message.contains("holds `\\x1b[2J\\x00\\xff\\xfe"),
+        "{message}"
+    );
+    assert!(message.contains("... (4007 bytes)`"), "{message}");
+    assert!(message.len() < 600, "{message}");
+}
+
 #[test]
 fn a_store_of_another_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();

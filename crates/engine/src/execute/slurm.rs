@@ -1,22 +1,26 @@
 //! Executing through Slurm: one job per model, each run a step (`mccbuild exec-run`) that
 //! records it into the shared store; the jobs and the store followed until every run is
-//! recorded or given up.
+//! recorded or given up. The contest's jobs still queued or running (an earlier `mccbuild run`
+//! killed, or running in another terminal) are adopted: followed, their runs not submitted
+//! again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use mccbuild_core::hex;
-use mccbuild_exec::slurm::{FollowSettings, JobRun, ModelJob, SlurmCli, follow_jobs};
+use mccbuild_core::{RunKey, hex};
+use mccbuild_exec::slurm::{
+    Adopted, FollowSettings, JobRequest, JobRun, JobState, LiveJob, ModelJob, SlurmCli, Whose,
+    follow_jobs,
+};
 use mccbuild_plan::Plan;
-use mccbuild_rules::execution::machine_groups;
 use mccbuild_store::{Index, Store, Summary};
 
 use super::ExecSummary;
 use super::record::label;
 use crate::error::SlurmSetupError;
-use crate::progress::{NotRecorded, Progress, RunEnd, RunEvent};
+use crate::progress::{NotRecorded, Progress, RunEnd, RunEvent, count};
 use crate::session::Session;
 
 /// Follows a Slurm contest for [`mccbuild_exec::slurm::follow_jobs`]: records appearing in the
@@ -53,7 +57,7 @@ impl SlurmFollower<'_> {
 }
 
 impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
-    fn recorded(&mut self, i: usize) -> bool {
+    fn recorded(&mut self, i: usize, whose: Whose) -> bool {
         if self.stored[i] && !self.redo.contains_key(&i) {
             return true;
         }
@@ -67,7 +71,10 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
             Ok(Some((record, digest))) => {
                 self.stored[i] = true;
                 self.redo.remove(&i);
-                self.outcome.executed += 1;
+                match whose {
+                    Whose::Ours => self.outcome.executed += 1,
+                    Whose::Others => self.outcome.adopted += 1,
+                }
                 let name = label(self.plan, run);
                 if self.started.remove(&i).is_none() {
                     self.progress.run(&RunEvent::Started {
@@ -165,13 +172,31 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                     });
                 }
             }
+            SlurmEvent::Left { job, state, runs } => {
+                for i in &runs {
+                    if self.started.remove(i).is_some() {
+                        let run = &self.plan.runs[*i];
+                        self.progress.run(&RunEvent::Requeued {
+                            key: run.key,
+                            label: &label(self.plan, run),
+                        });
+                    }
+                }
+                self.progress.message(&format!(
+                    "Slurm job {job} ended {state} with {} unrecorded: `mccbuild run` submits them again",
+                    count(runs.len(), "run", "runs")
+                ));
+            }
             SlurmEvent::Message(text) => self.progress.message(&text),
         }
     }
 }
 
 impl Session {
-    /// shared store; follows the jobs and the store until every run is recorded or given up.
+    /// Adopts this contest's jobs still queued or running, submits one job per model for the
+    /// runs none of them covers (models longest first, each job's runs longest first:
+    /// [`crate::forecast`]), and follows the jobs and the shared store until every run is
+    /// recorded or given up. With `submit` off (`run --follow`) it only follows the live jobs.
     pub(super) fn run_on_slurm(
         &mut self,
         runnable: &[usize],
@@ -179,7 +204,9 @@ impl Session {
         progress: &mut dyn Progress,
         cancel: &Arc<AtomicBool>,
         outcome: &mut ExecSummary,
+        submit: bool,
     ) {
+        use mccbuild_exec::slurm::Scheduler;
         let mut scheduler = match self.slurm_cli() {
             Ok(scheduler) => scheduler,
             Err(e) => {
@@ -188,13 +215,63 @@ impl Session {
                 return;
             }
         };
-        let jobs_of_models = self.model_jobs(runnable, jobs);
-        progress.planned(&self.run_infos(runnable));
-        progress.started(runnable.len());
+        let live = match scheduler.live_jobs() {
+            Ok(live) => live,
+            Err(e) => {
+                // Submitting without knowing the live jobs could run their runs twice.
+                let reason = format!(
+                    "cannot list this contest's Slurm jobs still queued or running, so nothing was submitted: {e}"
+                );
+                progress.planned(&self.run_infos(runnable));
+                progress.started(runnable.len());
+                for &i in runnable {
+                    let run = &self.plan.runs[i];
+                    let name = label(&self.plan, run);
+                    progress.run(&RunEvent::Started {
+                        key: run.key,
+                        label: &name,
+                    });
+                    progress.run(&RunEvent::Finished {
+                        key: run.key,
+                        label: &name,
+                        end: RunEnd::NotRecorded(NotRecorded::Infrastructure(reason.clone())),
+                    });
+                }
+                outcome.failed += runnable.len();
+                return;
+            }
+        };
+        let adopted = self.adopt(live, runnable, progress);
+        let covered: HashSet<usize> = adopted
+            .iter()
+            .flat_map(|a| a.request.runs.iter().map(|r| r.id))
+            .collect();
+        let uncovered: Vec<usize> = runnable
+            .iter()
+            .copied()
+            .filter(|i| !covered.contains(i))
+            .collect();
+        let (followed, jobs_of_models) = if submit {
+            (runnable.to_vec(), self.model_jobs(&uncovered, jobs))
+        } else {
+            if !uncovered.is_empty() {
+                outcome.left += uncovered.len();
+                progress.message(&format!(
+                    "{} to run no live job covers: `mccbuild run` submits them",
+                    count(uncovered.len(), "run", "runs")
+                ));
+            }
+            let mut followed: Vec<usize> = covered.into_iter().collect();
+            followed.sort_unstable();
+            (followed, Vec::new())
+        };
+        progress.planned(&self.run_infos(&followed));
+        progress.started(followed.len());
         let settings = FollowSettings {
             attempts: self.plan.contest.executor.slurm.attempts,
             poll: Duration::from_millis(200),
             patience: Duration::from_secs(120),
+            submit,
         };
         let mut follower = SlurmFollower {
             plan: &self.plan,
@@ -209,6 +286,7 @@ impl Session {
         };
         let result = follow_jobs(
             &mut scheduler,
+            adopted,
             jobs_of_models,
             &mut follower,
             &settings,
@@ -221,7 +299,74 @@ impl Session {
             ));
         }
         follower.outcome.failed += result.failed;
+        follower.outcome.left += result.left;
         follower.warn_models_on_several_nodes();
+    }
+
+    /// The live jobs to follow: for each, the runs of its key list that are among `runnable`
+    /// (each run in one job: the first that names it) and that it does as this command would
+    /// (a rerun of the same record, or a plain run). Says which jobs are followed.
+    fn adopt(
+        &self,
+        live: Vec<LiveJob>,
+        runnable: &[usize],
+        progress: &mut dyn Progress,
+    ) -> Vec<Adopted> {
+        let wanted: HashMap<RunKey, usize> = runnable
+            .iter()
+            .map(|&i| (self.plan.runs[i].key, i))
+            .collect();
+        let mut covered: HashSet<usize> = HashSet::new();
+        let mut adopted = Vec::new();
+        for job in live {
+            let lines = match job.runs {
+                Ok(lines) => lines,
+                Err(why) => {
+                    progress.message(&format!(
+                        "warning: Slurm job {} of this contest (model {}) cannot be followed: {why}; its runs not recorded are submitted again",
+                        job.id, job.model
+                    ));
+                    continue;
+                }
+            };
+            let mut runs = Vec::new();
+            for (cores, key, replaces) in lines {
+                let Some(&i) = wanted.get(&key) else {
+                    continue;
+                };
+                if replaces == self.redo.get(&i).copied() && covered.insert(i) {
+                    runs.push(JobRun {
+                        id: i,
+                        key,
+                        cores,
+                        replaces,
+                    });
+                }
+            }
+            if runs.is_empty() {
+                continue;
+            }
+            let state = match &job.state {
+                JobState::Running { node } => format!("running on {node}"),
+                _ => "queued".to_string(),
+            };
+            progress.message(&format!(
+                "following Slurm job {} (model {}, {state}), submitted earlier: {}",
+                job.id,
+                job.model,
+                count(runs.len(), "run", "runs")
+            ));
+            adopted.push(Adopted {
+                job: job.id,
+                request: JobRequest {
+                    model: job.model,
+                    attempt: job.attempt,
+                    runs,
+                    cpus: job.cpus,
+                },
+            });
+        }
+        adopted
     }
 
     /// The Slurm commands of this contest.
@@ -250,18 +395,18 @@ impl Session {
     }
 
     /// The runs of each model, for one job each, with the CPUs the job asks for (rule E-5.1:
-    /// all runs of a model on one machine).
+    /// all runs of a model on one machine): longest first, each job's runs longest first, by
+    /// their expected times ([`crate::forecast`]).
     fn model_jobs(&self, runnable: &[usize], jobs: usize) -> Vec<ModelJob> {
+        let times = self.expected_times(runnable);
         let contest = &self.plan.contest;
-        let by_model = machine_groups(
-            runnable
-                .iter()
-                .map(|&i| (self.plan.instance_of(&self.plan.runs[i]).model, i)),
-        );
-        by_model
+        self.planned_jobs(runnable, &times.seconds, jobs, 0.0)
             .into_iter()
-            .map(|(model, runs)| {
-                let runs: Vec<JobRun> = runs
+            .map(|job| ModelJob {
+                model: self.plan.models[job.model].name.clone(),
+                cpus: job.cpus,
+                runs: job
+                    .runs
                     .into_iter()
                     .map(|i| {
                         let run = &self.plan.runs[i];
@@ -272,17 +417,7 @@ impl Session {
                             replaces: self.redo.get(&i).copied(),
                         }
                     })
-                    .collect();
-                let most = runs.iter().map(|r| r.cores).max().unwrap_or(1);
-                ModelJob {
-                    model: self.plan.models[model].name.clone(),
-                    cpus: contest
-                        .executor
-                        .slurm
-                        .cpus_per_job
-                        .unwrap_or_else(|| most.saturating_mul(jobs.max(1) as u32)),
-                    runs,
-                }
+                    .collect(),
             })
             .collect()
     }

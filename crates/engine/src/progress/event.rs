@@ -60,6 +60,10 @@ pub enum RunEnd {
     NotRecorded(NotRecorded),
 }
 
+/// What progress says of a run stopped because the command was.
+const INTERRUPTED: &str =
+    "interrupted: stopped before it ended, not recorded (the next `mccbuild run` does it)";
+
 /// Why a finished run was not recorded.
 #[derive(Clone, Debug)]
 pub enum NotRecorded {
@@ -75,9 +79,16 @@ pub enum NotRecorded {
 }
 
 impl RunEnd {
-    /// Whether the run counts as failed (not recorded).
+    /// Whether the run counts as failed: not recorded, and not because the command was
+    /// interrupted ([`RunEnd::interrupted`]).
     pub fn failed(&self) -> bool {
-        matches!(self, RunEnd::NotRecorded(_))
+        matches!(self, RunEnd::NotRecorded(_)) && !self.interrupted()
+    }
+
+    /// Whether the run was stopped because the command was (a signal, or a record that could
+    /// not be written stopped the runs in flight): not recorded, not a failure of anything.
+    pub fn interrupted(&self) -> bool {
+        matches!(self, RunEnd::NotRecorded(NotRecorded::Cancelled))
     }
 
     /// What progress says of it: the record's line (and where Slurm ran it), or why it was not
@@ -90,7 +101,7 @@ impl RunEnd {
                 Some(p) => format!("{description} (node {}, job {}.{})", p.node, p.job, p.step),
                 None => description.clone(),
             },
-            RunEnd::NotRecorded(NotRecorded::Cancelled) => "cancelled".to_string(),
+            RunEnd::NotRecorded(NotRecorded::Cancelled) => INTERRUPTED.to_string(),
             RunEnd::NotRecorded(NotRecorded::StepStopped(termination)) => format!(
                 "cancelled: the step was told to stop as the run ended ({}); not recorded",
                 termination.label()
@@ -136,7 +147,7 @@ mod tests {
         assert_eq!(recorded(Some(placement)).text(), "CC (node n1, job 12.3)");
         let not = |why| RunEnd::NotRecorded(why);
         for (end, text) in [
-            (not(NotRecorded::Cancelled), "cancelled".to_string()),
+            (not(NotRecorded::Cancelled), INTERRUPTED.to_string()),
             (
                 not(NotRecorded::Infrastructure("no cgroup".into())),
                 "infrastructure failure (not recorded): no cgroup".into(),
@@ -156,7 +167,10 @@ mod tests {
                 ),
             ),
         ] {
-            assert!(end.failed(), "{text}");
+            let interrupted = matches!(end, RunEnd::NotRecorded(NotRecorded::Cancelled));
+            assert_eq!(end.failed(), !interrupted, "{text}");
+            assert_eq!(end.interrupted(), interrupted, "{text}");
+            assert!(!text.contains("fail") || !interrupted, "{text}");
             assert_eq!(end.text(), text);
         }
     }

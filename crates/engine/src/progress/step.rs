@@ -11,7 +11,11 @@ impl Progress for StepProgress {
             return;
         };
         let host = std::env::var("SLURMD_NODENAME").unwrap_or_else(|_| mccbuild_exec::host_name());
-        let word = if end.failed() { "failed" } else { "recorded" };
+        let word = match (end.failed(), end.interrupted()) {
+            (true, _) => "failed",
+            (false, true) => "stopped",
+            (false, false) => "recorded",
+        };
         say(&format!("{word} on {host}: {label}: {}", end.text()));
     }
 

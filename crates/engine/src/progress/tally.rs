@@ -98,6 +98,12 @@ impl Tally {
         self.running.len()
     }
 
+    /// The runs neither finished nor running: waiting for a core here, for their Slurm job to
+    /// get a node, or for their turn in their job.
+    pub fn queued(&self) -> usize {
+        self.total.saturating_sub(self.done + self.running())
+    }
+
     pub(super) fn planned(&mut self, runs: &[RunInfo]) {
         for run in runs {
             self.pending.insert(run.label.clone(), run.group.clone());
@@ -225,13 +231,14 @@ impl Tally {
         }
     }
 
-    /// `[12/144 runs] 2 running · 0 failed · ETA 1m20s`
+    /// `[12/144 runs] 2 running · 130 queued · 0 failed · ETA 1m20s`
     pub fn line(&self) -> String {
         format!(
-            "[{}/{}] {} running · {} failed · {}",
+            "[{}/{}] {} running · {} queued · {} failed · {}",
             self.done,
             count(self.total, "run", "runs"),
             self.running(),
+            self.queued(),
             self.failed,
             self.eta_text()
         )
@@ -257,10 +264,15 @@ mod tests {
         let mut t = Tally::default();
         t.run_started("a");
         t.run_started("b");
+        t.total = 5;
         t.run_finished("c", true); // an infrastructure failure: never started
-        assert_eq!(t.running(), 2);
+        assert_eq!((t.running(), t.queued()), (2, 2));
         t.run_finished("a", false);
-        assert_eq!(t.running(), 1);
+        assert_eq!((t.running(), t.queued()), (1, 2));
+        assert!(
+            t.line()
+                .starts_with("[2/5 runs] 1 running · 2 queued · 1 failed · ")
+        );
     }
 
     #[test]

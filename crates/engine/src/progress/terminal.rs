@@ -183,6 +183,7 @@ impl CliProgress {
             "done": t.done,
             "total": t.total,
             "running": t.running(),
+            "queued": t.queued(),
             "failed": t.failed,
         });
         if let Some(label) = label {
@@ -323,16 +324,24 @@ impl Progress for CliProgress {
                 let bar =
                     ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
                 let (a, b) = (self.tally.clone(), self.tally.clone());
+                // The bar takes what the terminal leaves (`wide_bar`): on 60 columns the line
+                // stays one line (`the_progress_bar_fits_a_narrow_terminal`, tests/it/ux.rs).
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{elapsed_precise} [{bar:30}] {pos}/{len} runs · {state} · {tally_eta}",
+                        "{elapsed_precise} [{wide_bar}] {pos}/{len} · {state} · {tally_eta}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .with_key(
                         "state",
                         move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                             let t = lock(&a);
-                            let _ = write!(w, "running {} · failures {}", t.running(), t.failed);
+                            let _ = write!(
+                                w,
+                                "{} running · {} queued · {} failed",
+                                t.running(),
+                                t.queued(),
+                                t.failed
+                            );
                         },
                     )
                     .with_key(
@@ -371,22 +380,31 @@ impl Progress for CliProgress {
             RunEvent::Finished { label, end, .. } => {
                 let (outcome, failed) = (end.text(), end.failed());
                 lock(&self.tally).run_finished(label, failed);
+                // A run stopped by an interruption: its line says so (not "failed").
+                let line = match (failed, end.interrupted()) {
+                    (true, _) => Some(format!("failed: {label}: {outcome}")),
+                    (false, true) => Some(format!("{label}: {outcome}")),
+                    (false, false) => None,
+                };
                 match self.format {
-                    ProgressFormat::Json => self.json(
-                        "run_finished",
-                        Some(label),
-                        serde_json::json!({"outcome": outcome, "run_failed": failed}),
-                    ),
+                    ProgressFormat::Json => {
+                        let mut fields =
+                            serde_json::json!({"outcome": outcome, "run_failed": failed});
+                        if end.interrupted() {
+                            fields["interrupted"] = true.into();
+                        }
+                        self.json("run_finished", Some(label), fields)
+                    }
                     ProgressFormat::Auto => {
-                        if failed {
-                            self.say(&format!("failed: {label}: {outcome}"));
+                        if let Some(line) = &line {
+                            self.say(line);
                         }
                         self.update_bar();
                     }
                     ProgressFormat::Plain => {
                         let t = lock(&self.tally);
-                        if failed {
-                            say!("failed: {label}: {outcome}");
+                        if let Some(line) = &line {
+                            say!("{line}");
                         }
                         if t.done == t.total {
                             say!("{}", t.line());

@@ -19,6 +19,7 @@ use mccbuild_store::index::LoadReport;
 use mccbuild_store::{Index, Store, StoreLock};
 
 use super::Session;
+use super::other_keys::other_keys_warning;
 use super::recall::remember_noop;
 use super::records::stored_runs;
 use crate::error::OpenError;
@@ -85,6 +86,16 @@ impl Session {
         let LoadReport { corrupt, .. } = loaded;
         let t = phase("stored runs");
         let (stored, mut records) = stored_runs(&plan, &index);
+        drop(t);
+        let t = phase("stored under other keys");
+        warnings.extend(other_keys_warning(
+            &plan,
+            &store,
+            &index,
+            &stored,
+            &executor.key_ingredients(),
+            lock.is_some(),
+        ));
         drop(t);
         if let Some(fingerprints) =
             fingerprints.filter(|_| warnings.is_empty() && corrupt.is_empty())

@@ -5,14 +5,40 @@ use mccbuild_core::digest::Digest;
 use mccbuild_core::timing::phase;
 use mccbuild_plan::Plan;
 use mccbuild_scoring::memo;
-use mccbuild_scoring::scores::{ScoresReport, scores_report};
+use mccbuild_scoring::scores::{Partial, ScoresReport, scores_report};
 use mccbuild_store::Index;
 
 use super::Session;
 
 impl Session {
-    /// The podium report (no values), from the results cache when nothing it depends on changed.
+    /// The podium report (no values), from the results cache when nothing it depends on changed;
+    /// it says whether it is partial (planned runs missing from the store) either way.
     pub fn podium_report(&self) -> ScoresReport {
+        let mut report = self.podium_report_of_records();
+        report.partial = self.partial();
+        report
+    }
+
+    /// Whether results computed now would be partial: the planned runs without a record in the
+    /// store as the index says now (docs/cli.md, "Partial results").
+    pub fn partial(&self) -> Option<Partial> {
+        let missing = self.record_digests().iter().filter(|d| d.is_none()).count();
+        Partial::of(missing, self.plan.runs.len())
+    }
+
+    /// [`Session::partial`] counted by looking each planned run up in the index (for `watch`,
+    /// whose index changes with every update: no record digests or results key hashed).
+    pub fn partial_in_index(&self) -> Option<Partial> {
+        let missing = self
+            .plan
+            .runs
+            .iter()
+            .filter(|r| !self.index.contains(&r.key))
+            .count();
+        Partial::of(missing, self.plan.runs.len())
+    }
+
+    fn podium_report_of_records(&self) -> ScoresReport {
         let _t = phase("results");
         let key = self.results_key();
         if let Some(report) = crate::results_cache::load(&self.store, &key) {

@@ -38,19 +38,12 @@ impl Publisher {
         if self.json {
             println!("{}", serde_json::to_string(&update).unwrap_or_default());
         } else {
-            println!(
-                "update {}: {} ({}, {:.1} ms{})",
-                update.update,
-                update.cause,
-                count(update.records, "record", "records"),
-                update.compute_ms,
-                update
-                    .latency_ms
-                    .map(|l| format!(", {l:.1} ms after the record"))
-                    .unwrap_or_default()
-            );
+            println!("{}", update_line(state, &update));
             for (category, (was, now)) in &update.podium_changes {
                 println!("  {category}: {} -> {}", was.join(", "), now.join(", "));
+            }
+            if let Some(p) = &update.scores.partial {
+                println!("  {}", p.notice());
             }
         }
         Ok(())
@@ -128,4 +121,37 @@ impl Publisher {
             ms: t.elapsed().as_secs_f64() * 1e3,
         })
     }
+}
+
+/// An update in one line: the start says what the store holds (the records it starts from, not
+/// the 0 applied), the others how many records they applied and the time since the newest
+/// record or, for an edit of the manifest or the rules, since the edit.
+fn update_line(state: &State, update: &Update) -> String {
+    let session = &state.session;
+    if update.cause == "start" {
+        let stored = (0..session.plan.runs.len())
+            .filter(|&i| session.is_stored(i))
+            .count();
+        return format!(
+            "update {}: start ({} in the store, {stored} of the contest's {})",
+            update.update,
+            count(session.index.len(), "record", "records"),
+            count(session.plan.runs.len(), "run", "runs"),
+        );
+    }
+    let since = match update.cause {
+        "records" => "after the record",
+        _ => "after the edit",
+    };
+    format!(
+        "update {}: {} ({}, {:.1} ms{})",
+        update.update,
+        update.cause,
+        count(update.records, "record", "records"),
+        update.compute_ms,
+        update
+            .latency_ms
+            .map(|l| format!(", {l:.1} ms {since}"))
+            .unwrap_or_default()
+    )
 }

@@ -49,7 +49,8 @@ impl State {
             .enumerate()
             .map(|(i, (run, r))| (run.key, (r, i)))
             .collect();
-        let scores = scores_report(&session.plan, &db, &handles, false);
+        let mut scores = scores_report(&session.plan, &db, &handles, false);
+        scores.partial = session.partial_in_index();
         // Read again to keep it: if it changed since the plan read it, the plan's contest
         // differs from it and an edit will re-plan.
         let loaded = Contest::load(manifest)
@@ -212,7 +213,9 @@ impl State {
         self.session.plan.contest = contest;
         self.loaded = Some(new);
         let _ = podiums(&self.db, self.handles.contest);
-        let scores = scores_report_of_current(&self.session.plan, &self.db, &self.handles);
+        let mut scores = scores_report_of_current(&self.session.plan, &self.db, &self.handles);
+        // The same runs planned, the same records: as partial as before.
+        scores.partial = self.scores.partial.clone();
         let compute_ms = t.elapsed().as_secs_f64() * 1e3;
         let written = [
             &self.session.plan.contest.manifest_path,
@@ -292,7 +295,8 @@ impl State {
         }
         let _ = podiums(&self.db, self.handles.contest);
         let scored_ms = t.elapsed().as_secs_f64() * 1e3;
-        let scores = scores_report_of_current(&self.session.plan, &self.db, &self.handles);
+        let mut scores = scores_report_of_current(&self.session.plan, &self.db, &self.handles);
+        scores.partial = self.session.partial_in_index();
         let compute_ms = t.elapsed().as_secs_f64() * 1e3;
         if std::env::var_os("MCCBUILD_WATCH_DEBUG").is_some() {
             eprintln!(

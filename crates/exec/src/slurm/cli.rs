@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use mccbuild_plan::manifest::SlurmConfig;
 
-use super::{JobId, JobRequest, JobState, Scheduler, SchedulerError};
+use super::{JobId, JobRequest, JobState, LiveJob, Scheduler, SchedulerError};
 
 /// The real scheduler: Slurm's `sbatch`, `squeue` and `scancel` (with the environment's
 /// SLURM_CONF). Job scripts, key lists and logs go to `dir`, which every node must see.
@@ -54,19 +54,99 @@ pub fn parse_squeue(text: &str) -> BTreeMap<JobId, JobState> {
             continue;
         };
         let node = fields.next().unwrap_or("").trim().to_string();
-        let state = state.trim();
-        let state = match state {
-            "RUNNING" | "COMPLETING" | "STAGE_OUT" | "SIGNALING" => JobState::Running { node },
-            "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD"
-            | "RESIZING" | "SUSPENDED" | "STOPPED" | "RESV_DEL_HOLD" => JobState::Pending,
-            other => JobState::Ended {
-                state: other.to_string(),
-                node,
-            },
-        };
-        states.insert(id.trim().to_string(), state);
+        states.insert(id.trim().to_string(), job_state(state, node));
     }
     states
+}
+
+/// A job's state as squeue words it (`%T`), on its node (`%N`).
+fn job_state(state: &str, node: String) -> JobState {
+    match state.trim() {
+        "RUNNING" | "COMPLETING" | "STAGE_OUT" | "SIGNALING" => JobState::Running { node },
+        "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD" | "RESIZING"
+        | "SUSPENDED" | "STOPPED" | "RESV_DEL_HOLD" => JobState::Pending,
+        other => JobState::Ended {
+            state: other.to_string(),
+            node,
+        },
+    }
+}
+
+/// The format of `squeue` listing the jobs to adopt: id, state, node, CPUs, name, batch script.
+const LIVE_FORMAT: &str = "--format=%i|%T|%N|%C|%j|%o";
+
+/// A job `squeue -o %i|%T|%N|%C|%j|%o` lists, named `<prefix><model>`, queued or running.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedJob {
+    pub id: JobId,
+    pub model: String,
+    pub state: JobState,
+    pub cpus: u32,
+    /// Its batch script (`%o`, the command it runs).
+    pub script: PathBuf,
+}
+
+/// Reads `squeue -o %i|%T|%N|%C|%j|%o` lines: the jobs named `<prefix><model>` that are not
+/// over. Other jobs (other contests', other users') are left out.
+pub fn parse_live_jobs(text: &str, prefix: &str) -> Vec<ListedJob> {
+    let mut jobs = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.trim().splitn(6, '|').collect();
+        let [id, state, node, cpus, name, script] = fields[..] else {
+            continue;
+        };
+        let Some(model) = name.trim().strip_prefix(prefix) else {
+            continue;
+        };
+        let state = job_state(state, node.trim().to_string());
+        if matches!(state, JobState::Ended { .. }) {
+            continue;
+        }
+        jobs.push(ListedJob {
+            id: id.trim().to_string(),
+            model: model.to_string(),
+            state,
+            cpus: cpus.trim().parse().unwrap_or(1),
+            script: PathBuf::from(script.trim()),
+        });
+    }
+    jobs
+}
+
+/// The attempt a key list's or script's name says: `<model>-a<attempt>-<pid>-<stamp>.keys`.
+pub(super) fn attempt_of(path: &Path) -> u32 {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    stem.rsplit('-')
+        .nth(2)
+        .and_then(|a| a.strip_prefix('a'))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1)
+}
+
+/// A key list's lines: `<cores> <key>[:<digest>]`.
+pub(super) fn read_key_list(
+    path: &Path,
+) -> Result<Vec<(u32, mccbuild_core::RunKey, Option<mccbuild_core::Digest>)>, String> {
+    let text =
+        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut fields = line.split_whitespace();
+            let (cores, key) = (fields.next(), fields.next());
+            let run = key.and_then(super::parse_exec_run_key);
+            match (cores.and_then(|c| c.parse().ok()), run) {
+                (Some(cores), Some((key, replaces))) => Ok((cores, key, replaces)),
+                _ => Err(format!(
+                    "{}: `{line}` is not `<cores> <key>`",
+                    path.display()
+                )),
+            }
+        })
+        .collect()
 }
 
 impl Scheduler for SlurmCli {
@@ -161,6 +241,28 @@ impl Scheduler for SlurmCli {
             return Ok(());
         }
         run_command("scancel", jobs).map(|_| ())
+    }
+
+    fn live_jobs(&mut self) -> Result<Vec<LiveJob>, SchedulerError> {
+        let text = run_command(
+            "squeue",
+            &["--noheader".into(), "--me".into(), LIVE_FORMAT.into()],
+        )?;
+        let prefix = self.job_name("");
+        Ok(parse_live_jobs(&text, &prefix)
+            .into_iter()
+            .map(|job| {
+                let keys = job.script.with_extension("keys");
+                LiveJob {
+                    attempt: attempt_of(&keys),
+                    runs: read_key_list(&keys),
+                    id: job.id,
+                    model: job.model,
+                    cpus: job.cpus,
+                    state: job.state,
+                }
+            })
+            .collect())
     }
 
     fn log_of(&self, job: &JobId, model: &str) -> Option<PathBuf> {

@@ -1,8 +1,9 @@
-//! Following the jobs: submitting one per model, watching the store for records and the
-//! scheduler for the jobs' states, resubmitting the unrecorded runs of a job that ended (a
-//! bounded number of times), cancelling on request.
+//! Following the jobs: submitting one per model (after adopting the contest's jobs still
+//! queued or running), watching the store for records and the scheduler for the jobs' states,
+//! resubmitting the unrecorded runs of a job that ended (a bounded number of times), cancelling
+//! on request.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,8 @@ pub enum SlurmEvent {
         runs: usize,
         attempt: u32,
     },
-    /// A job reached a node: its runs (ids) are running there.
+    /// Runs (ids) of a job on a node started: the job runs its runs in its key list's order,
+    /// `slots` at a time, so its first `slots` unrecorded runs are the ones running.
     Running {
         job: JobId,
         node: String,
@@ -33,14 +35,32 @@ pub enum SlurmEvent {
     },
     /// These runs could not be carried out (never recorded): an infrastructure failure.
     Failed { runs: Vec<usize>, reason: String },
+    /// Following only (nothing is submitted): a job ended with these runs unrecorded; they are
+    /// left to the next `mccbuild run`.
+    Left {
+        job: JobId,
+        state: String,
+        runs: Vec<usize>,
+    },
     /// A message (the scheduler does not answer, ...).
     Message(String),
 }
 
+/// Whose job recorded a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// A job submitted by this follower.
+    Ours,
+    /// A job adopted (submitted by an earlier command), or no job of ours: the record was
+    /// there before this follower submitted the run.
+    Others,
+}
+
 /// The caller's side: the store (has this run a record now?) and progress.
 pub trait Follower {
-    /// Whether run `id` has its record in the store now (the caller reads and reports it once).
-    fn recorded(&mut self, id: usize) -> bool;
+    /// Whether run `id` has its record in the store now (the caller reads and reports it once,
+    /// as recorded by `whose` job).
+    fn recorded(&mut self, id: usize, whose: Whose) -> bool;
     fn event(&mut self, event: SlurmEvent);
 }
 
@@ -53,6 +73,18 @@ pub struct FollowSettings {
     pub poll: Duration,
     /// How long the scheduler may fail to answer before the runs are given up.
     pub patience: Duration,
+    /// Whether jobs are submitted (`mccbuild run`) or only the adopted ones followed (`mccbuild
+    /// run --follow`: nothing submitted, resubmitted or cancelled).
+    pub submit: bool,
+}
+
+/// A job still queued or running that an earlier command submitted, followed as if it had
+/// been submitted here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adopted {
+    pub job: JobId,
+    /// Its runs still to be recorded (in its key list's order), its model, attempt and CPUs.
+    pub request: JobRequest,
 }
 
 /// What [`follow_jobs`] did.
@@ -64,6 +96,8 @@ pub struct FollowOutcome {
     pub cancelled: Vec<JobId>,
     /// Runs reported as infrastructure failures.
     pub failed: usize,
+    /// Following only: runs of followed jobs that ended without recording them.
+    pub left: usize,
 }
 
 struct ActiveJob {
@@ -71,14 +105,53 @@ struct ActiveJob {
     attempt: u32,
     cpus: u32,
     runs: Vec<JobRun>,
-    running: bool,
+    /// On a node: which one.
+    node: Option<String>,
+    adopted: bool,
+    /// Runs the job runs at a time.
+    slots: usize,
+    /// Runs said to be running (a prefix of `runs` when said).
+    announced: BTreeSet<usize>,
 }
 
-/// Submits one job per model, follows them until every run is recorded or given up, and
-/// resubmits the unrecorded runs of jobs that end (up to `attempts` jobs per run). On `cancel`,
-/// cancels exactly the jobs it submitted that are still active, and returns.
+impl ActiveJob {
+    fn new(request: JobRequest, adopted: bool) -> ActiveJob {
+        let most = request
+            .runs
+            .iter()
+            .map(|r| r.cores)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        ActiveJob {
+            slots: (request.cpus / most).max(1) as usize,
+            model: request.model,
+            attempt: request.attempt,
+            cpus: request.cpus,
+            runs: request.runs,
+            node: None,
+            adopted,
+            announced: BTreeSet::new(),
+        }
+    }
+
+    fn whose(&self) -> Whose {
+        if self.adopted {
+            Whose::Others
+        } else {
+            Whose::Ours
+        }
+    }
+}
+
+/// Follows the adopted jobs, submits one job per model of `jobs` (in their order), follows
+/// them until every run is recorded or given up, and resubmits the unrecorded runs of jobs that
+/// end (up to `attempts` jobs per run). On `cancel`, cancels exactly the jobs it follows, those
+/// it submitted and those it adopted, that are still active, and returns. With `submit` off it
+/// only follows the adopted jobs, and cancels nothing.
 pub fn follow_jobs(
     scheduler: &mut dyn Scheduler,
+    adopted: Vec<Adopted>,
     jobs: Vec<ModelJob>,
     follower: &mut dyn Follower,
     settings: &FollowSettings,
@@ -98,13 +171,22 @@ pub fn follow_jobs(
                 cpus: g.cpus,
             })
             .collect(),
-        active: BTreeMap::new(),
+        active: adopted
+            .into_iter()
+            .filter(|a| !a.request.runs.is_empty())
+            .map(|a| (a.job, ActiveJob::new(a.request, true)))
+            .collect(),
         outcome: FollowOutcome::default(),
     };
+    if !settings.submit {
+        following.queue.clear();
+    }
     let mut silent_since: Option<Instant> = None;
     loop {
         if cancel.load(Ordering::SeqCst) {
-            following.cancel_active();
+            if settings.submit {
+                following.cancel_active();
+            }
             return following.outcome;
         }
         following.submit_queued();
@@ -116,11 +198,13 @@ pub fn follow_jobs(
         // have thousands of runs waiting): a job whose runs are all recorded is done.
         let follower = &mut *following.follower;
         following.active.retain(|_, job| {
-            if job.running {
-                job.runs.retain(|r| !follower.recorded(r.id));
+            if job.node.is_some() {
+                let whose = job.whose();
+                job.runs.retain(|r| !follower.recorded(r.id, whose));
             }
             !job.runs.is_empty()
         });
+        following.announce_running();
         if following.active.is_empty() {
             continue;
         }
@@ -158,7 +242,7 @@ struct Following<'a> {
 }
 
 impl Following<'_> {
-    /// Cancels exactly the jobs submitted here that are still active.
+    /// Cancels exactly the jobs followed here (submitted or adopted) that are still active.
     fn cancel_active(&mut self) {
         let ids: Vec<JobId> = self.active.keys().cloned().collect();
         if !ids.is_empty() {
@@ -176,7 +260,9 @@ impl Following<'_> {
     /// Submits the queued jobs (of their runs still unrecorded).
     fn submit_queued(&mut self) {
         while let Some(mut request) = self.queue.pop_front() {
-            request.runs.retain(|r| !self.follower.recorded(r.id));
+            request
+                .runs
+                .retain(|r| !self.follower.recorded(r.id, Whose::Others));
             if request.runs.is_empty() {
                 continue;
             }
@@ -189,16 +275,7 @@ impl Following<'_> {
                         attempt: request.attempt,
                     });
                     self.outcome.submitted.push(job.clone());
-                    self.active.insert(
-                        job,
-                        ActiveJob {
-                            model: request.model,
-                            attempt: request.attempt,
-                            cpus: request.cpus,
-                            runs: request.runs,
-                            running: false,
-                        },
-                    );
+                    self.active.insert(job, ActiveJob::new(request, false));
                 }
                 Err(e) => {
                     // Submitting again would fail the same way (a bad partition, no sbatch).
@@ -212,34 +289,70 @@ impl Following<'_> {
         }
     }
 
-    /// A job's new state: running (say so once), or over (resubmit what it left unrecorded,
-    /// or give it up after `attempts` jobs).
+    /// A job's new state: running (its first runs are said to run), or over (resubmit what
+    /// it left unrecorded, or give it up after `attempts` jobs).
     fn update(&mut self, id: JobId, state: JobState) {
         match state {
             JobState::Pending => {}
             JobState::Running { node } => {
-                let job = self.active.get_mut(&id).expect("an active job");
-                if !job.running {
-                    job.running = true;
-                    self.follower.event(SlurmEvent::Running {
-                        job: id,
-                        node,
-                        runs: job.runs.iter().map(|r| r.id).collect(),
-                    });
+                if let Some(job) = self.active.get_mut(&id) {
+                    if job.node.is_none() {
+                        job.node = Some(node);
+                        self.announce_running();
+                    }
                 }
             }
             JobState::Ended { state, node } => self.ended(id, state, node),
         }
     }
 
+    /// Says which runs of the jobs on a node run now: a job runs its runs in its key list's
+    /// order, `slots` at a time, so its first `slots` unrecorded runs (those recorded are gone).
+    fn announce_running(&mut self) {
+        for (id, job) in &mut self.active {
+            let Some(node) = &job.node else {
+                continue;
+            };
+            let present: BTreeSet<usize> = job.runs.iter().map(|r| r.id).collect();
+            job.announced.retain(|r| present.contains(r));
+            let new: Vec<usize> = job
+                .runs
+                .iter()
+                .take(job.slots)
+                .map(|r| r.id)
+                .filter(|r| !job.announced.contains(r))
+                .collect();
+            if !new.is_empty() {
+                job.announced.extend(new.iter().copied());
+                self.follower.event(SlurmEvent::Running {
+                    job: id.clone(),
+                    node: node.clone(),
+                    runs: new,
+                });
+            }
+        }
+    }
+
     fn ended(&mut self, id: JobId, state: String, node: String) {
-        let mut job = self.active.remove(&id).expect("an active job");
+        let Some(mut job) = self.active.remove(&id) else {
+            return;
+        };
         // A step may have written its record just before the job ended.
-        job.runs.retain(|r| !self.follower.recorded(r.id));
+        let whose = job.whose();
+        job.runs.retain(|r| !self.follower.recorded(r.id, whose));
         if job.runs.is_empty() {
             return;
         }
         let ids: Vec<usize> = job.runs.iter().map(|r| r.id).collect();
+        if !self.settings.submit {
+            self.outcome.left += ids.len();
+            self.follower.event(SlurmEvent::Left {
+                job: id,
+                state,
+                runs: ids,
+            });
+            return;
+        }
         if job.attempt < self.settings.attempts {
             self.follower.event(SlurmEvent::Requeued {
                 job: id,
@@ -275,7 +388,9 @@ impl Following<'_> {
     /// The scheduler is gone: gives the runs up (they stay to be done) and cancels what can
     /// still be cancelled.
     fn give_up(&mut self, ids: &[JobId], e: &SchedulerError) {
-        let _ = self.scheduler.cancel(ids);
+        if self.settings.submit {
+            let _ = self.scheduler.cancel(ids);
+        }
         for (job, a) in std::mem::take(&mut self.active) {
             self.outcome.failed += a.runs.len();
             self.follower.event(SlurmEvent::Failed {

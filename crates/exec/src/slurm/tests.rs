@@ -60,14 +60,19 @@ impl Scheduler for Fake {
 struct Log {
     store: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
     seen: Vec<usize>,
+    /// Runs seen recorded by a job of another command.
+    others: Vec<usize>,
     events: Vec<SlurmEvent>,
 }
 
 impl Follower for Log {
-    fn recorded(&mut self, id: usize) -> bool {
+    fn recorded(&mut self, id: usize, whose: Whose) -> bool {
         let stored = self.store.borrow().contains(&id);
         if stored && !self.seen.contains(&id) {
             self.seen.push(id);
+            if whose == Whose::Others {
+                self.others.push(id);
+            }
         }
         stored
     }
@@ -101,6 +106,7 @@ fn settings(attempts: u32) -> FollowSettings {
         attempts,
         poll: Duration::ZERO,
         patience: Duration::from_secs(60),
+        submit: true,
     }
 }
 
@@ -141,6 +147,7 @@ fn one_job_per_model_and_all_runs_recorded() {
     )]);
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1, 2]), model_job("B", &[3, 4])],
         &mut log,
         &settings(3),
@@ -170,6 +177,7 @@ fn a_failed_node_puts_unrecorded_runs_back_and_they_are_resubmitted() {
     ]);
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1])],
         &mut log,
         &settings(3),
@@ -196,6 +204,7 @@ fn only_unrecorded_runs_are_resubmitted() {
     log.store.borrow_mut().push(1); // run 1 recorded by the first job
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1, 2])],
         &mut log,
         &settings(3),
@@ -218,6 +227,7 @@ fn attempts_are_bounded_then_an_infrastructure_failure() {
     ]);
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1])],
         &mut log,
         &settings(2),
@@ -247,6 +257,7 @@ fn runs_already_recorded_are_not_submitted() {
     log.store.borrow_mut().extend([0, 1]);
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1]), model_job("B", &[2])],
         &mut log,
         &settings(1),
@@ -264,8 +275,8 @@ fn cancel_cancels_exactly_the_active_jobs_submitted() {
     // The follower sets cancel when the first job runs (as Ctrl-C would).
     struct CancelOnRun<'a>(&'a mut Log, &'a AtomicBool);
     impl Follower for CancelOnRun<'_> {
-        fn recorded(&mut self, id: usize) -> bool {
-            self.0.recorded(id)
+        fn recorded(&mut self, id: usize, whose: Whose) -> bool {
+            self.0.recorded(id, whose)
         }
         fn event(&mut self, e: SlurmEvent) {
             if matches!(e, SlurmEvent::Running { .. }) {
@@ -276,6 +287,7 @@ fn cancel_cancels_exactly_the_active_jobs_submitted() {
     }
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0]), model_job("B", &[1])],
         &mut CancelOnRun(&mut log, &cancel),
         &settings(3),
@@ -292,6 +304,7 @@ fn a_submission_error_fails_the_jobs_runs_without_retrying() {
     s.fail_submit = true;
     let out = follow_jobs(
         &mut s,
+        Vec::new(),
         vec![model_job("A", &[0, 1])],
         &mut log,
         &settings(3),
@@ -399,4 +412,173 @@ fn a_rerun_names_the_record_it_replaces_in_one_word_of_the_keys_file() {
     assert_eq!(word, format!("{}:{}", key(7).hex(), key(9).hex()));
     // The batch script reads `cores key` lines with `read -r`: one word, no blank.
     assert!(!word.contains(char::is_whitespace));
+}
+
+/// A job an earlier command submitted, adopted: in the fake scheduler as job 100.
+fn adopt(s: &mut Fake, model: &str, ids: &[usize]) -> Adopted {
+    let job = model_job(model, ids);
+    let request = JobRequest {
+        model: job.model,
+        attempt: 1,
+        runs: job.runs,
+        cpus: job.cpus,
+    };
+    s.jobs.insert("100".into(), (request.clone(), 0));
+    Adopted {
+        job: "100".into(),
+        request,
+    }
+}
+
+#[test]
+fn an_adopted_job_is_followed_not_submitted_and_its_runs_are_not_ours() {
+    let (mut s, mut log) = fake(vec![(
+        vec![JobState::Pending, running("n1"), ended("COMPLETED")],
+        true,
+    )]);
+    let adopted = adopt(&mut s, "A", &[0, 1]);
+    let out = follow_jobs(
+        &mut s,
+        vec![adopted],
+        vec![model_job("B", &[2])],
+        &mut log,
+        &settings(3),
+        &AtomicBool::new(false),
+    );
+    assert_eq!(out.submitted, vec!["1".to_string()], "only model B's job");
+    assert_eq!(s.jobs["1"].0.model, "B");
+    assert_eq!(out.failed, 0);
+    log.seen.sort();
+    assert_eq!(log.seen, vec![0, 1, 2]);
+    assert_eq!(log.others, vec![0, 1], "recorded by the adopted job");
+}
+
+#[test]
+fn following_only_submits_nothing_leaves_what_a_job_did_not_record_and_cancels_nothing() {
+    let (mut s, mut log) = fake(vec![(vec![running("n1"), ended("NODE_FAIL")], false)]);
+    let adopted = adopt(&mut s, "A", &[0, 1]);
+    let follow = FollowSettings {
+        submit: false,
+        ..settings(3)
+    };
+    let out = follow_jobs(
+        &mut s,
+        vec![adopted],
+        vec![model_job("B", &[2])],
+        &mut log,
+        &follow,
+        &AtomicBool::new(false),
+    );
+    assert!(out.submitted.is_empty(), "{out:?}");
+    assert_eq!((out.left, out.failed), (2, 0));
+    assert!(log.events.iter().any(|e| matches!(e,
+        SlurmEvent::Left { job, runs, .. } if job == "100" && runs == &vec![0, 1])));
+
+    // Interrupted: nothing cancelled.
+    let (mut s, mut log) = fake(vec![(vec![running("n1")], false)]);
+    let adopted = adopt(&mut s, "A", &[0]);
+    let cancel = AtomicBool::new(true);
+    let out = follow_jobs(
+        &mut s,
+        vec![adopted],
+        Vec::new(),
+        &mut log,
+        &follow,
+        &cancel,
+    );
+    assert!(
+        out.cancelled.is_empty() && s.cancelled.is_empty(),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_job_on_a_node_runs_its_first_runs_as_many_as_its_slots() {
+    // Model A's job: 2 CPUs, runs of 1 core: 2 at a time. Run 0 is recorded once the job runs:
+    // then runs 1 and 2 are the ones running.
+    let (mut s, mut log) = fake(vec![(
+        vec![running("n1"), running("n1"), ended("COMPLETED")],
+        false,
+    )]);
+    struct RecordFirst<'a>(&'a mut Log);
+    impl Follower for RecordFirst<'_> {
+        fn recorded(&mut self, id: usize, whose: Whose) -> bool {
+            self.0.recorded(id, whose)
+        }
+        fn event(&mut self, e: SlurmEvent) {
+            if matches!(e, SlurmEvent::Running { .. }) {
+                self.0.store.borrow_mut().push(0);
+            }
+            self.0.event(e);
+        }
+    }
+    follow_jobs(
+        &mut s,
+        Vec::new(),
+        vec![model_job("A", &[0, 1, 2, 3])],
+        &mut RecordFirst(&mut log),
+        &settings(1),
+        &AtomicBool::new(false),
+    );
+    let running: Vec<Vec<usize>> = log
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            SlurmEvent::Running { runs, .. } => Some(runs.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(running, vec![vec![0, 1], vec![2]], "{:?}", log.events);
+}
+
+#[test]
+fn live_jobs_are_this_contests_queued_or_running_ones() {
+    let text = "\
+21|RUNNING|node2|2|mccbuild-abcd1234-Philosophers|/c/store/slurm/Philosophers-a1-77-123.sh
+22|PENDING||4|mccbuild-abcd1234-Token-Ring|/c/store/slurm/Token-Ring-a2-77-124.sh
+23|RUNNING|node1|2|mccbuild-ffff0000-Philosophers|/d/store/slurm/Philosophers-a1-78-125.sh
+24|COMPLETED|node1|2|mccbuild-abcd1234-Deadlock|/c/store/slurm/Deadlock-a1-77-126.sh
+25|RUNNING|node3|1|wrap|/home/u/job.sh
+";
+    let jobs = parse_live_jobs(text, "mccbuild-abcd1234-");
+    let got: Vec<(&str, &str, u32, &JobState)> = jobs
+        .iter()
+        .map(|j| (j.id.as_str(), j.model.as_str(), j.cpus, &j.state))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("21", "Philosophers", 2, &running("node2")),
+            ("22", "Token-Ring", 4, &JobState::Pending)
+        ]
+    );
+    assert_eq!(
+        jobs[1].script,
+        Path::new("/c/store/slurm/Token-Ring-a2-77-124.sh")
+    );
+}
+
+#[test]
+fn a_live_jobs_key_list_gives_its_runs_and_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("Token-Ring-a2-77-124.keys");
+    let rerun = format!("{}:{}", key(2).hex(), key(9).hex());
+    fs_write(&keys, &format!("1 {}\n4 {rerun}\n", key(1).hex()));
+    assert_eq!(super::cli::attempt_of(&keys), 2);
+    assert_eq!(
+        super::cli::read_key_list(&keys).unwrap(),
+        vec![(1, key(1), None), (4, key(2), Some(key(9).0))]
+    );
+    fs_write(&keys, "1 nokey\n");
+    assert!(
+        super::cli::read_key_list(&keys)
+            .unwrap_err()
+            .contains("is not `<cores> <key>`")
+    );
+    assert!(super::cli::read_key_list(&dir.path().join("gone.keys")).is_err());
+    assert_eq!(super::cli::attempt_of(Path::new("x.keys")), 1);
+}
+
+fn fs_write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
 }

@@ -13,7 +13,7 @@ use mccbuild_rules::edition::TrustKind;
 use mccbuild_rules::exact::{Exact, decimal, fraction};
 use mccbuild_rules::trusted::TrustCase;
 use mccbuild_scoring::db::{Handles, ScoringDb};
-use mccbuild_scoring::scores::scores_report;
+use mccbuild_scoring::scores::{Partial, scores_report};
 
 use super::csv::{Estimated, mask, row_results, vector};
 use super::verdicts::{verdict_explanation, verdict_reference, verdict_value};
@@ -53,6 +53,7 @@ pub fn collect(
         .iter()
         .map(|model| model_verdicts(plan, &results, &by_instance, model))
         .collect();
+    report.partial = Partial::of(plan.runs.len() - stored.len(), plan.runs.len());
     Ok(Export {
         report,
         runs,

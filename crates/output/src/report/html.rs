@@ -172,7 +172,7 @@ fn index(data: &ReportData<'_>) -> String {
     let body = html! {
         p { (plan.contest.tools.len()) " tools, " (plan.models.len()) " models, " (plan.instances.len()) " instances, "
             (plan.runs.len()) " runs (" (stored) " done). Rules: " (edition.info.name) "." }
-        @if stored < plan.runs.len() { p.warn { (plan.runs.len() - stored) " runs are not done yet: these results are partial." } }
+        @if let Some(p) = &data.scores.partial { p.warn.partial { (p.notice()) "." } }
         @if let Some(r) = &data.scores.reference {
             p { "Trusted values: " b { @if data.scores.basis == "reference" { "the reference answers" } @else { "the vote (E-3.1)" } }
                 "; reference answers: " code { (r.answers) } " (they know " (r.known) " of " (r.values) " values)." }

@@ -45,6 +45,7 @@ pub struct LiveSite {
     disputes: Vec<super::disputes::Dispute>,
     /// The run pages, by run (those of the records read).
     run_pages: BTreeMap<usize, super::RunPage>,
+    limits: Arc<Vec<(String, String)>>,
     exports: bool,
     /// Per run: a digest of its view and of its answer-parser diagnostics.
     run_digest: Vec<u64>,
@@ -211,6 +212,7 @@ impl LiveSite {
             tool_versions,
             disputes,
             run_pages,
+            limits,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -224,6 +226,7 @@ impl LiveSite {
             tool_versions,
             disputes,
             run_pages,
+            limits,
             exports,
             runs_by_tool,
             instances_by_exam,
@@ -446,6 +449,7 @@ impl LiveSite {
             tool_versions: self.tool_versions.clone(),
             disputes: std::mem::take(&mut self.disputes),
             run_pages: std::mem::take(&mut self.run_pages),
+            limits: self.limits.clone(),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);

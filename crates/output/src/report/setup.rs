@@ -133,23 +133,36 @@ fn time_kind(t: TimeLimit) -> &'static str {
 }
 
 /// The limits of the plan's runs in words, per examination where they differ: (examinations,
-/// limits), one row for all when they are the same.
-pub fn limits(data: &ReportData<'_>) -> Vec<(String, String)> {
-    let plan = data.plan;
+/// limits), one row for all when they are the same. Computed once per site
+/// ([`ReportData::limits`]): it reads every run.
+pub fn limits_of(plan: &mccbuild_plan::Plan) -> Vec<(String, String)> {
     let edition = &plan.contest.edition;
-    let mut by_exam: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut distinct: BTreeMap<usize, Vec<mccbuild_rules::edition::Limits>> = BTreeMap::new();
     for run in &plan.runs {
-        let l = run.limits;
-        by_exam
+        let seen = distinct
             .entry(plan.exam_instances[run.exam_instance].exam)
-            .or_default()
-            .insert(format!(
-                "{} s of {}, {} MB",
-                l.time_s,
-                time_kind(l.time),
-                l.memory_mb
-            ));
+            .or_default();
+        if !seen.contains(&run.limits) {
+            seen.push(run.limits);
+        }
     }
+    let by_exam: BTreeMap<usize, BTreeSet<String>> = distinct
+        .into_iter()
+        .map(|(x, ls)| {
+            let words = ls
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{} s of {}, {} MB",
+                        l.time_s,
+                        time_kind(l.time),
+                        l.memory_mb
+                    )
+                })
+                .collect();
+            (x, words)
+        })
+        .collect();
     let words = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join("; ");
     let distinct: BTreeSet<String> = by_exam.values().map(words).collect();
     match distinct.len() {
@@ -167,8 +180,7 @@ pub fn limits(data: &ReportData<'_>) -> Vec<(String, String)> {
 
 /// The limits in a few words, for the footer.
 fn limits_short(data: &ReportData<'_>) -> String {
-    let rows = limits(data);
-    match rows.as_slice() {
+    match data.limits.as_slice() {
         [(_, one)] => one.clone(),
         _ => "per examination (see the setup)".to_string(),
     }
@@ -215,7 +227,7 @@ pub fn block(data: &ReportData<'_>) -> Markup {
         h2 id="setup" { "Setup" }
         table.setup {
             tr { th { "edition" } td { (plan.contest.edition.info.name) } }
-            @for (exams, words) in limits(data) {
+            @for (exams, words) in data.limits.iter() {
                 tr { th { "limits: " (exams) } td { (words) } }
             }
             tr { th { "executor (declared)" } td { (executor_declared(data)) } }

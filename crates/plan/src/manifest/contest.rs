@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use mccbuild_core::diag::{Problem, Problems};
+use mccbuild_core::diag::{Problem, Problems, utf8_text};
 use mccbuild_rules::edition::{Edition, ExamId, Limits, TimeLimit};
 use mccbuild_rules::reference::Basis;
 
@@ -154,11 +154,12 @@ pub struct ReferenceConfig {
 impl Contest {
     /// Reads and validates a manifest and its rules file, reporting every problem found.
     pub fn load(manifest_path: &Path) -> Result<Contest, Problems> {
-        let text = std::fs::read_to_string(manifest_path).map_err(|e| {
+        let bytes = std::fs::read(manifest_path).map_err(|e| {
             Problem::new(manifest_path, format!("cannot read the manifest: {e}"))
                 .help("run mccbuild in a folder holding contest.toml, or pass --manifest PATH")
         })?;
-        Contest::parse(manifest_path, &text)
+        let text = utf8_text(manifest_path, &bytes, "the manifest")?;
+        Contest::parse(manifest_path, text)
     }
 
     /// Reads and validates the manifest `text` of `manifest_path`, reporting every problem found.

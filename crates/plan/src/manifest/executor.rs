@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::qemu::{QemuConfig, qemu_config};
-use super::reading::{Reading, key_span};
+use super::reading::Reading;
 use super::schema::ManifestFile;
 use super::slurm::{SlurmConfig, slurm_config};
 
@@ -64,36 +64,54 @@ impl Reading<'_> {
                     .help("set `kind = \"slurm\"` in [executor], or remove [executor.slurm]"),
             );
         }
-        let jobs = file.executor.jobs.unwrap_or(1);
-        if jobs == 0 {
-            problems.push(source.problem_at(
-                key_span(source.text, "executor", "jobs"),
-                "[executor] jobs must be at least 1",
-            ));
+        let jobs = file.executor.jobs.as_ref().map_or(1, |j| *j.get_ref());
+        if let Some(zero) = file.executor.jobs.as_ref().filter(|j| *j.get_ref() == 0) {
+            problems.push(
+                source
+                    .problem_at(Some(zero.span()), "[executor] jobs must be at least 1")
+                    .help("the runs executed at a time, e.g. `jobs = 2`"),
+            );
         }
         for (name, value) in [
-            ("time_s", file.limits.time_s),
-            ("memory_mb", file.limits.memory_mb),
+            ("time_s", &file.limits.time_s),
+            ("memory_mb", &file.limits.memory_mb),
         ] {
-            if value == Some(0) {
-                problems.push(source.problem_at(
-                    key_span(source.text, "limits", name),
-                    format!("[limits] {name} must be positive"),
-                ));
+            if let Some(zero) = value.as_ref().filter(|v| *v.get_ref() == 0) {
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(zero.span()),
+                            format!("[limits] {name} must be positive"),
+                        )
+                        .help("remove the key to keep the edition's limit"),
+                );
             }
         }
         if let Some(mb) = file
             .limits
             .memory_mb
-            .filter(|&mb| mb > 0 && mb < MIN_MEMORY_MB)
+            .as_ref()
+            .filter(|mb| *mb.get_ref() > 0 && *mb.get_ref() < MIN_MEMORY_MB)
         {
             problems.push(
                 source.problem_at(
-                    key_span(source.text, "limits", "memory_mb"),
-                    format!("[limits] memory_mb = {mb}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out"),
+                    Some(mb.span()),
+                    format!("[limits] memory_mb = {}: no tool can start in less than {MIN_MEMORY_MB} MB (a shell and a JVM or Python alone need more); every run would be a memory-out", mb.get_ref()),
                 )
                 .help("the edition's limit is 16384 MB (E-5.3/E-5.4); the demo uses 2048"),
             );
+        }
+        if let Some(cores) = &file.limits.cores {
+            if cores.get_ref().is_empty() || cores.get_ref().contains(&0) {
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(cores.span()),
+                            format!("[limits] cores = {:?}: every count of cores must be at least 1, and there must be one", cores.get_ref()),
+                        )
+                        .help("the core counts tools may ask for, e.g. `cores = [1, 4]` (E-5.3/E-5.4)"),
+                );
+            }
         }
         let cpu_model = file
             .limits

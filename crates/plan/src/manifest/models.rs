@@ -28,10 +28,14 @@ impl Reading<'_> {
             let m = spanned.get_ref();
             if models.iter().any(|known| known.name == m.name) || model_kinds.contains_key(&m.name)
             {
-                problems.push(source.problem_at(
-                    Some(spanned.span()),
-                    format!("model `{}` is declared twice", m.name),
-                ));
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(spanned.span()),
+                            format!("model `{}` is declared twice", m.name),
+                        )
+                        .help("declare each model once: merge the two [[model]] tables"),
+                );
                 continue;
             }
             let kind = match &m.kind {
@@ -78,10 +82,14 @@ impl Reading<'_> {
             }
             }
             if patterns.is_empty() {
-                problems.push(source.problem_at(
-                    Some(spanned.span()),
-                    format!("model `{}` lists no instances", m.name),
-                ));
+                problems.push(
+                    source
+                        .problem_at(
+                            Some(spanned.span()),
+                            format!("model `{}` lists no instances", m.name),
+                        )
+                        .help("list its instance folders or archives in `instances`, or remove the key if they come from `inputs` or `results`"),
+                );
             }
             models.push(Model {
                 name: m.name.clone(),
@@ -118,8 +126,11 @@ impl Reading<'_> {
                         }
                         }
                     }
-                    Err(message) => problems
-                        .push(source.problem_at(Some(inputs.span()), format!("inputs: {message}"))),
+                    Err(message) => problems.push(
+                        source
+                            .problem_at(Some(inputs.span()), format!("inputs: {message}"))
+                            .help("`inputs` names instance folders or BenchKit .tgz archives (globs allowed), relative to the manifest"),
+                    ),
                 }
             }
             for (name, instances) in by_model {

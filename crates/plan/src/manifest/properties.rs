@@ -1,6 +1,7 @@
 //! The manifest reader on generated manifests: the repository's demo contest.toml edited at random
 //! (TOML punctuation, keys, values of every type), and arbitrary text. It never panics, and every
-//! problem names a file (the manifest, or the file it is about) and, in the manifest, its line.
+//! problem names a file (the manifest, or the file it is about) and, in the manifest, its line
+//! and what to do (a help line).
 //! `MCCBUILD_PROPTEST_CASES` sets the number of manifests (scripts/bench-fuzz runs a million).
 
 use std::path::Path;
@@ -89,6 +90,7 @@ proptest! {
                         return Err(TestCaseError::fail(format!("a problem of the manifest without its line: {p}")));
                     };
                     prop_assert!(at.line >= 1 && at.line <= lines, "{} (of {} lines)", p, lines);
+                    prop_assert!(p.help.is_some(), "a problem of the manifest without its help: {}", p);
                 }
             }
         }

@@ -89,8 +89,13 @@ pub(super) fn qemu_config(
     let boot_timeout_s = q.q.boot_timeout_s.as_ref().map_or(120, |b| *b.get_ref());
     if boot_timeout_s == 0 {
         let span = q.at(q.q.boot_timeout_s.as_ref().map(Spanned::span));
-        q.problems
-            .push(source.problem_at(span, "[executor.qemu] boot_timeout_s must be positive"));
+        q.problems.push(
+            source
+                .problem_at(span, "[executor.qemu] boot_timeout_s must be positive")
+                .help(
+                    "the seconds a VM may take to boot, e.g. `boot_timeout_s = 120` (the default)",
+                ),
+        );
     }
     if cpu_model.is_empty()
         || !cpu_model
@@ -227,7 +232,8 @@ impl QemuReading<'_, '_> {
                 let span = self.at(Some(spanned.span()));
                 self.problems.push(
                     self.source
-                        .problem_at(span, format!("[executor.qemu] images: no tool `{name}`")),
+                        .problem_at(span, format!("[executor.qemu] images: no tool `{name}`"))
+                        .help("`images` maps the names of the contest's [[tool]]s to their images"),
                 );
             }
         }

@@ -11,30 +11,49 @@ use std::sync::Arc;
 use toml::Spanned;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
-use mccbuild_core::toml_file::read_toml;
+use mccbuild_core::toml_table::TomlReader;
 use mccbuild_rules::edition::{Edition, EditionError};
 
-use super::schema::ManifestFile;
+use super::schema::{self, ManifestFile};
 use super::{Contest, ReferenceConfig};
 
 pub(super) const MANIFEST_HELP: &str = "see docs/manifest.md for the keys of contest.toml";
 
-/// Reads and validates a manifest's text and its rules file, reporting every problem found.
+/// Reads and validates a manifest's text and its rules file, reporting every problem found:
+/// those of the file as written (unknown keys, missing keys, values of the wrong kind), then
+/// those of what it names (the rules, tools, instances...), which are checked even when some
+/// keys were wrong. They need the edition: without a readable `rules` they are not made.
 pub(super) fn read(manifest_path: &Path, text: &str) -> Result<Contest, Problems> {
+    let reader = TomlReader::new(manifest_path, text, MANIFEST_HELP);
+    let document = reader.parse()?;
+    let file = schema::read(&reader, &document);
+    let mut problems = reader.into_problems();
     let source = SourceText {
         path: manifest_path,
         text,
     };
-    let file: ManifestFile = read_toml(&source, MANIFEST_HELP)?;
     let root = manifest_root(manifest_path);
-    let rules_path = root.join(file.contest.rules.get_ref());
-    let edition = load_edition(&source, &file.contest.rules, &rules_path)?;
+    let Some(rules) = &file.contest.rules else {
+        return Err(problems);
+    };
+    let rules_path = root.join(rules.get_ref());
+    let edition = match load_edition(&source, rules, &rules_path) {
+        Ok(edition) => edition,
+        Err(more) => {
+            problems.extend(more);
+            return Err(problems);
+        }
+    };
     let mut reading = Reading {
         source,
         root,
         edition,
-        problems: Problems::default(),
-        allowed_cores: file.limits.cores.clone().unwrap_or_else(|| vec![1, 4]),
+        problems,
+        allowed_cores: file
+            .limits
+            .cores
+            .as_ref()
+            .map_or_else(|| vec![1, 4], |c| c.get_ref().clone()),
     };
     let (executor, shared_store) = reading.executor(&file);
     let (mut models, model_kinds) = reading.declared_models(&file);
@@ -43,7 +62,7 @@ pub(super) fn read(manifest_path: &Path, text: &str) -> Result<Contest, Problems
     let reference = reading.reference(&file);
     let corrections = reading.corrections(&file);
     reading.check_instance_names(&mut models);
-    if models.is_empty() && results.is_empty() {
+    if models.is_empty() && results.is_empty() && file.model_tables == 0 {
         reading.problems.push(
             Problem::new(manifest_path, "the contest has no models")
                 .help("add a [[model]], or set `inputs` or `results` in [contest]"),
@@ -69,8 +88,8 @@ pub(super) fn read(manifest_path: &Path, text: &str) -> Result<Contest, Problems
         edition,
         store,
         executor,
-        time_s: file.limits.time_s,
-        memory_mb: file.limits.memory_mb,
+        time_s: file.limits.time_s.map(Spanned::into_inner),
+        memory_mb: file.limits.memory_mb.map(Spanned::into_inner),
         time: file.limits.time,
         models,
         tools,
@@ -185,35 +204,4 @@ impl Reading<'_> {
         }
         Some(path)
     }
-}
-
-/// Where `key` of table `[table]` is written in a manifest (for a problem with a value serde read
-/// without its place): its line in the table, else the table's header, else the file's start.
-pub(super) fn key_span(text: &str, table: &str, key: &str) -> Option<std::ops::Range<usize>> {
-    let mut offset = 0;
-    let mut in_table = false;
-    let mut header = None;
-    for line in text.split_inclusive('\n') {
-        let t = line.trim_start();
-        if t.starts_with('[') {
-            let name = t
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .trim();
-            in_table = name == table;
-            if in_table && header.is_none() {
-                header = Some(offset..offset + line.len());
-            }
-        } else if in_table
-            && t.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        {
-            let start = offset + (line.len() - t.len());
-            return Some(start..start + key.len());
-        }
-        offset += line.len();
-    }
-    header.or(Some(0..0))
 }

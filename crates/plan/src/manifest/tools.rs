@@ -23,15 +23,20 @@ impl Reading<'_> {
         for spanned in &file.tools {
             let name = &spanned.get_ref().name;
             if !tool_names.insert(name.clone()) {
-                self.problems.push(self.source.problem_at(
-                    Some(spanned.span()),
-                    format!("tool `{name}` is declared twice"),
-                ));
+                self.problems.push(
+                    self.source
+                        .problem_at(
+                            Some(spanned.span()),
+                            format!("tool `{name}` is declared twice"),
+                        )
+                        .help("give each [[tool]] its own name (variants of one tool share a `family`)"),
+                );
                 continue;
             }
             tools.push(self.tool(spanned, results));
         }
-        if tools.is_empty() {
+        self.unwritten_cores(file);
+        if tools.is_empty() && file.tool_tables == 0 {
             self.problems.push(
                 Problem::new(self.source.path, "the contest has no tools").help("add a [[tool]]"),
             );
@@ -60,13 +65,12 @@ impl Reading<'_> {
                     .help("it becomes BK_TOOL and a file name"),
             );
         }
-        if !self.allowed_cores.contains(&cores) {
+        // A tool that does not write `cores` (1) is [limits] cores' problem: `unwritten_cores`.
+        let written = at(t.cores.span());
+        if written.is_some() && !self.allowed_cores.contains(&cores) {
             problems.push(
                 source
-                    .problem_at(
-                        at(t.cores.span()).or(here.clone()),
-                        format!("tool `{}`: cores = {cores}", t.name),
-                    )
+                    .problem_at(written, format!("tool `{}`: cores = {cores}", t.name))
                     .help(if self.allowed_cores == [1, 4] {
                         "rules E-5.3 and E-5.4 allow 1 (sequential tools) or 4 (parallel tools)"
                             .to_string()
@@ -147,6 +151,45 @@ impl Reading<'_> {
         }
     }
 
+    /// `[limits] cores` without 1, the cores of a tool that does not write `cores`: one
+    /// problem, at `[limits] cores`, naming those tools.
+    fn unwritten_cores(&mut self, file: &ManifestFile) {
+        let Some(limits) = &file.limits.cores else {
+            return;
+        };
+        // The count to suggest (a 0 or an empty list is a problem of its own).
+        let Some(first) = limits.get_ref().iter().find(|&&c| c > 0) else {
+            return;
+        };
+        if self.allowed_cores.contains(&1) {
+            return;
+        }
+        let tools: Vec<String> = file
+            .tools
+            .iter()
+            .filter(|t| at(t.get_ref().cores.span()).is_none())
+            .map(|t| format!("`{}`", t.get_ref().name))
+            .collect();
+        if tools.is_empty() {
+            return;
+        }
+        self.problems.push(
+            self.source
+                .problem_at(
+                    Some(limits.span()),
+                    format!(
+                        "[limits] cores = {:?} leaves out 1, the cores of {} {} (without `cores`)",
+                        limits.get_ref(),
+                        if tools.len() == 1 { "tool" } else { "tools" },
+                        tools.join(", ")
+                    ),
+                )
+                .help(format!(
+                    "add 1 to [limits] cores, or give each of these tools `cores = {first}`"
+                )),
+        );
+    }
+
     /// A tool is a folder with an executable entry inside it, unless its runs come from
     /// results files.
     fn check_tool_dir(
@@ -164,8 +207,11 @@ impl Reading<'_> {
                     .help("a tool is a folder (`dir`), unless its runs come from `results` files"),
             ),
             (None, _) if t.setup.is_some() => {
-                problems
-                    .push(source.problem_at(here, format!("tool `{}`: setup without dir", t.name)));
+                problems.push(
+                    source
+                        .problem_at(here, format!("tool `{}`: setup without dir", t.name))
+                        .help("a setup runs in the tool's folder: set `dir`, or remove `setup`"),
+                );
             }
             (Some(spanned), Some(dir)) if !dir.is_dir() => problems.push(
                 source
@@ -213,13 +259,17 @@ impl Reading<'_> {
                         .components()
                         .any(|c| c == std::path::Component::ParentDir)
                 {
-                    problems.push(source.problem_at(
-                        here,
-                        format!(
-                            "tool `{}`: entry must be a path inside the tool's dir",
-                            t.name
-                        ),
-                    ));
+                    problems.push(
+                        source
+                            .problem_at(
+                                here,
+                                format!(
+                                    "tool `{}`: entry must be a path inside the tool's dir",
+                                    t.name
+                                ),
+                            )
+                            .help("give `entry` relative to `dir`, without `..`"),
+                    );
                 }
             }
             _ => {}
@@ -269,17 +319,27 @@ impl Reading<'_> {
         for p in list.get_ref() {
             match glob::Pattern::new(p) {
                 Ok(p) => patterns.push(p),
-                Err(e) => self.problems.push(self.source.problem_at(
-                    Some(list.span()),
-                    format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
-                )),
+                Err(e) => self.problems.push(
+                    self.source
+                        .problem_at(
+                            Some(list.span()),
+                            format!("tool `{}`: bad setup_inputs pattern `{p}`: {e}", t.name),
+                        )
+                        .help(
+                            "globs relative to the tool's dir, e.g. \"setup.sh\", \"src/**/*.py\"",
+                        ),
+                ),
             }
         }
         if t.setup.is_none() {
-            self.problems.push(self.source.problem_at(
-                Some(list.span()),
-                format!("tool `{}`: setup_inputs without setup", t.name),
-            ));
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        Some(list.span()),
+                        format!("tool `{}`: setup_inputs without setup", t.name),
+                    )
+                    .help("`setup_inputs` names the files a `setup` reads: add `setup`, or remove `setup_inputs`"),
+            );
         }
         Some(patterns)
     }

@@ -62,8 +62,9 @@ pub(super) fn declared_instances(
                     all_facts.push(facts);
                 }
                 Err(e) => {
+                    let (at, what) = e.placed();
                     problems.push(
-                        Problem::new(decl.source.path(), e.to_string())
+                        Problem::new(at.unwrap_or(decl.source.path()), what)
                             .help("this instance is left out of the contest until it is fixed"),
                     );
                     left_out.push(LeftOut {

@@ -324,6 +324,23 @@ pub struct RankingRules {
     /// negative sum of points": a tool that does no better than guessing gets no medal.
     #[serde(default)]
     pub medal_needs_positive_score: bool,
+    /// E-4.6: which rank follows tools that share one (equal totals share a rank).
+    #[serde(default)]
+    pub shared_ranks: SharedRanks,
+}
+
+/// `[ranking] shared_ranks`: E-4.6 ranks tools "with respect to this sum" and says nothing of
+/// equal sums. Equal totals share a rank in both readings; they differ in the rank after them.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SharedRanks {
+    /// Competition ranking, 1, 1, 3: the tool after two gold medallists is third (bronze), and
+    /// no silver is given. The reading of every edition file.
+    #[default]
+    Skip,
+    /// Dense ranking, 1, 1, 2: the tool after two gold medallists is second (silver), so up to
+    /// every tool of the first three distinct totals gets a medal.
+    Dense,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -84,6 +84,47 @@ fn each_edition_has_the_awards_and_medals_its_text_defines() {
     }
 }
 
+/// `[ranking] shared_ranks`: the rank after a shared one (E-4.6). Every edition file reads
+/// `skip` (1, 1, 3); `dense` (1, 1, 2) is read; another word is an error at its line.
+#[test]
+fn shared_ranks_is_a_setting_of_the_edition_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules");
+    for file in [
+        "mcc-2015.toml",
+        "mcc-2023.toml",
+        "mcc-2026.toml",
+        "svcomp-2012.toml",
+    ] {
+        let edition = Edition::load(&dir.join(file)).unwrap();
+        assert_eq!(edition.ranking.shared_ranks, SharedRanks::Skip, "{file}");
+    }
+    let with = |value: &str| {
+        let rules = default_rules();
+        assert!(
+            rules.contains("shared_ranks = \"skip\""),
+            "mcc-2026.toml names it"
+        );
+        let text = rules.replace(
+            "shared_ranks = \"skip\"",
+            &format!("shared_ranks = \"{value}\""),
+        );
+        Edition::parse(Path::new("rules/mcc-2026.toml"), &text)
+    };
+    assert_eq!(
+        with("dense").unwrap().ranking.shared_ranks,
+        SharedRanks::Dense
+    );
+    assert_eq!(
+        with("skip").unwrap().ranking.shared_ranks,
+        SharedRanks::Skip
+    );
+    let err = with("olympic").unwrap_err().to_string();
+    assert!(
+        err.contains("olympic") || err.contains("shared_ranks"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_2026_edition_loads() {
     let edition = Edition::parse(Path::new("rules/mcc-2026.toml"), &default_rules()).unwrap();

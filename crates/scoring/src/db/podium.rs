@@ -80,6 +80,7 @@ pub fn category_podium(db: &dyn salsa::Database, contest: ContestData, category:
         &totals.scores,
         tie_break,
         edition.ranking.medal_needs_positive_score,
+        edition.ranking.shared_ranks,
     );
     let awards = if !edition.awards.enabled {
         Awards::default()

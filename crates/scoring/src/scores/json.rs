@@ -8,7 +8,7 @@ use serde::Serialize;
 use mccbuild_plan::Plan;
 use mccbuild_rules::trusted::TrustCase;
 
-use super::{AwardRow, ScoresReport, StandingRow, scores_report};
+use super::{AwardRow, Partial, ScoresReport, StandingRow, scores_report};
 use crate::database::{Handles, ScoringDb};
 use crate::db::undecided_values;
 
@@ -34,6 +34,12 @@ pub fn scores_json<'a>(plan: &'a Plan, db: &'a ScoringDb, handles: &'a Handles) 
 }
 
 impl ScoresJson<'_> {
+    /// Says that these results are partial (written last, as the report serializes it).
+    pub fn with_partial(mut self, partial: Option<Partial>) -> Self {
+        self.report.partial = partial;
+        self
+    }
+
     /// Writes the JSON: the same bytes as `serde_json::to_writer` of the [`ScoresReport`] with
     /// its `values` (tests/it/import.rs `the_streamed_scores_json_is_the_report_serialized_whole`
     /// compares the two). The value rows are rendered on every core, a window of examination
@@ -54,6 +60,7 @@ impl ScoresJson<'_> {
             values: _,
             basis,
             reference,
+            partial,
         } = &self.report;
         // The fields before `values`, in `ScoresReport`'s order, as serde_json writes them.
         #[derive(Serialize)]
@@ -106,6 +113,10 @@ impl ScoresJson<'_> {
         if let Some(r) = reference {
             out.write_all(b",\"reference\":")?;
             serde_json::to_writer(&mut *out, r)?;
+        }
+        if let Some(p) = partial {
+            out.write_all(b",\"partial\":")?;
+            serde_json::to_writer(&mut *out, p)?;
         }
         out.write_all(b"}")
     }

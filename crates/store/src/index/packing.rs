@@ -132,7 +132,7 @@ impl Index {
     }
 
     /// The number of the next pack: after every pack the index knows and every pack in `packs/`.
-    fn next_pack_number(&self, store: &Store) -> io::Result<u32> {
+    pub(super) fn next_pack_number(&self, store: &Store) -> io::Result<u32> {
         Ok(self
             .packs
             .keys()
@@ -144,7 +144,7 @@ impl Index {
 
     /// Writes pack `number` of these records (each a record file's bytes with its key and
     /// digest) and places them there in the index.
-    fn add_pack(
+    pub(super) fn add_pack(
         &mut self,
         store: &Store,
         number: u32,

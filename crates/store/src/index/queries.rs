@@ -136,7 +136,19 @@ impl Index {
                 }
             },
             Place::Packed { pack, offset, len } => {
-                pack::read_packed(store, pack, offset, len, key).map(Some)
+                match pack::read_packed(store, pack, offset, len, key) {
+                    // The pack written again without its damaged lines by a `mccbuild run`
+                    // since this index was loaded: the store's index as it is now says where.
+                    Err(_) if !pack::pack_path(store, pack).exists() => {
+                        let now = self.reloaded.get_or_init(|| Box::new(Index::load(store).0));
+                        match now.contains(key) && now.meta_of(key).place != self.meta_of(key).place
+                        {
+                            true => now.read(store, key),
+                            false => Ok(None),
+                        }
+                    }
+                    read => read.map(Some),
+                }
             }
         }
     }
@@ -178,5 +190,13 @@ impl Index {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Up to `n` stored keys, those added since the index file was written first, for
+    /// messages that read a few records (which ones is unspecified).
+    pub fn some_keys(&self, n: usize) -> Vec<RunKey> {
+        let added = self.added.keys();
+        let in_file = self.file.keys().filter(|k| !self.removed.contains(*k));
+        added.chain(in_file).take(n).copied().collect()
     }
 }
