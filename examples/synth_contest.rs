@@ -113,6 +113,7 @@ fn main() {
             stderr: CapturedOutput::default(),
             vm: None,
             slurm: None,
+            machine: None,
         });
     }
     // Packed, as `mccbuild run` leaves a store (it packs every 2,048 loose records) and

@@ -20,8 +20,8 @@ pub fn report(manifest: &Path, out: Option<&Path>, exports: bool, json: bool) ->
     let t = phase("report: scoring and gathering");
     let mut data = ReportData::gather(&session.plan, &db, &handles, |key| session.index.get(key));
     drop(t);
-    let t = phase("report: diagnostics");
-    data.diagnostics = session.diagnostics_of(0..session.plan.runs.len());
+    let t = phase("report: diagnostics and setup facts");
+    data.set_records(session.record_notes(0..session.plan.runs.len()));
     drop(t);
     if exports {
         let stored = StoredRuns {

@@ -491,3 +491,79 @@ pub fn setup_processes(contest: &Path) -> Vec<String> {
     }
     found
 }
+
+/// Every file under `dir` (recursively), sorted, relative to `dir`.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push(path.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Every `href="..."` and `src="..."` of a page.
+pub fn page_links(html: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            links.push(rest[..rest.find('"').unwrap_or(0)].to_string());
+        }
+    }
+    links
+}
+
+/// A site publishable as it is: every folder 0755 and file 0644; every link relative (or to
+/// the web, or a fragment, or `data:`) and resolving to a file of the site; no text naming one
+/// of `machine_paths` (the contest's folder, the store...) or a repository's `docs/` file.
+pub fn assert_publishable(site: &Path, machine_paths: &[&Path]) {
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(site), 0o755, "{}", site.display());
+    let files = files_under(site);
+    assert!(!files.is_empty());
+    for file in &files {
+        let path = site.join(file);
+        assert_eq!(mode(&path), 0o644, "{}", path.display());
+        assert_eq!(mode(path.parent().unwrap()), 0o755, "{}", path.display());
+        let text = fs::read_to_string(&path).unwrap();
+        for machine in machine_paths {
+            let machine = machine.display().to_string();
+            assert!(
+                !text.contains(&machine),
+                "{} names {machine}",
+                path.display()
+            );
+        }
+        if file.extension().is_some_and(|e| e == "html") {
+            assert!(!text.contains("docs/"), "{} cites docs/", path.display());
+            for link in page_links(&text) {
+                if link.starts_with('#')
+                    || link.starts_with("data:")
+                    || link.starts_with("https://")
+                {
+                    continue;
+                }
+                assert!(
+                    !link.starts_with('/') && !link.contains("://"),
+                    "{}: link {link} is not relative",
+                    path.display()
+                );
+                let target = link.split(['#', '?']).next().unwrap();
+                assert!(
+                    path.parent().unwrap().join(target).is_file(),
+                    "{}: broken link {link}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

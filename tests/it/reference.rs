@@ -173,6 +173,17 @@ fn a_one_tool_contest_is_judged_against_the_reference_and_rescored_without_rerun
         "{text}"
     );
     assert!(text.contains("trusted values: the reference"), "{text}");
+
+    // The tool page judges the tool against the reference, not by a Confidence that decides
+    // nothing here (a lone tool answers no value of V: "0 of 0").
+    let out = c.mccbuild(&["report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = fs::read_to_string(c.path().join("report/tool-0-solo.html")).unwrap();
+    assert!(
+        page.contains("Against the reference answers") && page.contains("<b>3 right</b>"),
+        "{page}"
+    );
+    assert!(!page.contains("Confidence (E-2.2)"), "{page}");
 }
 
 #[test]
@@ -233,6 +244,9 @@ fn the_vote_stays_the_default_and_is_shown_beside_the_reference() {
     let index = fs::read_to_string(c.path().join("report/index.html")).unwrap();
     assert!(index.contains("Against the reference"), "{index}");
     assert!(index.contains("the vote (E-3.1)"));
+    // The reference is named as a reader of the site sees it: relative to the contest.
+    assert!(index.contains("consensus answers oracle"), "{index}");
+    assert_publishable(&c.path().join("report"), &[c.path()]);
     let export: serde_json::Value = serde_json::from_str(
         &fs::read_to_string(c.path().join("report/exports/results.json")).unwrap(),
     )

@@ -9,17 +9,43 @@ use std::path::{Path, PathBuf};
 /// itself survives a crash. A reader sees the old content or the new one, never a mix. The
 /// folder is created if needed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write(path, bytes, true)?;
+    write(path, bytes, true, None)?;
     sync_dir(parent_of(path))
 }
 
 /// [`write_atomically`] for one file of many written together: atomic, but made durable by the
 /// caller, once for all of them (a `syncfs`, or [`sync_dir`] of their folder).
 pub fn write_atomically_in_batch(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write(path, bytes, false)
+    write(path, bytes, false, None)
 }
 
-fn write(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
+/// The mode of a published file (a page of the site, an export): readable by everyone, so that
+/// a web server serving the folder can read it whatever the umask of the process that wrote it.
+pub const PUBLISHED_FILE_MODE: u32 = 0o644;
+/// The mode of a published folder: everyone may list and enter it.
+pub const PUBLISHED_DIR_MODE: u32 = 0o755;
+
+/// [`write_atomically`] for a file to publish: mode [`PUBLISHED_FILE_MODE`] (a temporary file
+/// is created private, 0600, and would keep that mode).
+pub fn write_published(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write(path, bytes, true, Some(PUBLISHED_FILE_MODE))?;
+    sync_dir(parent_of(path))
+}
+
+/// [`write_atomically_in_batch`] for a file to publish (mode [`PUBLISHED_FILE_MODE`]).
+pub fn write_published_in_batch(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write(path, bytes, false, Some(PUBLISHED_FILE_MODE))
+}
+
+/// Creates a folder to publish and its missing parents; gives the folder itself mode
+/// [`PUBLISHED_DIR_MODE`] (set explicitly: the umask does not narrow it).
+pub fn create_published_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::create_dir_all(dir)?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(PUBLISHED_DIR_MODE))
+}
+
+fn write(path: &Path, bytes: &[u8], sync: bool, mode: Option<u32>) -> io::Result<()> {
     let dir = parent_of(path);
     fs::create_dir_all(dir)?;
     let mut file = tempfile::Builder::new()
@@ -27,6 +53,12 @@ fn write(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     file.write_all(bytes)?;
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        // fchmod: not narrowed by the umask, unlike a mode given at creation.
+        file.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))?;
+    }
     if sync {
         file.as_file().sync_all()?;
     }

@@ -236,6 +236,8 @@ fn respond(request: &Request<Incoming>, shared: &Arc<Shared>) -> Response<Body> 
                     let text = live(path, &text, version);
                     let kind = if path.ends_with(".css") {
                         "text/css; charset=utf-8"
+                    } else if path.ends_with(".js") {
+                        "text/javascript; charset=utf-8"
                     } else {
                         "text/html; charset=utf-8"
                     };
@@ -298,7 +300,7 @@ fn live(name: &str, text: &str, version: u64) -> String {
     }
     let name = serde_json::to_string(name).unwrap_or_default();
     let script = format!(
-        "<script>(function(){{var v=\"{version}\";var s=new EventSource(\"events?page=\"+encodeURIComponent({name}));s.onmessage=function(e){{if(e.data!==v){{s.close();location.reload();}}}};}})();</script></body>"
+        "<script>(function(){{var v=\"{version}\";var s=new EventSource(\"/events?page=\"+encodeURIComponent({name}));s.onmessage=function(e){{if(e.data!==v){{s.close();location.reload();}}}};}})();</script></body>"
     );
     text.replacen("</body>", &script, 1)
 }

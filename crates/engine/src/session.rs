@@ -290,6 +290,25 @@ impl Session {
             .collect()
     }
 
+    /// What the results site reads of the records of `runs` (the executed ones: an imported
+    /// run's record holds nothing more than its summary), each record read once.
+    pub fn record_notes(
+        &self,
+        runs: impl IntoIterator<Item = usize>,
+    ) -> mccbuild_output::report::RecordNotes {
+        let mut notes = mccbuild_output::report::RecordNotes::default();
+        for i in runs {
+            if self.plan.runs[i].origin != RunOrigin::Executed {
+                continue;
+            }
+            if let Ok(Some((record, digest))) = self.index.read(&self.store, &self.plan.runs[i].key)
+            {
+                notes.add(&self.plan, i, record, &digest);
+            }
+        }
+        notes
+    }
+
     /// Packs the store's loose records into segment files once there are enough of them
     /// (docs/cache.md, "Packs"), for a command that holds the store's execution lock. A packing
     /// that fails leaves every record where it was: a warning, nothing lost.

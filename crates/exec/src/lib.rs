@@ -75,6 +75,8 @@ pub struct Execution {
     pub parsed: ParsedOutput,
     /// Runs made in a virtual machine: how (accelerator, QEMU's own CPU time...).
     pub vm: Option<VmInfo>,
+    /// The machine that ran it ([`this_machine`]; for a VM, the host running it).
+    pub machine: Option<mccbuild_store::Machine>,
 }
 
 /// An infrastructure failure: the run could not be carried out (not the tool's fault). It is
@@ -102,7 +104,22 @@ pub trait RunExecutor: Send + Sync {
     fn reclaim(&self) {}
 }
 
-/// The host's name, for records.
+/// This machine's CPU model, CPUs, memory and kernel, for records (read once per process).
+pub fn this_machine() -> mccbuild_store::Machine {
+    static MACHINE: std::sync::OnceLock<mccbuild_store::Machine> = std::sync::OnceLock::new();
+    MACHINE
+        .get_or_init(|| {
+            let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+            mccbuild_store::Machine::from_proc(
+                &read("/proc/cpuinfo"),
+                &read("/proc/meminfo"),
+                &read("/proc/sys/kernel/osrelease"),
+            )
+        })
+        .clone()
+}
+
+/// This machine's host name.
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())

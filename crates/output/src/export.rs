@@ -155,9 +155,10 @@ pub struct StoredRuns<'a> {
     pub index: &'a Index,
 }
 
-/// Writes a file atomically (temporary file, rename).
+/// Writes a file atomically (temporary file, rename), readable by everyone (an export is made
+/// to be published: `fsio::PUBLISHED_FILE_MODE`).
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
-    mccbuild_core::fsio::write_atomically(path, bytes).map_err(|source| ExportError::Write {
+    mccbuild_core::fsio::write_published(path, bytes).map_err(|source| ExportError::Write {
         path: path.to_path_buf(),
         source,
     })
@@ -165,8 +166,12 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
 
 impl Export {
     /// Writes `results.csv`, `results.json` and `verdicts/<Model>.xml` under `dir` (created if
-    /// needed), each file atomically.
+    /// needed, world-readable), each file atomically.
     pub fn write_dir(&self, dir: &Path) -> Result<Written, ExportError> {
+        mccbuild_core::fsio::create_published_dir(dir).map_err(|source| ExportError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let csv = dir.join("results.csv");
         let json = dir.join("results.json");
         write_file(&csv, &self.csv_bytes())?;

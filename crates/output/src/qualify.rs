@@ -126,7 +126,7 @@ pub fn report_page(report: &QualifyReport) -> String {
             }
             body {
                 h1 { "Qualification" }
-                p { "Each tool on every examination it takes part in, on the first instance of each known model; every run checked against the protocol (docs/cli.md, \"mccbuild qualify\")." }
+                p { "Each tool on every examination it takes part in, on the first instance of each known model; every run checked against the protocol of the MCC's tools (made by " code { "mccbuild qualify" } ")." }
                 table {
                     tr { th { "tool" } th { "verdict" } th { "runs" } th { "answered" } th { "CANNOT_COMPUTE" } th { "DO_NOT_COMPETE" } th { "CPU time (s)" } th { "max memory (MB)" } }
                     @for (name, v) in &report.tools {

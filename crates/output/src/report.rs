@@ -5,8 +5,11 @@
 //! [`ReportData`] gathers what the pages show from the plan, the store's run summaries and the
 //! scoring database once; `html` renders it, `svg` draws the charts.
 
+pub mod disputes;
 mod html;
 pub mod live;
+pub mod run_page;
+pub mod setup;
 pub mod svg;
 
 use std::collections::BTreeMap;
@@ -81,6 +84,56 @@ pub struct ReportData<'a> {
     pub diagnostics: BTreeMap<usize, Vec<String>>,
     /// Charts drawn before (a live site's), reused where their inputs are the same.
     pub charts: Option<Arc<live::ChartCache>>,
+    /// What the setup block reads of each executed run's record (by run index). Filled by the
+    /// caller with the diagnostics ([`ReportData::set_records`]).
+    pub facts: BTreeMap<usize, setup::RunFacts>,
+    /// The facts gathered (the setup block's observed part).
+    pub observed: setup::Observed,
+    /// Each tool's version string, where it gives one ([`setup::tool_version`]).
+    pub tool_versions: Vec<Option<String>>,
+    /// The contested values and those the organisers decided, by stake (the disputes page).
+    pub disputes: Vec<disputes::Dispute>,
+    /// The pages of the runs whose records were read, by run.
+    pub run_pages: BTreeMap<usize, RunPage>,
+    /// The limits in words, per examination where they differ ([`setup::limits_of`]).
+    pub limits: Arc<Vec<(String, String)>>,
+}
+
+/// What the site reads of the run records (the executed runs' only; an imported run's record
+/// holds nothing more than its summary): the answer parser's diagnostics of the runs that have
+/// some, and every run's setup facts.
+#[derive(Debug, Default)]
+pub struct RecordNotes {
+    pub diagnostics: BTreeMap<usize, Vec<String>>,
+    pub facts: BTreeMap<usize, setup::RunFacts>,
+    /// Each run's page ([`run_page`]): its file name (from the record's digest) and text.
+    pub pages: BTreeMap<usize, RunPage>,
+}
+
+/// A run's page: its file name in the site and its text.
+pub type RunPage = (String, Arc<String>);
+
+impl RecordNotes {
+    /// Adds run `i`'s record, whose content digest is `digest`.
+    pub fn add(
+        &mut self,
+        plan: &Plan,
+        i: usize,
+        record: mccbuild_store::RunRecord,
+        digest: &mccbuild_core::Digest,
+    ) {
+        self.pages.insert(
+            i,
+            (
+                run_page::run_page_name(digest),
+                Arc::new(run_page::run_page(plan, i, &record)),
+            ),
+        );
+        self.facts.insert(i, setup::RunFacts::of(&record));
+        if !record.diagnostics.is_empty() {
+            self.diagnostics.insert(i, record.diagnostics);
+        }
+    }
 }
 
 impl<'a> ReportData<'a> {
@@ -91,7 +144,10 @@ impl<'a> ReportData<'a> {
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary> + Sync,
     ) -> ReportData<'a> {
         let t = mccbuild_core::timing::phase("report: scores");
-        let mut scores = mccbuild_scoring::scores::scores_report(plan, db, handles, false);
+        let mut scores = published_scores(
+            plan,
+            mccbuild_scoring::scores::scores_report(plan, db, handles, false),
+        );
         drop(t);
         let t = mccbuild_core::timing::phase("report: reliability");
         let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
@@ -137,6 +193,9 @@ impl<'a> ReportData<'a> {
             runs_of[run.exam_instance].push(i);
         }
         drop(t);
+        let t = mccbuild_core::timing::phase("report: disputes");
+        let disputes = disputes::disputes(plan, db, handles, &runs, &runs_of);
+        drop(t);
         ReportData {
             plan,
             scores,
@@ -148,8 +207,36 @@ impl<'a> ReportData<'a> {
             exports: false,
             diagnostics: BTreeMap::new(),
             charts: None,
+            facts: BTreeMap::new(),
+            observed: setup::Observed::default(),
+            disputes,
+            run_pages: BTreeMap::new(),
+            limits: Arc::new(setup::limits_of(plan)),
+            tool_versions: plan
+                .contest
+                .tools
+                .iter()
+                .map(|t| t.dir.as_deref().and_then(setup::tool_version))
+                .collect(),
         }
     }
+
+    /// What was read of the run records: the diagnostics and the setup's facts.
+    pub fn set_records(&mut self, notes: RecordNotes) {
+        self.diagnostics = notes.diagnostics;
+        self.facts = notes.facts;
+        self.run_pages = notes.pages;
+        self.observed = setup::Observed::of(self.facts.values());
+    }
+}
+
+/// The scores report as the site shows it: the reference answers named without this
+/// machine's paths (the site is published).
+pub fn published_scores(plan: &Plan, mut scores: ScoresReport) -> ScoresReport {
+    if let (Some(r), Some(reference)) = (scores.reference.as_mut(), plan.reference.as_ref()) {
+        r.answers = reference.describe_published(&plan.contest.root);
+    }
+    scores
 }
 
 /// What `write_site` wrote.
@@ -157,6 +244,9 @@ impl<'a> ReportData<'a> {
 pub struct SiteSummary {
     pub dir: PathBuf,
     pub pages: usize,
+    /// Run pages written (those of new records), and kept from an earlier report.
+    pub run_pages_written: usize,
+    pub run_pages_kept: usize,
     pub charts: usize,
     pub bytes: u64,
 }
@@ -178,8 +268,10 @@ pub struct SiteError {
 }
 
 /// Writes the site into `dir` (created if needed; files of an earlier report are replaced).
+/// The site is publishable as it is: files 0644, the folder 0755 (`fsio::PUBLISHED_*`),
+/// every link relative, no path of this machine, the same bytes for the same store.
 pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, SiteError> {
-    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+    mccbuild_core::fsio::create_published_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
         source,
     })?;
@@ -195,7 +287,7 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         .map(|page| {
             let (name, text, charts) = html::render(data, page);
             let path = dir.join(&name);
-            mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+            mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
                 .map_err(|source| SiteError { path, source })?;
             Ok((charts, text.len() as u64))
         })
@@ -205,6 +297,9 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
         summary.charts += charts;
         summary.bytes += bytes;
     }
+    let (written, kept) = write_run_pages(data, dir)?;
+    summary.run_pages_written = written;
+    summary.run_pages_kept = kept;
     // The pages are durable together.
     mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
@@ -213,16 +308,68 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
     Ok(summary)
 }
 
+/// Writes the run pages into `dir/runs/`: each page whose file is missing (a page is named after
+/// its record's digest: a file of that name holds the same bytes), then removes the pages no run
+/// of the plan links. Returns (written, kept).
+fn write_run_pages(data: &ReportData<'_>, dir: &Path) -> Result<(usize, usize), SiteError> {
+    let runs = dir.join(run_page::RUNS_DIR);
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SiteError { path, source }
+    };
+    if data.run_pages.is_empty() && !runs.exists() {
+        return Ok((0, 0));
+    }
+    mccbuild_core::fsio::create_published_dir(&runs).map_err(err(&runs))?;
+    let wanted: std::collections::HashSet<&str> = data
+        .run_pages
+        .values()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    use rayon::prelude::*;
+    let written: Vec<bool> = data
+        .run_pages
+        .par_iter()
+        .map(|(_, (name, text))| {
+            let path = dir.join(name);
+            if path.is_file() {
+                return Ok(false);
+            }
+            mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
+                .map_err(err(&path))?;
+            Ok(true)
+        })
+        .collect::<Result<_, SiteError>>()?;
+    for entry in std::fs::read_dir(&runs).map_err(err(&runs))?.flatten() {
+        let name = format!(
+            "{}/{}",
+            run_page::RUNS_DIR,
+            entry.file_name().to_string_lossy()
+        );
+        if !wanted.contains(name.as_str()) && name.ends_with(".html") {
+            std::fs::remove_file(entry.path()).map_err(err(&entry.path()))?;
+        }
+    }
+    mccbuild_core::fsio::sync_dir(&runs).map_err(err(&runs))?;
+    let n = written.iter().filter(|w| **w).count();
+    Ok((n, written.len() - n))
+}
+
 /// Writes some files of the site into `dir` (created if needed), each atomically, durable
 /// together: what a live site rewrites after an update ([`live::LiveSite`]).
 pub fn write_files(dir: &Path, files: &[live::SiteFile]) -> Result<(), SiteError> {
-    std::fs::create_dir_all(dir).map_err(|source| SiteError {
+    mccbuild_core::fsio::create_published_dir(dir).map_err(|source| SiteError {
         path: dir.to_path_buf(),
         source,
     })?;
+    if files.iter().any(|(n, _)| n.starts_with(run_page::RUNS_DIR)) {
+        let runs = dir.join(run_page::RUNS_DIR);
+        mccbuild_core::fsio::create_published_dir(&runs)
+            .map_err(|source| SiteError { path: runs, source })?;
+    }
     for (name, text) in files {
         let path = dir.join(name);
-        mccbuild_core::fsio::write_atomically_in_batch(&path, text.as_bytes())
+        mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
             .map_err(|source| SiteError { path, source })?;
     }
     mccbuild_core::fsio::sync_dir(dir).map_err(|source| SiteError {

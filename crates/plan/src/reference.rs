@@ -157,6 +157,25 @@ impl Reference {
         };
         format!("{form} {}", self.path.display())
     }
+
+    /// [`Reference::describe`] for a file to publish (the site, the exports): the path relative
+    /// to the contest's folder `root`, or its file name alone when it lies elsewhere, never a
+    /// path of the machine that made it.
+    pub fn describe_published(&self, root: &Path) -> String {
+        let form = match self.form {
+            ReferenceForm::Consensus => "consensus answers",
+            ReferenceForm::ResultsCsv => "estimated results of",
+        };
+        let path = match self.path.strip_prefix(root) {
+            Ok(relative) => relative.display().to_string(),
+            Err(_) if self.path.is_relative() => self.path.display().to_string(),
+            Err(_) => self
+                .path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        };
+        format!("{form} {path}")
+    }
 }
 
 /// The consensus's name of the formula at position `nn` of a formula file's ids sorted as

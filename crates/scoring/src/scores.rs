@@ -319,7 +319,12 @@ fn value_rows(plan: &Plan, db: &ScoringDb, handles: &Handles) -> Vec<ValueRow> {
 }
 
 /// The value rows of examination instance `e` (of [`value_rows`]).
-fn exam_instance_rows(plan: &Plan, db: &ScoringDb, handles: &Handles, e: usize) -> Vec<ValueRow> {
+pub fn exam_instance_rows(
+    plan: &Plan,
+    db: &ScoringDb,
+    handles: &Handles,
+    e: usize,
+) -> Vec<ValueRow> {
     let edition = &plan.contest.edition;
     let tools = &plan.contest.tools;
     let ei = &plan.exam_instances[e];

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 pub use index::{Index, Summary};
 pub use lock::{LockWait, StoreLock};
-pub use record::{RECORD_FORMAT, RunRecord, SlurmPlacement, VmInfo};
+pub use record::{Machine, RECORD_FORMAT, RunRecord, SlurmPlacement, VmInfo};
 pub use record_file::{
     CorruptRecord, encode_record, parse_record, parse_record_verified, verify_digest,
 };

@@ -52,6 +52,54 @@ pub struct RunRecord {
     /// existed load without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<SlurmPlacement>,
+    /// The machine that ran the run (for a QEMU run: the host running the VM; the guest is in
+    /// `vm`). An observation, not part of the run's key. Absent in records written before it
+    /// existed, and in imported ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
+}
+
+/// What a machine is, as the results site's setup block states it (read from the kernel once
+/// per process: `/proc/cpuinfo`, `/proc/meminfo`, `/proc/sys/kernel/osrelease`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Machine {
+    /// `model name` of `/proc/cpuinfo` (empty where the kernel does not say).
+    pub cpu_model: String,
+    /// Logical CPUs the kernel lists.
+    pub cpus: u32,
+    /// MemTotal, in MB (MiB).
+    pub memory_mb: u64,
+    /// The kernel's release (`uname -r`).
+    pub kernel: String,
+}
+
+impl Machine {
+    /// The machine from the texts of `/proc/cpuinfo`, `/proc/meminfo` and the kernel's release.
+    pub fn from_proc(cpuinfo: &str, meminfo: &str, osrelease: &str) -> Machine {
+        let field = |line: &str, name: &str| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().to_string())
+        };
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| field(l, "model name"))
+            .unwrap_or_default();
+        let cpus = cpuinfo
+            .lines()
+            .filter(|l| field(l, "processor").is_some())
+            .count() as u32;
+        let memory_mb = meminfo
+            .lines()
+            .find_map(|l| field(l, "MemTotal"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024);
+        Machine {
+            cpu_model,
+            cpus,
+            memory_mb,
+            kernel: osrelease.trim().to_string(),
+        }
+    }
 }
 
 /// How a run's virtual machine was run and what it cost (the tool's own CPU time and peak

@@ -50,6 +50,7 @@ pub fn sample_record(key: RunKey) -> RunRecord {
         stderr: CapturedOutput::default(),
         vm: None,
         slurm: None,
+        machine: None,
     }
 }
 
@@ -245,4 +246,17 @@ fn a_store_of_another_format_is_refused() {
             .to_string()
             .contains("another format")
     );
+}
+
+#[test]
+fn a_machine_is_read_from_the_kernels_files() {
+    let cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n";
+    let meminfo = "MemTotal:       24601360 kB\nMemFree:         1000 kB\n";
+    let m = crate::Machine::from_proc(cpuinfo, meminfo, "6.1.0-28-amd64\n");
+    assert_eq!(m.cpu_model, "AMD EPYC 7B13");
+    assert_eq!(m.cpus, 2);
+    assert_eq!(m.memory_mb, 24024);
+    assert_eq!(m.kernel, "6.1.0-28-amd64");
+    // Nothing readable: empty facts, not a panic.
+    assert_eq!(crate::Machine::from_proc("", "", "").cpus, 0);
 }

@@ -86,5 +86,6 @@ pub fn make_record(
         stderr: execution.stderr,
         vm: execution.vm,
         slurm: None,
+        machine: execution.machine,
     }
 }

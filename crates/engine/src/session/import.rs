@@ -123,6 +123,7 @@ pub fn imported_record(plan: &Plan, run: &Run, row: &ResultRow) -> RunRecord {
         stderr: CapturedOutput::default(),
         vm: None,
         slurm: None,
+        machine: None,
     }
 }
 

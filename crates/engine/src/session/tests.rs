@@ -34,6 +34,7 @@ fn record_of(plan: &Plan, run: &mccbuild_plan::Run) -> RunRecord {
         stderr: CapturedOutput::default(),
         vm: None,
         slurm: None,
+        machine: None,
     }
 }
 

@@ -62,7 +62,7 @@ impl Publisher {
         let session = &state.session;
         let (change, all) = match (&mut self.site, records) {
             (Some(site), true) => {
-                let diagnostics = session.diagnostics_of(changed_runs.iter().copied());
+                let notes = session.record_notes(changed_runs.iter().copied());
                 let change = site.update(
                     &session.plan,
                     &state.db,
@@ -71,7 +71,7 @@ impl Publisher {
                     &changed_runs,
                     recomputed.as_deref(),
                     |k| session.index.get(k),
-                    diagnostics,
+                    notes,
                 );
                 (change, false)
             }
@@ -79,7 +79,7 @@ impl Publisher {
                 let mut data = ReportData::gather(&session.plan, &state.db, &state.handles, |k| {
                     session.index.get(k)
                 });
-                data.diagnostics = session.diagnostics_of(0..session.plan.runs.len());
+                data.set_records(session.record_notes(0..session.plan.runs.len()));
                 let (site, change) = LiveSite::new(data, &state.db, &state.handles);
                 self.site = Some(site);
                 (change, true)

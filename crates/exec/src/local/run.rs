@@ -142,6 +142,7 @@ impl LocalExecutor {
             stderr: result.stderr,
             parsed: result.parsed,
             vm: None,
+            machine: Some(crate::this_machine()),
         }))
     }
 

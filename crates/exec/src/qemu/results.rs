@@ -134,6 +134,7 @@ impl QemuExecutor {
                 note,
                 console: if normal { String::new() } else { console_text },
             }),
+            machine: Some(crate::this_machine()),
         })
     }
 }

@@ -18,7 +18,7 @@ pub fn diff_page(r: &DiffReport) -> String {
             }
             body {
                 h1 { (title) }
-                p { "Every value whose answer differs, against the contest's trusted values (basis: " b { (r.basis) } "; docs/cli.md, \"mccbuild diff\")." }
+                p { "Every value whose answer differs, against the contest's trusted values (basis: " b { (r.basis) } "; made by " code { "mccbuild diff" } ")." }
                 p { @for (i, c) in CHANGES.iter().enumerate() { @if i > 0 { ", " } (c.name()) " " b { (r.counts.get(c).copied().unwrap_or(0)) } } }
                 @if r.not_in_store > 0 { p.bad { (r.not_in_store) " examination instances left out: a version's run is not in the store." } }
                 table {

@@ -28,6 +28,10 @@ pub fn collect(
 ) -> Result<Export, ExportError> {
     let plan = stored_runs.plan;
     let mut report = scores_report(plan, db, handles, true);
+    // Exports are published: the reference named without this machine's paths.
+    if let (Some(r), Some(reference)) = (report.reference.as_mut(), plan.reference.as_ref()) {
+        r.answers = reference.describe_published(&plan.contest.root);
+    }
     let results: Vec<ExamInstanceResults> = (0..plan.exam_instances.len())
         .map(|e| ExamInstanceResults::of(plan, db, handles, e))
         .collect();

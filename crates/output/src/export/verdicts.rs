@@ -51,7 +51,7 @@ pub struct ModelVerdicts {
 impl Export {
     /// Writes `<Model>.xml` under `dir` for each model with values; returns the files written.
     pub fn write_verdicts(&self, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
-        std::fs::create_dir_all(dir).map_err(|source| ExportError::Write {
+        mccbuild_core::fsio::create_published_dir(dir).map_err(|source| ExportError::Write {
             path: dir.to_path_buf(),
             source,
         })?;

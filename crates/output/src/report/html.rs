@@ -9,6 +9,10 @@ use super::{ReportData, RunView, outcome_label, outcome_title, slug};
 use mccbuild_core::Value;
 use mccbuild_plan::manifest::ToolKind;
 
+/// The site's one script (progressive enhancement: tables that filter, sort and hide columns;
+/// the instance under the pointer on scatter charts). Every page reads without it.
+const SCRIPT: &str = include_str!("assets/site.js");
+
 const STYLE: &str = r#"body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}
 nav{background:#1f3b5a;padding:.5em 1em}nav a{color:#fff;margin-right:1.2em;text-decoration:none}
 main{padding:1em 1.5em;max-width:1400px}footer{color:#777;padding:1em 1.5em;font-size:12px}
@@ -17,15 +21,22 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .gold{background:#f7e27e}.silver{background:#dfe3e8}.bronze{background:#e9c29b}
 .ref{color:#666;font-style:italic}.x{color:#fff;background:#d00000}.warn{color:#b00}
 .mono{font-family:ui-monospace,monospace}.s-TO,.s-MO,.s-fail{color:#b00}.s-CC,.s-DNC,.s--{color:#888}
-.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}
+.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}tr.organisers{background:#eef7ee}
+.tablebar{margin:.5em 0 0}.tablebar input{margin-right:1em}.tablebar details{display:inline-block;margin-left:1em}
+.tablebar label{display:block}.count{color:#666}th.sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" \25b2"}
+th[aria-sort=descending]::after{content:" \25bc"}tr.stats td{background:#f4f4f4;font-weight:600}
+.tip{position:absolute;background:#ffffe0;border:1px solid #999;padding:2px 6px;font-size:12px;pointer-events:none}
+pre{background:#f6f8fa;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all;max-height:40em;overflow:auto}a.run{font-size:11px}
 "#;
 
 /// One page of the site to render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Page {
     Style,
+    Script,
     Index,
     Reliability,
+    Disputes,
     Tools,
     Examinations,
     Models,
@@ -50,8 +61,10 @@ pub(crate) fn list(data: &ReportData<'_>) -> Vec<Page> {
     let plan = data.plan;
     let mut list = vec![
         Page::Style,
+        Page::Script,
         Page::Index,
         Page::Reliability,
+        Page::Disputes,
         Page::Tools,
         Page::Examinations,
         Page::Models,
@@ -71,8 +84,14 @@ pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usiz
     let exam_name = |x: usize| &plan.contest.edition.examinations[x].name;
     match page {
         Page::Style => ("style.css".to_string(), STYLE.to_string(), 0),
+        Page::Script => ("site.js".to_string(), SCRIPT.to_string(), 0),
         Page::Index => ("index.html".into(), index(data), 0),
         Page::Reliability => ("reliability.html".into(), reliability(data), 0),
+        Page::Disputes => (
+            "disputes.html".into(),
+            layout(data, "Disputes", super::disputes::page(data)),
+            0,
+        ),
         Page::Tools => ("tools.html".into(), tools(data), 0),
         Page::Examinations => ("examinations.html".into(), examinations(data), 0),
         Page::Models => ("models.html".into(), models(data), 0),
@@ -105,6 +124,7 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                 link rel="stylesheet" href="style.css";
                 // No favicon request (a 404 in the browser's console when served).
                 link rel="icon" href="data:,";
+                script src="site.js" defer {}
             }
             body {
                 nav {
@@ -113,13 +133,19 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                     a href="examinations.html" { "Examinations" }
                     a href="models.html" { "Models" }
                     a href="reliability.html" { "Reliability" }
+                    a href="disputes.html" { "Disputes" }
                 }
                 main { h1 { (title) } (body) }
-                footer { (data.scores.contest) " · rules: " (data.scores.edition) " · made by mccbuild " (env!("CARGO_PKG_VERSION")) }
+                footer { (super::setup::footer(data)) }
             }
         }
     }
     .into_string()
+}
+
+/// The link to run `i`'s page from a page at the site's top, if it has one.
+fn run_href<'d>(data: &'d ReportData<'_>, i: usize) -> Option<&'d str> {
+    data.run_pages.get(&i).map(|(name, _)| name.as_str())
 }
 
 fn tool_link(data: &ReportData<'_>, t: usize) -> Markup {
@@ -151,7 +177,7 @@ fn index(data: &ReportData<'_>) -> String {
             p { "Trusted values: " b { @if data.scores.basis == "reference" { "the reference answers" } @else { "the vote (E-3.1)" } }
                 "; reference answers: " code { (r.answers) } " (they know " (r.known) " of " (r.values) " values)." }
             h2 { "Against the reference" }
-            table {
+            table.data {
                 tr { th { "tool" } th { "right" } th { "wrong" } th { "unknown" } th { "unanswered" } }
                 @for (tool, c) in &r.tools {
                     tr { td { (tool) } td.n { (c.right) } td.n { (c.wrong) } td.n { (c.unknown) } td.n { (c.unanswered) } }
@@ -159,7 +185,7 @@ fn index(data: &ReportData<'_>) -> String {
             }
             p { "Vote and reference: " (r.disagreements.len()) " values differ; " (r.vote_only) " known to the vote only, " (r.reference_only) " to the reference only." }
             @if !r.disagreements.is_empty() {
-                table {
+                table.data {
                     tr { th { "instance" } th { "examination" } th { "value" } th { "vote" } th { "reference" } }
                     @for d in &r.disagreements {
                         tr { td { (d.instance) } td { (d.examination) } td { (d.id) } td { (d.vote) " (" (d.case) ")" } td { (d.reference) } }
@@ -197,6 +223,7 @@ fn index(data: &ReportData<'_>) -> String {
                 _ => { p { "No tool took part." } }
             }
         }
+        (super::setup::block(data))
     };
     layout(data, &format!("{}: podiums", data.scores.contest), body)
 }
@@ -205,7 +232,7 @@ fn reliability(data: &ReportData<'_>) -> String {
     let body = html! {
         p { "Rule E-2.2: a tool's Confidence is the share of the values of V it answered with V's value, V being the "
             (data.agreed_values) " values on which at least three tools agree (the MCC 2015 report's Table 3)." }
-        table {
+        table.data {
             tr { th { "tool" } th { "Confidence" } th { "correct" } th { "selected" } th { "examinations entered" } }
             @for row in &data.reliability {
                 @let t = data.plan.contest.tool(&row.tool).unwrap_or(0);
@@ -223,7 +250,7 @@ fn tools(data: &ReportData<'_>) -> String {
         runs[r.tool] += 1;
     }
     let body = html! {
-        table {
+        table.data {
             tr { th { "tool" } th { "family" } th { "kind" } th { "cores" } th { "Confidence" } th { "runs" } }
             @for (t, tool) in plan.contest.tools.iter().enumerate() {
                 tr {
@@ -258,7 +285,7 @@ fn examinations(data: &ReportData<'_>) -> String {
         runs[ei.exam] += data.runs_of[e].len();
     }
     let body = html! {
-        table {
+        table.data {
             tr { th { "examination" } th { "category" } th { "instances" } th { "runs" } th { "charts" } }
             @for x in exams_with_runs(data) {
                 @let exam = &edition.examinations[x];
@@ -278,7 +305,7 @@ fn examinations(data: &ReportData<'_>) -> String {
 fn models(data: &ReportData<'_>) -> String {
     let plan = data.plan;
     let body = html! {
-        table {
+        table.data {
             tr { th { "model" } th { "kind" } th { "instances" } }
             @for (m, model) in plan.models.iter().enumerate() {
                 tr { td { (model_link(data, m)) } td { (plan.contest.edition.model_kinds.get(model.kind).map_or("", |k| k.name.as_str())) } td.n { (model.instances.len()) } }
@@ -324,7 +351,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
         .map(|_| Tally::default())
         .collect();
     let mut wrong = Vec::new();
-    for run in data.runs.iter().filter(|r| r.tool == t) {
+    for (ri, run) in data.runs.iter().enumerate().filter(|(_, r)| r.tool == t) {
         let ei = &plan.exam_instances[run.exam_instance];
         let tally = &mut per_exam[ei.exam];
         tally.runs += 1;
@@ -342,6 +369,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
             if let Some(d) = decisions.get(*position as usize) {
                 if d.value.as_ref().is_some_and(|v| v != value) {
                     wrong.push((
+                        ri,
                         run.exam_instance,
                         *position as usize,
                         value.clone(),
@@ -355,11 +383,21 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
     let body = html! {
         p { "Family " (tool.family) ", " (if tool.kind == ToolKind::Reference { "reference tool (not ranked)" } else { "competing" }) ", "
             (tool.cores) (if tool.cores == 1 { " core" } else { " cores" }) "." }
-        @if let Some(c) = confidence {
-            p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — " (c.correct) " of " (c.selected) " values of V right." }
+        @if data.scores.basis == "reference" {
+            // The reference decides the trusted values: the Confidence decides nothing here.
+            @if let Some(c) = data.scores.reference.as_ref().and_then(|r| r.tools.get(&tool.name)) {
+                p.judged { "Against the reference answers (the basis of the trusted values): " b { (c.right) " right" } ", "
+                    (c.wrong) " wrong, " (c.unknown) " unknown to the reference, " (c.unanswered) " not answered." }
+            }
+        } @else if let Some(c) = confidence {
+            @if c.selected == 0 {
+                p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — it answered none of the " (data.agreed_values) " values of V (those on which at least three tools agree)." }
+            } @else {
+                p { "Confidence (E-2.2): " b { (format!("{:.5}", c.rate)) } " — " (c.correct) " of " (c.selected) " values of V right." }
+            }
         }
         h2 { "Scores" }
-        table {
+        table.data {
             tr { th { "category" } th { "score" } th { "rank" } }
             @for category in &edition.categories {
                 @if let Some(row) = data.scores.standings.get(&category.name).and_then(|rows| rows.iter().find(|r| r.tool == tool.name)) {
@@ -369,7 +407,7 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
             }
         }
         h2 { "Per examination" }
-        table {
+        table.data {
             tr { th { "examination" } th { "runs" } th title="answered" { "ok" } th title="cannot compute" { "CC" } th title="did not compete" { "DNC" }
                  th title="time-out" { "TO" } th title="memory-out" { "MO" } th { "failed" } th { "not run" }
                  th { "values right" } th { "values wrong" } th { "points" } th title="every trusted value computed, none wrong" { "solved" }
@@ -387,19 +425,28 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
                     }
                 }
             }
+            @let all: Vec<&Tally> = per_exam.iter().filter(|y| y.runs > 0).collect();
+            tr.stats {
+                td { "all examinations" }
+                td.n { (all.iter().map(|y| y.runs).sum::<usize>()) }
+                @for s in 0..7 { td.n { (all.iter().map(|y| y.by_status[s]).sum::<usize>()) } }
+                td.n { (all.iter().map(|y| y.right).sum::<u64>()) } td.n { (all.iter().map(|y| y.wrong).sum::<u64>()) }
+                td {} td.n { (all.iter().map(|y| y.solved).sum::<usize>()) }
+                td.n { (seconds(all.iter().map(|y| y.cpu).sum::<f64>())) } td.n { (format!("{:.0}", all.iter().map(|y| y.max_memory).fold(0.0, f64::max))) }
+            }
         }
         h2 { "Values where it disagreed with the trusted value (" (wrong.len()) ")" }
         @if !wrong.is_empty() {
-            table {
+            table.data {
                 tr { th { "instance" } th { "examination" } th { "value" } th { "its answer" } th { "trusted" } th { "decided by (E-3.1)" } }
-                @for (e, position, value, decision) in &wrong {
+                @for (ri, e, position, value, decision) in &wrong {
                     @let ei = &plan.exam_instances[*e];
                     @let instance = &plan.instances[ei.instance];
                     tr {
                         td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
                         td { (edition.examinations[ei.exam].name) }
                         td.mono { (ei.ids[*position]) }
-                        td.mono.warn { (value) }
+                        td.mono.warn { @if let Some(h) = run_href(data, *ri) { a href=(h) { (value) } } @else { (value) } }
                         td.mono { @if let Some(v) = &decision.value { (v) } }
                         td { (decision.case.name()) }
                     }
@@ -410,8 +457,8 @@ fn tool(data: &ReportData<'_>, t: usize) -> String {
             .filter(|(i, _)| plan.runs[**i].tool == t).map(|(i, d)| (*i, d)).collect();
         h2 id="diagnostics" { "Answer-parser diagnostics (" (diagnosed.len()) " runs)" }
         @if !diagnosed.is_empty() {
-            p { "What the parser noticed in the tool's output: the lines it ignored and why, answers it chose between (docs/protocol.md)." }
-            table {
+            p { "What the parser noticed in the tool's output: the lines it ignored and why, answers it chose between." }
+            table.data {
                 tr { th { "instance" } th { "examination" } th { "diagnostic" } }
                 @for (i, messages) in &diagnosed {
                     @let run = &plan.runs[*i];
@@ -443,10 +490,12 @@ fn tools_in(data: &ReportData<'_>, x: usize) -> Vec<usize> {
     (0..used.len()).filter(|&t| used[t]).collect()
 }
 
-fn run_cell(run: Option<&RunView>) -> Markup {
+fn run_cell(data: &ReportData<'_>, run: Option<usize>) -> Markup {
     match run {
         None => html! { td class="s--" { "" } },
-        Some(r) => {
+        Some(i) => {
+            let r = &data.runs[i];
+            let href = run_href(data, i);
             let (right, wrong) = r
                 .score
                 .as_ref()
@@ -456,7 +505,8 @@ fn run_cell(run: Option<&RunView>) -> Markup {
                     @if r.outcome == Some(Outcome::Answered) {
                         (right) " right" @if wrong > 0 { ", " span.x { (wrong) " wrong" } }
                     } @else { (outcome_label(r.outcome)) }
-                    @if r.outcome.is_some() { br; small { (seconds(r.measurement.cpu_time_s)) " s" } }
+                    @if r.outcome.is_some() { br; small { (seconds(r.measurement.cpu_time_s)) " s" }
+                        @if let Some(h) = href { " " a.run href=(h) title="the run: command, measurements, output" { "run" } } }
                 }
             }
         }
@@ -470,7 +520,7 @@ fn examination(data: &ReportData<'_>, x: usize) -> String {
     let body = html! {
         p { "Category: " (plan.contest.edition.categories[exam.category].title) ". "
             a href=(slug("charts", x, &exam.name)) { "Execution-time charts" } "." }
-        table {
+        table.data {
             tr { th { "instance" } th { "values" } th { "trusted" } @for t in &tools { th { (tool_link(data, *t)) } } }
             @for (e, ei) in plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.exam == x) {
                 @let instance = &plan.instances[ei.instance];
@@ -478,7 +528,22 @@ fn examination(data: &ReportData<'_>, x: usize) -> String {
                     td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
                     td.n { (ei.ids.len()) }
                     td.n { (data.decisions[e].iter().filter(|d| d.value.is_some()).count()) }
-                    @for t in &tools { (run_cell(data.runs_of[e].iter().map(|&i| &data.runs[i]).find(|r| r.tool == *t))) }
+                    @for t in &tools { (run_cell(data, data.runs_of[e].iter().copied().find(|&i| data.runs[i].tool == *t))) }
+                }
+            }
+            @let instances: Vec<usize> = plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.exam == x).map(|(e, _)| e).collect();
+            tr.stats {
+                td { "all " (instances.len()) " instances" }
+                td.n { (instances.iter().map(|&e| plan.exam_instances[e].ids.len()).sum::<usize>()) }
+                td.n { (instances.iter().map(|&e| data.decisions[e].iter().filter(|d| d.value.is_some()).count()).sum::<usize>()) }
+                @for t in &tools {
+                    @let runs: Vec<&RunView> = instances.iter().flat_map(|&e| data.runs_of[e].iter().map(|&i| &data.runs[i])).filter(|r| r.tool == *t).collect();
+                    @let (right, wrong) = runs.iter().filter_map(|r| r.score.as_ref()).fold((0u64, 0u64), |(a, b), s| (a + s.score.right as u64, b + s.score.wrong as u64));
+                    td {
+                        (runs.iter().filter(|r| r.outcome == Some(Outcome::Answered)).count()) " answered, " (runs.iter().filter(|r| r.solved()).count()) " solved" br;
+                        (right) " right" @if wrong > 0 { ", " span.x { (wrong) " wrong" } } br;
+                        small { (seconds(runs.iter().map(|r| r.measurement.cpu_time_s).sum::<f64>())) " s CPU" }
+                    }
                 }
             }
         }
@@ -532,7 +597,8 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         for b in a + 1..tools.len() {
             let pairs: Vec<Pair> = grid
                 .iter()
-                .filter_map(|(_, row)| {
+                .enumerate()
+                .filter_map(|(label, (_, row))| {
                     let (ra, rb) = (row[a]?, row[b]?);
                     if ra.outcome.is_none() || rb.outcome.is_none() {
                         return None;
@@ -545,6 +611,7 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
                         x: time(ra),
                         y: time(rb),
                         disagree,
+                        label: label as u32,
                     })
                 })
                 .collect();
@@ -565,7 +632,8 @@ fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
         p { "Solved: every trusted value computed, none wrong." }
         figure { (PreEscaped(svg::cactus(&series, limit))) }
         h2 { "Tool against tool" }
-        div.charts { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
+        @let names: Vec<&str> = grid.iter().map(|(e, _)| plan.instances[plan.exam_instances[*e].instance].name.as_str()).collect();
+        div.charts data-names=(names.join("|")) { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
     };
     (
         layout(data, &format!("{}: execution times", exam.name), body),
@@ -643,18 +711,21 @@ fn model(data: &ReportData<'_>, m: usize) -> String {
                     @let ei = &plan.exam_instances[e];
                     @let decisions = &data.decisions[e];
                     @let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
-                    @let runs: Vec<&RunView> = data.runs_of[e].iter().map(|&r| &data.runs[r]).collect();
+                    @let runs: Vec<(usize, &RunView)> = data.runs_of[e].iter().map(|&r| (r, &data.runs[r])).collect();
                     tr {
                         td rowspan=(runs.len() + 1) { a href=(slug("examination", ei.exam, &edition.examinations[ei.exam].name)) { (edition.examinations[ei.exam].name) } }
                         td { b { "trusted" } } td { (vector(&trusted, &[])) } td {} td {} td {}
                     }
-                    @for r in &runs {
+                    @for (i, r) in &runs {
                         @let given = answers_by_position(r, ei.ids.len());
                         @let marked: Vec<bool> = given.iter().zip(&trusted).map(|(g, t)| matches!((g, t), (Some(g), Some(t)) if g != t)).collect();
                         tr {
                             td { (tool_link(data, r.tool)) }
                             td { @if r.outcome == Some(Outcome::Answered) { (vector(&given, &marked)) } }
-                            td class=(format!("s-{}", outcome_label(r.outcome))) { (outcome_title(r.outcome)) }
+                            td class=(format!("s-{}", outcome_label(r.outcome))) {
+                                @if let Some(h) = run_href(data, *i) { a href=(h) title="the run: command, measurements, output" { (outcome_title(r.outcome)) } }
+                                @else { (outcome_title(r.outcome)) }
+                            }
                             td.n { @if r.outcome.is_some() { (seconds(r.measurement.cpu_time_s)) } }
                             td.n { @if r.outcome.is_some() { (format!("{:.0}", r.measurement.peak_memory_mb())) } }
                         }

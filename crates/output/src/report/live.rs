@@ -38,6 +38,14 @@ pub struct LiveSite {
     runs_of: Vec<Vec<usize>>,
     decisions: Vec<Arc<[Decision]>>,
     diagnostics: BTreeMap<usize, Vec<String>>,
+    /// The setup facts of each run's record, and the tools' version strings.
+    facts: BTreeMap<usize, super::setup::RunFacts>,
+    tool_versions: Vec<Option<String>>,
+    /// The disputes page's values, recomputed after each update.
+    disputes: Vec<super::disputes::Dispute>,
+    /// The run pages, by run (those of the records read).
+    run_pages: BTreeMap<usize, super::RunPage>,
+    limits: Arc<Vec<(String, String)>>,
     exports: bool,
     /// Per run: a digest of its view and of its answer-parser diagnostics.
     run_digest: Vec<u64>,
@@ -136,6 +144,7 @@ impl ChartCache {
                 }
             }
             bytes.push(p.disagree as u8);
+            bytes.extend_from_slice(&p.label.to_le_bytes());
         }
         let key = blake3::hash(&bytes);
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
@@ -198,6 +207,12 @@ impl LiveSite {
             exports,
             diagnostics,
             charts: _,
+            facts,
+            observed: _,
+            tool_versions,
+            disputes,
+            run_pages,
+            limits,
         } = data;
         let mut site = LiveSite {
             run_digest: vec![0; runs.len()],
@@ -207,6 +222,11 @@ impl LiveSite {
             runs_of,
             decisions,
             diagnostics,
+            facts,
+            tool_versions,
+            disputes,
+            run_pages,
+            limits,
             exports,
             runs_by_tool,
             instances_by_exam,
@@ -227,7 +247,8 @@ impl LiveSite {
             site.decision_digest[e] = digest_of(&site.decisions[e]);
             site.instance_digest[e] = site.digest_instance(e);
         }
-        let change = site.render(plan, scores, reliability, agreed_values);
+        let mut change = site.render(plan, scores, reliability, agreed_values);
+        change.changed.extend(site.run_pages.values().cloned());
         (site, change)
     }
 
@@ -243,7 +264,11 @@ impl LiveSite {
     }
 
     fn digest_run(&self, r: usize) -> u64 {
-        digest_of(&(&self.runs[r], self.diagnostics.get(&r)))
+        digest_of(&(
+            &self.runs[r],
+            self.diagnostics.get(&r),
+            self.run_pages.get(&r).map(|p| &p.0),
+        ))
     }
 
     fn digest_instance(&self, e: usize) -> u64 {
@@ -272,9 +297,16 @@ impl LiveSite {
         changed: &[usize],
         recomputed: Option<&[usize]>,
         summary: impl Fn(&mccbuild_core::RunKey) -> Option<&'s Summary>,
-        mut diagnostics: BTreeMap<usize, Vec<String>>,
+        notes: super::RecordNotes,
     ) -> SiteChange {
+        let super::RecordNotes {
+            mut diagnostics,
+            mut facts,
+            mut pages,
+        } = notes;
+        let mut new_run_pages = Vec::new();
         let t = std::time::Instant::now();
+        let scores = super::published_scores(plan, scores);
         let mut touched = vec![false; self.runs.len()];
         for &r in changed {
             let s = summary(&plan.runs[r].key);
@@ -285,6 +317,19 @@ impl LiveSite {
             match diagnostics.remove(&r) {
                 Some(d) => self.diagnostics.insert(r, d),
                 None => self.diagnostics.remove(&r),
+            };
+            match facts.remove(&r) {
+                Some(f) => self.facts.insert(r, f),
+                None => self.facts.remove(&r),
+            };
+            match pages.remove(&r) {
+                Some(p) => {
+                    if self.run_pages.get(&r).is_none_or(|old| old.0 != p.0) {
+                        new_run_pages.push(p.clone());
+                    }
+                    self.run_pages.insert(r, p)
+                }
+                None => self.run_pages.remove(&r),
             };
             touched[r] = true;
         }
@@ -341,10 +386,12 @@ impl LiveSite {
             self.instance_digest[e] = self.digest_instance(e);
         }
         let reliability = self.reliability(plan, db, handles);
+        self.disputes = super::disputes::disputes(plan, db, handles, &self.runs, &self.runs_of);
         let agreed_values =
             mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
         let gathered = t.elapsed().as_secs_f64() * 1e3;
         let mut change = self.render(plan, scores, reliability, agreed_values);
+        change.changed.extend(new_run_pages);
         change.phases.splice(
             0..0,
             [
@@ -397,6 +444,12 @@ impl LiveSite {
             exports: self.exports,
             diagnostics: std::mem::take(&mut self.diagnostics),
             charts: Some(self.charts.clone()),
+            observed: super::setup::Observed::of(self.facts.values()),
+            facts: std::mem::take(&mut self.facts),
+            tool_versions: self.tool_versions.clone(),
+            disputes: std::mem::take(&mut self.disputes),
+            run_pages: std::mem::take(&mut self.run_pages),
+            limits: self.limits.clone(),
         };
         let t = std::time::Instant::now();
         let list = html::list(&data);
@@ -449,12 +502,17 @@ impl LiveSite {
         self.runs_of = data.runs_of;
         self.decisions = data.decisions;
         self.diagnostics = data.diagnostics;
+        self.facts = data.facts;
+        self.disputes = data.disputes;
+        self.run_pages = data.run_pages;
         change
     }
 
     /// Every file of the site as last rendered.
     pub fn files(&self) -> Vec<SiteFile> {
-        self.pages.iter().map(|p| p.2.clone()).collect()
+        let mut files: Vec<SiteFile> = self.pages.iter().map(|p| p.2.clone()).collect();
+        files.extend(self.run_pages.values().cloned());
+        files
     }
 
     /// The key of a page: a digest of everything it shows (what `html`'s template of that page
@@ -474,7 +532,7 @@ impl LiveSite {
         };
         let scores = &data.scores;
         match page {
-            Page::Style | Page::Examinations | Page::Models => {}
+            Page::Style | Page::Script | Page::Examinations | Page::Models => {}
             Page::Index => {
                 let stored = data.runs.iter().filter(|r| r.outcome.is_some()).count();
                 json(
@@ -486,10 +544,15 @@ impl LiveSite {
                         &scores.reference,
                         &scores.standings,
                         &scores.awards,
+                        (&data.observed, &data.tool_versions),
                     ),
                 );
             }
             Page::Reliability => json(&mut h, &(&data.reliability, data.agreed_values)),
+            Page::Disputes => {
+                json(&mut h, &scores.confidence);
+                h.update(content_digest(&data.disputes).as_bytes());
+            }
             Page::Tools => json(&mut h, &scores.confidence),
             Page::Tool(t) => {
                 let name = &data.plan.contest.tools[t].name;

@@ -14,6 +14,9 @@ pub struct Pair {
     pub y: Option<f64>,
     /// The two tools gave different values for at least one value.
     pub disagree: bool,
+    /// Which examination instance the point is (an index into the page's list of names, for
+    /// the page's script to name the point under the pointer).
+    pub label: u32,
 }
 
 /// A tool's line in a cactus plot: the CPU seconds of its solved runs, in any order.
@@ -109,13 +112,22 @@ fn push_one_decimal(out: &mut String, v: f64) {
 
 /// Dots as one path of zero-length segments with round caps: small files even with thousands of
 /// runs.
-fn dots(out: &mut String, points: &[(f64, f64)], color: &str, class: &str) {
+/// The points as one path of zero-length strokes; `labels` (one per point, in order) in its
+/// `data-i` attribute.
+fn dots(out: &mut String, points: &[(f64, f64)], labels: &[u32], color: &str, class: &str) {
     if points.is_empty() {
         return;
     }
+    let _ = write!(out, r#"<path class="{class}" data-i=""#);
+    for (n, l) in labels.iter().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        let _ = write!(out, "{l}");
+    }
     let _ = write!(
         out,
-        r#"<path class="{class}" stroke="{color}" stroke-width="5" stroke-linecap="round" fill="none" d=""#
+        r#"" stroke="{color}" stroke-width="5" stroke-linecap="round" fill="none" d=""#
     );
     for (x, y) in points {
         out.push('M');
@@ -201,14 +213,22 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
         let y = p.y.map_or(fail_y, |t| ay.pos(t));
         (x, y)
     };
-    let agree: Vec<_> = pairs
+    let agreeing: Vec<&Pair> = pairs
         .iter()
         .filter(|p| !p.disagree && (p.x.is_some() || p.y.is_some()))
-        .map(place)
         .collect();
-    let disagree: Vec<_> = pairs.iter().filter(|p| p.disagree).map(place).collect();
-    dots(&mut out, &agree, "#1f5fa8", "agree");
-    dots(&mut out, &disagree, "#d00000", "disagree");
+    let disagreeing: Vec<&Pair> = pairs.iter().filter(|p| p.disagree).collect();
+    let labels = |ps: &[&Pair]| ps.iter().map(|p| p.label).collect::<Vec<u32>>();
+    let agree: Vec<_> = agreeing.iter().map(|p| place(p)).collect();
+    let disagree: Vec<_> = disagreeing.iter().map(|p| place(p)).collect();
+    dots(&mut out, &agree, &labels(&agreeing), "#1f5fa8", "agree");
+    dots(
+        &mut out,
+        &disagree,
+        &labels(&disagreeing),
+        "#d00000",
+        "disagree",
+    );
     // Axis names and counts.
     let _ = write!(
         out,
@@ -310,7 +330,13 @@ pub fn cactus(series: &[Series], limit: f64) -> String {
                 out.push(' ');
                 push_one_decimal(&mut out, ay.pos(*t));
             }
-            out.push_str(r#""/>"#);
+            // The tool's name under the pointer (the browser's tooltip, no script needed).
+            let _ = write!(
+                out,
+                r#""><title>{}: {} runs solved</title></path>"#,
+                escape(&s.name),
+                times.len()
+            );
         }
         let y = M + 8.0 + 16.0 * i as f64;
         let _ = write!(
@@ -390,21 +416,25 @@ mod tests {
                 x: Some(1.0),
                 y: Some(10.0),
                 disagree: false,
+                label: 0,
             },
             Pair {
                 x: None,
                 y: Some(0.5),
                 disagree: false,
+                label: 0,
             },
             Pair {
                 x: Some(2.0),
                 y: Some(2.0),
                 disagree: true,
+                label: 0,
             },
             Pair {
                 x: None,
                 y: None,
                 disagree: false,
+                label: 0,
             },
         ];
         let svg = scatter("A<&>", "B", &pairs, 60.0);
