@@ -41,6 +41,20 @@ struct SlurmFollower<'a> {
 }
 
 impl SlurmFollower<'_> {
+    /// Those of `runs` shown as started go back to the queue on the progress (their job ended
+    /// without recording them).
+    fn requeued(&mut self, runs: &[usize]) {
+        for i in runs {
+            if self.started.remove(i).is_some() {
+                let run = &self.plan.runs[*i];
+                self.progress.run(&RunEvent::Requeued {
+                    key: run.key,
+                    label: &label(self.plan, run),
+                });
+            }
+        }
+    }
+
     /// Rule E-5.1 wants the runs of a model on one machine: says where a job that ended early
     /// left its model's runs on several nodes.
     fn warn_models_on_several_nodes(&mut self) {
@@ -140,15 +154,7 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                 runs,
                 attempt,
             } => {
-                for i in &runs {
-                    if self.started.remove(i).is_some() {
-                        let run = &self.plan.runs[*i];
-                        self.progress.run(&RunEvent::Requeued {
-                            key: run.key,
-                            label: &label(self.plan, run),
-                        });
-                    }
-                }
+                self.requeued(&runs);
                 self.progress.message(&format!(
                     "Slurm job {job} ended {state} on node {}: its {} unrecorded runs are to run again (attempt {attempt}); not a failure of the tools",
                     if node.is_empty() { "?" } else { &node },
@@ -173,15 +179,7 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                 }
             }
             SlurmEvent::Left { job, state, runs } => {
-                for i in &runs {
-                    if self.started.remove(i).is_some() {
-                        let run = &self.plan.runs[*i];
-                        self.progress.run(&RunEvent::Requeued {
-                            key: run.key,
-                            label: &label(self.plan, run),
-                        });
-                    }
-                }
+                self.requeued(&runs);
                 self.progress.message(&format!(
                     "Slurm job {job} ended {state} with {} unrecorded: `mccbuild run` submits them again",
                     count(runs.len(), "run", "runs")

@@ -127,14 +127,7 @@ fn layout(data: &ReportData<'_>, title: &str, body: Markup) -> String {
                 script src="site.js" defer {}
             }
             body {
-                nav {
-                    a href="index.html" { "Podiums" }
-                    a href="tools.html" { "Tools" }
-                    a href="examinations.html" { "Examinations" }
-                    a href="models.html" { "Models" }
-                    a href="reliability.html" { "Reliability" }
-                    a href="disputes.html" { "Disputes" }
-                }
+                (nav(""))
                 main { h1 { (title) } (body) }
                 footer { (super::setup::footer(data)) }
             }
@@ -735,4 +728,23 @@ fn model(data: &ReportData<'_>, m: usize) -> String {
         }
     };
     layout(data, &model.name, body)
+}
+
+/// The site's navigation bar, its links relative to a page `up` folders below the site's root
+/// (`up`: `""` for the root's pages, `"../"` for the run pages under `runs/`).
+pub(super) fn nav(up: &str) -> maud::Markup {
+    maud::html! {
+        nav {
+            @for (page, name) in [
+                ("index.html", "Podiums"),
+                ("tools.html", "Tools"),
+                ("examinations.html", "Examinations"),
+                ("models.html", "Models"),
+                ("reliability.html", "Reliability"),
+                ("disputes.html", "Disputes"),
+            ] {
+                a href={ (up) (page) } { (name) }
+            }
+        }
+    }
 }

@@ -103,14 +103,7 @@ pub fn run_page(plan: &Plan, i: usize, record: &RunRecord) -> String {
                 link rel="icon" href="data:,";
             }
             body {
-                nav {
-                    a href="../index.html" { "Podiums" }
-                    a href="../tools.html" { "Tools" }
-                    a href="../examinations.html" { "Examinations" }
-                    a href="../models.html" { "Models" }
-                    a href="../reliability.html" { "Reliability" }
-                    a href="../disputes.html" { "Disputes" }
-                }
+                (super::html::nav("../"))
                 main {
                     h1 { "Run: " (title) }
                     table.run {
