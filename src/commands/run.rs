@@ -3,7 +3,6 @@
 //! (`super::diff`), the tool developer's one command after a change.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -104,7 +103,7 @@ pub fn run(
     }
     session.set_aside_damaged_lines();
     session.pack_records();
-    eprint!("{}", diagnostics_summary(&session, &missing));
+    eprint!("{}", session.diagnostics_summary(&missing));
     let left_out = session.left_out(filter);
     if let Some(judge) = diff {
         crate::signals::say(&format!(
@@ -253,56 +252,6 @@ fn select_reruns(session: &mut Session, selection: &[usize], outcomes: &[Outcome
         ));
     }
     redo
-}
-
-/// Per tool, the answer parser's diagnostics of the runs just executed (`executed`: the runs that
-/// were not in the store before): how many runs have some, and the first few, each with its run.
-fn diagnostics_summary(session: &Session, executed: &[usize]) -> String {
-    const SHOWN: usize = 3;
-    let plan = &session.plan;
-    let found = session.diagnostics_of(executed.iter().copied());
-    let mut by_tool: BTreeMap<usize, Vec<(usize, &Vec<String>)>> = BTreeMap::new();
-    for (&i, diagnostics) in &found {
-        by_tool
-            .entry(plan.runs[i].tool)
-            .or_default()
-            .push((i, diagnostics));
-    }
-    let mut out = String::new();
-    for (tool, runs) in by_tool {
-        let total: usize = runs.iter().map(|(_, d)| d.len()).sum();
-        let _ = writeln!(
-            out,
-            "{}: {total} answer-parser diagnostic{} in {} of the runs just executed:",
-            plan.contest.tools[tool].name,
-            if total == 1 { "" } else { "s" },
-            runs.len()
-        );
-        let mut shown = 0;
-        'runs: for (i, diagnostics) in &runs {
-            let run = &plan.runs[*i];
-            for d in diagnostics.iter() {
-                if shown == SHOWN {
-                    break 'runs;
-                }
-                let _ = writeln!(
-                    out,
-                    "  {} {}: {d}",
-                    plan.instance_of(run).name,
-                    plan.exam_name(run)
-                );
-                shown += 1;
-            }
-        }
-        if total > shown {
-            let _ = writeln!(
-                out,
-                "  ... and {} more (`mccbuild explain --instance I --examination E --id ID` shows a value's, the report's tool page lists them all)",
-                total - shown
-            );
-        }
-    }
-    out
 }
 
 /// `run --diff`: each tool of the filter's `--tool`s (or each tool with runs in `executed`)

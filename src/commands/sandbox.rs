@@ -8,7 +8,7 @@ use std::time::Duration;
 use mccbuild_core::Termination;
 use mccbuild_core::timing::phase;
 use mccbuild_exec::local::{LocalExecutor, LocalSettings, SandboxCommand, wall_limit};
-use mccbuild_exec::pool::{available_cores, core_lock_dir, reserve};
+use mccbuild_exec::pool::{available_cores, reserve_waiting};
 use mccbuild_exec::process::ProcessResult;
 
 use crate::cli::SandboxArgs;
@@ -18,7 +18,7 @@ pub fn sandbox(args: SandboxArgs) -> Result<(), Error> {
     let mut command = command(&args)?;
     // The cores are reserved machine-wide, as a run's (crates/exec/src/pool.rs), until the
     // command ends.
-    let _reserved = reserve_cores(&mut command.cores, !args.cores.is_empty());
+    let _reserved = reserve_waiting(&mut command.cores, !args.cores.is_empty());
     let t = phase("sandbox: executor");
     let executor = LocalExecutor::new(LocalSettings {
         hidden: args.hide.clone(),
@@ -66,7 +66,7 @@ fn command(args: &SandboxArgs) -> Result<SandboxCommand, Error> {
     } else {
         args.cores.clone()
     };
-    // Without --cores, the core is chosen among the available ones by `reserve_cores`.
+    // Without --cores, the core is chosen among the available ones by `reserve_waiting`.
     Ok(SandboxCommand {
         argv: args.command.clone(),
         cpu_limit_s: args.time,
@@ -77,47 +77,6 @@ fn command(args: &SandboxArgs) -> Result<SandboxCommand, Error> {
             .unwrap_or_else(|| wall_limit(args.time.ceil() as u64)),
         cores,
     })
-}
-
-/// Reserves `cores` machine-wide (the pool's core lock files), waiting while another run holds
-/// one; without `given` cores, the first available core no run holds is taken instead of the
-/// first one. The reservations last as long as the returned files are open.
-fn reserve_cores(cores: &mut Vec<u32>, given: bool) -> Vec<Option<std::fs::File>> {
-    let dir = core_lock_dir();
-    let mut said = false;
-    loop {
-        if !given {
-            for core in available_cores() {
-                if let Some(lock) = reserve(&dir, core) {
-                    *cores = vec![core];
-                    return vec![lock];
-                }
-            }
-        } else {
-            let mut held = Vec::new();
-            for &core in cores.iter() {
-                match reserve(&dir, core) {
-                    Some(lock) => held.push(lock),
-                    None => break,
-                }
-            }
-            if held.len() == cores.len() {
-                return held;
-            }
-        }
-        if !said {
-            eprintln!(
-                "waiting for a core: runs of mccbuild hold {} (reservations in {})",
-                match given {
-                    true => "the cores asked for",
-                    false => "every core this process may use",
-                },
-                dir.display()
-            );
-            said = true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn json(result: &ProcessResult, executor: &LocalExecutor, cores: &[u32]) -> String {

@@ -18,6 +18,7 @@ mod select;
 mod tests;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use mccbuild_core::Outcome;
@@ -288,6 +289,56 @@ impl Session {
                 (!record.diagnostics.is_empty()).then_some((i, record.diagnostics))
             })
             .collect()
+    }
+
+    /// Per tool, the answer parser's diagnostics of the runs just executed (`executed`: the runs that
+    /// were not in the store before): how many runs have some, and the first few, each with its run.
+    pub fn diagnostics_summary(&self, executed: &[usize]) -> String {
+        const SHOWN: usize = 3;
+        let plan = &self.plan;
+        let found = self.diagnostics_of(executed.iter().copied());
+        let mut by_tool: BTreeMap<usize, Vec<(usize, &Vec<String>)>> = BTreeMap::new();
+        for (&i, diagnostics) in &found {
+            by_tool
+                .entry(plan.runs[i].tool)
+                .or_default()
+                .push((i, diagnostics));
+        }
+        let mut out = String::new();
+        for (tool, runs) in by_tool {
+            let total: usize = runs.iter().map(|(_, d)| d.len()).sum();
+            let _ = writeln!(
+                out,
+                "{}: {total} answer-parser diagnostic{} in {} of the runs just executed:",
+                plan.contest.tools[tool].name,
+                if total == 1 { "" } else { "s" },
+                runs.len()
+            );
+            let mut shown = 0;
+            'runs: for (i, diagnostics) in &runs {
+                let run = &plan.runs[*i];
+                for d in diagnostics.iter() {
+                    if shown == SHOWN {
+                        break 'runs;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "  {} {}: {d}",
+                        plan.instance_of(run).name,
+                        plan.exam_name(run)
+                    );
+                    shown += 1;
+                }
+            }
+            if total > shown {
+                let _ = writeln!(
+                    out,
+                    "  ... and {} more (`mccbuild explain --instance I --examination E --id ID` shows a value's, the report's tool page lists them all)",
+                    total - shown
+                );
+            }
+        }
+        out
     }
 
     /// What the results site reads of the records of `runs` (the executed ones: an imported

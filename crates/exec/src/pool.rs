@@ -76,6 +76,47 @@ pub fn reserve(dir: &Path, core: u32) -> Option<Option<File>> {
     locked.then_some(Some(file))
 }
 
+/// Reserves `cores` machine-wide (their lock files, as runs do), waiting while another run holds
+/// one; without `given` cores, the first available core no run holds is taken instead of the
+/// first one. The reservations last as long as the returned files are open.
+pub fn reserve_waiting(cores: &mut Vec<u32>, given: bool) -> Vec<Option<File>> {
+    let dir = core_lock_dir();
+    let mut said = false;
+    loop {
+        if !given {
+            for core in available_cores() {
+                if let Some(lock) = reserve(&dir, core) {
+                    *cores = vec![core];
+                    return vec![lock];
+                }
+            }
+        } else {
+            let mut held = Vec::new();
+            for &core in cores.iter() {
+                match reserve(&dir, core) {
+                    Some(lock) => held.push(lock),
+                    None => break,
+                }
+            }
+            if held.len() == cores.len() {
+                return held;
+            }
+        }
+        if !said {
+            eprintln!(
+                "waiting for a core: runs of mccbuild hold {} (reservations in {})",
+                match given {
+                    true => "the cores asked for",
+                    false => "every core this process may use",
+                },
+                dir.display()
+            );
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 struct Cores {
     free: Mutex<Vec<u32>>,
     freed: Condvar,
