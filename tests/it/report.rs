@@ -3,8 +3,8 @@
 //! logs anything to the console, every local link resolves. Screenshots are saved under
 //! target/report-screenshots/ for a person to look at.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use crate::common::*;
 
@@ -85,28 +85,34 @@ fn local_links(html: &str) -> Vec<String> {
     links
 }
 
-#[test]
-fn the_demo_site_renders_in_chromium_without_console_errors() {
+/// Chromium, and the demo contest's site built in a temporary folder by `mccbuild report --out
+/// SITE EXTRA...` with the report's output (the demo's results are cached after the first `run`;
+/// the demo suite shares them). None when Chromium is missing (skipped, or a failure in CI).
+fn demo_site_for_chromium(extra: &[&str]) -> Option<(PathBuf, tempfile::TempDir, Output)> {
     let Some(chromium) = chromium() else {
         skip("chromium is not installed (apt install chromium)");
-        return;
+        return None;
     };
     let repo = Path::new(REPO);
-    // The demo contest's results (cached after the first `run`; the demo test shares them).
     let run = mccbuild_in(repo, &["run", "--json"]);
     assert!(run.status.success(), "{}", stderr(&run));
     let site = tempfile::tempdir().unwrap();
-    let out = mccbuild_in(
-        repo,
-        &[
-            "report",
-            "--exports",
-            "--out",
-            site.path().to_str().unwrap(),
-            "--json",
-        ],
-    );
+    let args = [
+        &["report", "--out", site.path().to_str().unwrap()][..],
+        extra,
+    ]
+    .concat();
+    let out = mccbuild_in(repo, &args);
     assert!(out.status.success(), "{}", stderr(&out));
+    Some((chromium, site, out))
+}
+
+#[test]
+fn the_demo_site_renders_in_chromium_without_console_errors() {
+    let Some((chromium, site, out)) = demo_site_for_chromium(&["--exports", "--json"]) else {
+        return;
+    };
+    let repo = Path::new(REPO);
     let summary = json(&out);
     assert!(
         summary["pages"].as_u64().unwrap() > 10 && summary["charts"].as_u64().unwrap() > 0,
@@ -522,16 +528,10 @@ fn a_value_links_to_its_run_and_the_run_page_shows_its_output() {
 
 #[test]
 fn the_site_reads_with_and_without_javascript_in_chromium() {
-    let Some(chromium) = chromium() else {
-        skip("chromium is not installed (apt install chromium)");
+    let Some((chromium, site, _)) = demo_site_for_chromium(&[]) else {
         return;
     };
     let repo = Path::new(REPO);
-    let run = mccbuild_in(repo, &["run", "--json"]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let site = tempfile::tempdir().unwrap();
-    let out = mccbuild_in(repo, &["report", "--out", site.path().to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
     // A run page: the first one the StateSpace table links.
     let exam = std::fs::read_to_string(site.path().join("examination-0-StateSpace.html")).unwrap();
     let run_page = href_of(&exam, "run").to_string();

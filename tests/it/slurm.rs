@@ -115,10 +115,12 @@ impl Drop for Cluster {
     }
 }
 
-/// The demo contest (contest.toml) in `dir`, through Slurm, with its own store there; it uses
-/// the repository's models and tools where they are, and shares the repository store's tool
-/// setups (built once, by tests/it/demo.rs or `mccbuild run`).
-fn demo_through_slurm(dir: &Path) {
+/// The demo contest (contest.toml) in `<parent>/contest`, through Slurm, with its own store
+/// there; it uses the repository's models and tools where they are, and shares the repository
+/// store's tool setups (built once, by tests/it/demo.rs or `mccbuild run`). Returns the folder.
+fn demo_through_slurm(parent: &Path) -> PathBuf {
+    let dir = parent.join("contest");
+    fs::create_dir_all(&dir).unwrap();
     let text = fs::read_to_string(Path::new(REPO).join("contest.toml")).unwrap();
     let text = text
         .replace("\"rules/", &format!("\"{REPO}/rules/"))
@@ -132,6 +134,7 @@ fn demo_through_slurm(dir: &Path) {
     fs::create_dir_all(&shared_tools).unwrap();
     fs::create_dir_all(dir.join("store")).unwrap();
     std::os::unix::fs::symlink(&shared_tools, dir.join("store/tools")).unwrap();
+    dir
 }
 
 /// The demo contest run locally in the repository's store (as tests/it/demo.rs does): the
@@ -204,6 +207,64 @@ fn model_of(instance: &str) -> &str {
     instance.split("-PT-").next().unwrap()
 }
 
+/// `c` under the Slurm executor, with `slurm` appended to the manifest (`[executor.slurm]`
+/// settings, or nothing).
+fn under_slurm(c: &TestContest, slurm: &str) {
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n") + slurm,
+    )
+    .unwrap();
+}
+
+/// A Slurm contest of the demo `instances` (each its own model, named by the instance's model)
+/// and one script tool `tool` answering `examinations` (a TOML line) within `limits`, with
+/// `slurm` appended to the manifest (as `under_slurm`).
+fn slurm_contest(
+    instances: &[&str],
+    tool: (&str, &str),
+    examinations: &str,
+    limits: &str,
+    slurm: &str,
+) -> TestContest {
+    let mut c = TestContest::new();
+    for instance in instances {
+        c.copy_demo_instance(instance);
+        c.model(
+            model_of(instance),
+            "known",
+            &[&format!("models/{instance}")],
+        );
+    }
+    c.script_tool(tool.0, tool.1, examinations);
+    c.write(limits);
+    under_slurm(&c, slurm);
+    c
+}
+
+/// The demo's models but the slow one (Unbounded-PT-1, whose runs explore until their budget,
+/// most of the demo's CPU time): 165 runs, through the same paths of the executor.
+const RUN_WITHOUT_UNBOUNDED: &[&str] = &[
+    "run",
+    "--json",
+    "--model",
+    "Philosophers",
+    "--model",
+    "TokenRing",
+    "--model",
+    "Deadlock",
+    "--model",
+    "ProdCons",
+];
+
+/// The trusted values but those of the model `RUN_WITHOUT_UNBOUNDED` leaves out.
+fn quick(mut trusted: BTreeMap<String, serde_json::Value>) -> BTreeMap<String, serde_json::Value> {
+    trusted.retain(|k, _| !k.contains("Unbounded"));
+    trusted
+}
+
 #[test]
 fn demo_contest_through_three_nodes_gives_the_local_answers_each_model_on_one_node() {
     let tmp = tempfile::tempdir().unwrap();
@@ -211,9 +272,7 @@ fn demo_contest_through_three_nodes_gives_the_local_answers_each_model_on_one_no
         return;
     };
     let local = local_demo_records();
-    let dir = tmp.path().join("contest");
-    fs::create_dir_all(&dir).unwrap();
-    demo_through_slurm(&dir);
+    let dir = demo_through_slurm(tmp.path());
 
     // One model first; then the whole contest: only the missing runs are submitted (resume).
     let first = cluster.mccbuild(&dir, &["run", "--json", "--model", "Deadlock"]);
@@ -281,20 +340,6 @@ fn demo_contest_through_three_nodes_gives_the_local_answers_each_model_on_one_no
     );
 }
 
-/// The demo's models but the slow one (its runs take most of the demo's CPU time): 120 runs.
-const RUN_WITHOUT_UNBOUNDED: &[&str] = &[
-    "run",
-    "--json",
-    "--model",
-    "Philosophers",
-    "--model",
-    "TokenRing",
-    "--model",
-    "Deadlock",
-    "--model",
-    "ProdCons",
-];
-
 #[test]
 fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
     let tmp = tempfile::tempdir().unwrap();
@@ -302,9 +347,7 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
         return;
     };
     let local = local_demo_records();
-    let dir = tmp.path().join("contest");
-    fs::create_dir_all(&dir).unwrap();
-    demo_through_slurm(&dir);
+    let dir = demo_through_slurm(tmp.path());
 
     let child = cluster
         .command(env!("CARGO_BIN_EXE_mccbuild"))
@@ -359,10 +402,6 @@ fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
     // those of the clean local run; so are the trusted values.
     let diffs = same_results(&records, &local);
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    let quick = |mut t: BTreeMap<String, serde_json::Value>| {
-        t.retain(|k, _| !k.contains("Unbounded"));
-        t
-    };
     assert_eq!(
         quick(trusted(&cluster, &dir)),
         quick(trusted(&cluster, Path::new(REPO)))
@@ -381,24 +420,16 @@ fn ctrl_c_cancels_exactly_this_contests_jobs_and_records_nothing() {
     let Some(cluster) = Cluster::start(tmp.path()) else {
         return;
     };
-    let mut c = TestContest::new();
-    c.copy_demo_instance("Deadlock-PT-1");
-    c.copy_demo_instance("TokenRing-PT-4");
-    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
-    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
-    c.script_tool(
-        "slow",
-        "#!/bin/sh\nsleep 60\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+    let c = slurm_contest(
+        &["Deadlock-PT-1", "TokenRing-PT-4"],
+        (
+            "slow",
+            "#!/bin/sh\nsleep 60\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        ),
         "examinations = [\"StateSpace\", \"OneSafe\"]",
+        "time_s = 100\nmemory_mb = 512",
+        "",
     );
-    c.write("time_s = 100\nmemory_mb = 512");
-    let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap();
-    fs::write(
-        &manifest,
-        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n"),
-    )
-    .unwrap();
     // Someone else's job on the same cluster.
     let other = cluster
         .command("sbatch")
@@ -626,25 +657,16 @@ fn steps_per_model_run_a_jobs_runs_in_one_step_on_one_node() {
     let Some(cluster) = Cluster::start(tmp.path()) else {
         return;
     };
-    let mut c = TestContest::new();
-    c.copy_demo_instance("Deadlock-PT-1");
-    c.copy_demo_instance("TokenRing-PT-4");
-    c.model("Deadlock", "known", &["models/Deadlock-PT-1"]);
-    c.model("TokenRing", "known", &["models/TokenRing-PT-4"]);
-    c.script_tool(
-        "quick",
-        "#!/bin/sh\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+    let c = slurm_contest(
+        &["Deadlock-PT-1", "TokenRing-PT-4"],
+        (
+            "quick",
+            "#!/bin/sh\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n",
+        ),
         "examinations = [\"StateSpace\", \"GlobalProperties\"]",
+        "time_s = 10\nmemory_mb = 512",
+        "\n[executor.slurm]\nsteps = \"model\"\n",
     );
-    c.write("time_s = 10\nmemory_mb = 512");
-    let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap();
-    fs::write(
-        &manifest,
-        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n")
-            + "\n[executor.slurm]\nsteps = \"model\"\n",
-    )
-    .unwrap();
     let out = cluster.mccbuild(c.path(), &["run", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json(&out)["executed"], 12, "{}", stderr(&out));
@@ -730,13 +752,7 @@ fn rerun_failed_through_slurm_redoes_exactly_the_failed_runs() {
     };
     let host = host_software_dir();
     let c = failing_until_installed(host.path());
-    let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap();
-    fs::write(
-        &manifest,
-        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n"),
-    )
-    .unwrap();
+    under_slurm(&c, "");
     let out = cluster.mccbuild(c.path(), &["run", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["executed"], 4, "{}", stderr(&out));

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::Cluster;
+use super::{Cluster, slurm_contest};
 use crate::common::*;
 
 /// Models in `mccbuild run`'s log: `submitted Slurm job N: model M, ...`.
@@ -21,28 +21,19 @@ fn submitted_models(log: &str) -> Vec<String> {
         .collect()
 }
 
-/// A Slurm contest of `models` (demo instances) and one tool sleeping `seconds` on each of six
+/// A Slurm contest of the demo `instances` and one tool sleeping `seconds` on each of six
 /// examinations: 6 runs per model, 2 at a time per job (`jobs = 2`).
-fn sleeping_contest(models: &[(&str, &str)], seconds: u32) -> TestContest {
-    let mut c = TestContest::new();
-    for (model, instance) in models {
-        c.copy_demo_instance(instance);
-        c.model(model, "known", &[&format!("models/{instance}")]);
-    }
-    c.script_tool(
-        "slow",
-        &format!("#!/bin/sh\nsleep {seconds}\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n"),
+fn sleeping_contest(instances: &[&str], seconds: u32) -> TestContest {
+    slurm_contest(
+        instances,
+        (
+            "slow",
+            &format!("#!/bin/sh\nsleep {seconds}\necho 'STATE_SPACE STATES 1 TECHNIQUES X'\n"),
+        ),
         "examinations = [\"StateSpace\", \"OneSafe\", \"QuasiLiveness\", \"StableMarking\", \"Liveness\", \"ReachabilityDeadlock\"]",
-    );
-    c.write("time_s = 60\nmemory_mb = 512");
-    let manifest = c.path().join("contest.toml");
-    let text = fs::read_to_string(&manifest).unwrap();
-    fs::write(
-        &manifest,
-        text.replace("[executor]\n", "[executor]\nkind = \"slurm\"\n"),
+        "time_s = 60\nmemory_mb = 512",
+        "",
     )
-    .unwrap();
-    c
 }
 
 /// How many times each run was executed and recorded by a step: the `recorded on NODE: LABEL:`
@@ -88,14 +79,7 @@ fn a_killed_run_leaves_its_jobs_running_and_the_next_run_adopts_them() {
         return;
     };
     // 6 runs per model, 3 s each, 2 at a time: about 10 s per job.
-    let c = sleeping_contest(
-        &[
-            ("Deadlock", "Deadlock-PT-1"),
-            ("TokenRing", "TokenRing-PT-4"),
-            ("ProdCons", "ProdCons-PT-2"),
-        ],
-        3,
-    );
+    let c = sleeping_contest(&["Deadlock-PT-1", "TokenRing-PT-4", "ProdCons-PT-2"], 3);
     let spawn = |args: &[&str]| {
         cluster
             .command(env!("CARGO_BIN_EXE_mccbuild"))
@@ -193,13 +177,7 @@ fn a_restarted_slurmctld_loses_nothing_and_runs_nothing_twice() {
         return;
     };
     // 6 runs per model, 2 s each, 2 at a time: about 7 s per job.
-    let c = sleeping_contest(
-        &[
-            ("Deadlock", "Deadlock-PT-1"),
-            ("TokenRing", "TokenRing-PT-4"),
-        ],
-        2,
-    );
+    let c = sleeping_contest(&["Deadlock-PT-1", "TokenRing-PT-4"], 2);
     let run = cluster
         .command(env!("CARGO_BIN_EXE_mccbuild"))
         .args(["run", "--json"])
