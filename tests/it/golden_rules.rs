@@ -2273,6 +2273,134 @@ fn exact_contested_value_with_equal_weights_is_unknown() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// E-2.2, E-3.1: who votes, every `[[tool]]` entry or one vote per family (`[confidence] votes`).
+
+/// Points the manifest's `rules` line at a copy of the 2026 rules whose `[confidence] votes`
+/// is `votes`.
+fn set_votes(c: &TestContest, votes: &str) {
+    let text = fs::read_to_string(rules_file("2026")).unwrap();
+    let line = "denominator = \"answered\"";
+    assert!(text.contains(line), "rules/mcc-2026.toml has no `{line}`");
+    let text = text.replace(
+        "votes = \"family\"",
+        "",
+    );
+    let text = text.replacen(line, &format!("{line}\nvotes = \"{votes}\""), 1);
+    let path = c.path().join(format!("rules-{votes}.toml"));
+    fs::write(&path, text).unwrap();
+    let manifest = c.path().join("contest.toml");
+    let m = fs::read_to_string(&manifest).unwrap();
+    let m: Vec<String> = m
+        .lines()
+        .map(|l| {
+            if l.starts_with("rules = ") {
+                format!("rules = \"{}\"", path.display())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    fs::write(&manifest, m.join("\n") + "\n").unwrap();
+}
+
+/// E-2.2 ("a majority of tools agree on the same value, and at least 3 tools agree") and E-3.1
+/// ("each tool is weighted by its Confidence"), with three variants of one tool (family `a`: a1,
+/// a2, a3) beside b and c. With `votes = "tool"` every entry votes, so the family puts a value
+/// into V by itself and outweighs b and c; with `votes = "family"` it votes once, with its first
+/// entry's (a1's) answer and Confidence. Both readings score the same runs (none reruns).
+#[test]
+fn e2_2_e3_1_every_tool_or_one_vote_per_family() {
+    let mut c = TestContest::new();
+    let inst = "Fam-PT-1";
+    solo(&mut c, inst, &[]);
+    let exams = [
+        "ReachabilityDeadlock",
+        "StableMarking",
+        "QuasiLiveness",
+        "OneSafe",
+    ];
+    // (CC = CANNOT_COMPUTE)   RD  SM  QL  OS
+    //   a1 (family a)          T   T   T   T
+    //   a2 (family a)          T   T   T   T
+    //   a3 (family a)          T   T   T   CC
+    //   b                      T   T   F   F
+    //   c                      T   T   F   CC
+    let answers = [
+        ("a1", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
+        ("a2", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
+        ("a3", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "CANNOT_COMPUTE"]),
+        ("b", "", ["TRUE", "TRUE", "FALSE", "FALSE"]),
+        ("c", "", ["TRUE", "TRUE", "FALSE", "CANNOT_COMPUTE"]),
+    ];
+    for (t, extra, values) in answers {
+        tool(&mut c, t, &exams, extra);
+        for (exam, v) in exams.iter().zip(values) {
+            c.answer(t, inst, exam, &global(exam, v));
+        }
+    }
+    write_manifest(&c, "2026", LIMITS);
+    set_votes(&c, "tool");
+    let tool_votes = run_and_score(&c);
+    // votes = "tool": five voters.
+    // E-2.2: RD, SM: 5 of 5 agree -> in V (T). QL: T 3 of 5 > 5/2 and 3 >= 3 -> in V (T).
+    //   OS: T 2 of 3, but 2 < 3 tools -> not in V. |V| = 3.
+    //   a1, a2, a3: 3/3 = 1; b, c: RD, SM right, QL wrong -> 2/3.
+    for (t, expected) in [("a1", "1"), ("a2", "1"), ("a3", "1"), ("b", "2/3"), ("c", "2/3")] {
+        assert_eq!(tool_votes["confidence_exact"][t], expected, "Confidence of {t}");
+    }
+    // E-3.1 QL: T weighs 1 + 1 + 1 = 3, F weighs 2/3 + 2/3 = 4/3; total 13/3, half 13/6;
+    //   3 > 13/6 -> T (weighted majority).
+    let id = |e: &str| e.to_string();
+    assert_trusted(&tool_votes, inst, "QuasiLiveness", &id("QuasiLiveness"), Some("TRUE"), "weighted-majority");
+    // E-3.1 OS: three answers: T weighs 1 + 1 = 2, F weighs 2/3; total 8/3, half 4/3; 2 > 4/3
+    //   -> T (weighted majority).
+    assert_trusted(&tool_votes, inst, "OneSafe", &id("OneSafe"), Some("TRUE"), "weighted-majority");
+
+    set_votes(&c, "family");
+    assert_eq!(plan(&c)["to_run"], 0, "the reading reruns nothing");
+    let family_votes = scores(&c);
+    // votes = "family": three voters, a (a1's answer and Confidence), b, c.
+    // E-2.2: RD, SM: a, b, c agree (3 of 3) -> in V. QL: a T, b F, c F: F 2 of 3 is a majority
+    //   but 2 < 3 -> not in V. OS: a T, b F -> not in V. |V| = 2.
+    //   Every tool, a2 and a3 too (each counts its own answers against V): 2/2 = 1.
+    for t in ["a1", "a2", "a3", "b", "c"] {
+        assert_eq!(family_votes["confidence_exact"][t], "1", "Confidence of {t}");
+    }
+    // E-3.1 QL: three votes: T weighs C_a1 = 1, F weighs C_b + C_c = 2; total 3, half 3/2;
+    //   2 > 3/2 -> F (weighted majority).
+    assert_trusted(&family_votes, inst, "QuasiLiveness", &id("QuasiLiveness"), Some("FALSE"), "weighted-majority");
+    // E-3.1 OS: two votes, a1 (T) and b (F), with different values: the third situation;
+    //   C_a1 = C_b = 1 -> unknown.
+    assert_trusted(&family_votes, inst, "OneSafe", &id("OneSafe"), None, "two-tools");
+    // explain weighs the votes: T 1 (one voter, a1), F 2 (b and c).
+    let out = c.mccbuild(&[
+        "explain",
+        "--instance",
+        inst,
+        "--examination",
+        "QuasiLiveness",
+        "--id",
+        "QuasiLiveness",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let x = json(&out);
+    let weights: Vec<(&str, &str, u64)> = x["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["value"].as_str().unwrap(),
+                w["weight_exact"].as_str().unwrap(),
+                w["tools"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(weights, vec![("TRUE", "1", 1), ("FALSE", "2", 2)]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // E-6.3: values decided by the organisers.
 
 /// Adds `corrections = "corrections.csv"` to the manifest's [contest] and writes that file.
