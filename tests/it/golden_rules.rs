@@ -2281,10 +2281,7 @@ fn set_votes(c: &TestContest, votes: &str) {
     let text = fs::read_to_string(rules_file("2026")).unwrap();
     let line = "denominator = \"answered\"";
     assert!(text.contains(line), "rules/mcc-2026.toml has no `{line}`");
-    let text = text.replace(
-        "votes = \"family\"",
-        "",
-    );
+    let text = text.replace("votes = \"family\"", "");
     let text = text.replacen(line, &format!("{line}\nvotes = \"{votes}\""), 1);
     let path = c.path().join(format!("rules-{votes}.toml"));
     fs::write(&path, text).unwrap();
@@ -2328,7 +2325,11 @@ fn e2_2_e3_1_every_tool_or_one_vote_per_family() {
     let answers = [
         ("a1", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
         ("a2", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
-        ("a3", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "CANNOT_COMPUTE"]),
+        (
+            "a3",
+            "family = \"a\"",
+            ["TRUE", "TRUE", "TRUE", "CANNOT_COMPUTE"],
+        ),
         ("b", "", ["TRUE", "TRUE", "FALSE", "FALSE"]),
         ("c", "", ["TRUE", "TRUE", "FALSE", "CANNOT_COMPUTE"]),
     ];
@@ -2345,16 +2346,39 @@ fn e2_2_e3_1_every_tool_or_one_vote_per_family() {
     // E-2.2: RD, SM: 5 of 5 agree -> in V (T). QL: T 3 of 5 > 5/2 and 3 >= 3 -> in V (T).
     //   OS: T 2 of 3, but 2 < 3 tools -> not in V. |V| = 3.
     //   a1, a2, a3: 3/3 = 1; b, c: RD, SM right, QL wrong -> 2/3.
-    for (t, expected) in [("a1", "1"), ("a2", "1"), ("a3", "1"), ("b", "2/3"), ("c", "2/3")] {
-        assert_eq!(tool_votes["confidence_exact"][t], expected, "Confidence of {t}");
+    for (t, expected) in [
+        ("a1", "1"),
+        ("a2", "1"),
+        ("a3", "1"),
+        ("b", "2/3"),
+        ("c", "2/3"),
+    ] {
+        assert_eq!(
+            tool_votes["confidence_exact"][t], expected,
+            "Confidence of {t}"
+        );
     }
     // E-3.1 QL: T weighs 1 + 1 + 1 = 3, F weighs 2/3 + 2/3 = 4/3; total 13/3, half 13/6;
     //   3 > 13/6 -> T (weighted majority).
     let id = |e: &str| e.to_string();
-    assert_trusted(&tool_votes, inst, "QuasiLiveness", &id("QuasiLiveness"), Some("TRUE"), "weighted-majority");
+    assert_trusted(
+        &tool_votes,
+        inst,
+        "QuasiLiveness",
+        &id("QuasiLiveness"),
+        Some("TRUE"),
+        "weighted-majority",
+    );
     // E-3.1 OS: three answers: T weighs 1 + 1 = 2, F weighs 2/3; total 8/3, half 4/3; 2 > 4/3
     //   -> T (weighted majority).
-    assert_trusted(&tool_votes, inst, "OneSafe", &id("OneSafe"), Some("TRUE"), "weighted-majority");
+    assert_trusted(
+        &tool_votes,
+        inst,
+        "OneSafe",
+        &id("OneSafe"),
+        Some("TRUE"),
+        "weighted-majority",
+    );
 
     set_votes(&c, "family");
     assert_eq!(plan(&c)["to_run"], 0, "the reading reruns nothing");
@@ -2364,14 +2388,31 @@ fn e2_2_e3_1_every_tool_or_one_vote_per_family() {
     //   but 2 < 3 -> not in V. OS: a T, b F -> not in V. |V| = 2.
     //   Every tool, a2 and a3 too (each counts its own answers against V): 2/2 = 1.
     for t in ["a1", "a2", "a3", "b", "c"] {
-        assert_eq!(family_votes["confidence_exact"][t], "1", "Confidence of {t}");
+        assert_eq!(
+            family_votes["confidence_exact"][t], "1",
+            "Confidence of {t}"
+        );
     }
     // E-3.1 QL: three votes: T weighs C_a1 = 1, F weighs C_b + C_c = 2; total 3, half 3/2;
     //   2 > 3/2 -> F (weighted majority).
-    assert_trusted(&family_votes, inst, "QuasiLiveness", &id("QuasiLiveness"), Some("FALSE"), "weighted-majority");
+    assert_trusted(
+        &family_votes,
+        inst,
+        "QuasiLiveness",
+        &id("QuasiLiveness"),
+        Some("FALSE"),
+        "weighted-majority",
+    );
     // E-3.1 OS: two votes, a1 (T) and b (F), with different values: the third situation;
     //   C_a1 = C_b = 1 -> unknown.
-    assert_trusted(&family_votes, inst, "OneSafe", &id("OneSafe"), None, "two-tools");
+    assert_trusted(
+        &family_votes,
+        inst,
+        "OneSafe",
+        &id("OneSafe"),
+        None,
+        "two-tools",
+    );
     // explain weighs the votes: T 1 (one voter, a1), F 2 (b and c).
     let out = c.mccbuild(&[
         "explain",

@@ -10,8 +10,8 @@
 //! calibration of the surprise multiplier and the weight scale, so their test
 //! (`calibration_figures_of_mcc2024_stay_fitted`) only watches that the fit holds.
 //!
-//! The 2024 replay carries the organisers' decisions (`[contest] corrections`, E-6.3): the 54
-//! contested values whose official value E-3.1's vote does not give, in
+//! The 2024 replay carries the organisers' decisions (`[contest] corrections`, E-6.3): the 37
+//! contested values whose official value E-3.1's vote (one vote per family) does not give, in
 //! examples/mcc2024-replay/corrections-2024.csv, which `compare --corrections` writes from the
 //! data (the test writes it again and requires the same bytes). With them every value of the data
 //! is reproduced and every tool's right and wrong answers equal the data's count for count.

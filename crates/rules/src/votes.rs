@@ -76,10 +76,7 @@ pub fn votes<'a>(answers: &'a [(ToolIdx, Value)], voters: &Voters) -> Cow<'a, [(
     Cow::Owned(
         answers
             .iter()
-            .filter(|(t, v)| {
-                cast.iter()
-                    .any(|(_, w, rep)| rep == t && *w == v)
-            })
+            .filter(|(t, v)| cast.iter().any(|(_, w, rep)| rep == t && *w == v))
             .cloned()
             .collect(),
     )
