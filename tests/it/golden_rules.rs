@@ -1520,6 +1520,93 @@ fn e4_5_awards_never_reward_solving_less() {
     );
 }
 
+/// E-4.5 with equal merit (`[awards] ties`): x and y each win one examination instance, for time
+/// and for memory, and share rank 1. `ties = "rank"` (every edition file): the award goes to
+/// the better rank, then the podium order (by name): x. `ties = "shared"`: both hold it.
+#[test]
+fn e4_5_award_ties_go_to_the_better_rank_or_are_shared() {
+    let mut c = TestContest::new();
+    let (one, two) = ("TieOne-PT-1", "TieTwo-PT-1");
+    for inst in [one, two] {
+        solo(&mut c, inst, &[]);
+    }
+    burner(&mut c, "x", &["StateSpace"], "");
+    burner(&mut c, "y", &["StateSpace"], "");
+    burner(&mut c, "r", &["StateSpace"], "kind = \"reference\"");
+    let full = state_space(SS_FULL);
+    for t in ["x", "y", "r"] {
+        for inst in [one, two] {
+            c.answer(t, inst, "StateSpace", &full);
+        }
+    }
+    // TieOne: x burns 1 unit and no memory, y 6 units and 60 MB; TieTwo the other way round.
+    for (slow, inst) in [("y", one), ("x", two)] {
+        put(
+            &c,
+            slow,
+            "burn",
+            inst,
+            "StateSpace",
+            &(6 * UNIT).to_string(),
+        );
+        put(&c, slow, "mem", inst, "StateSpace", "60");
+    }
+    for (fast, inst) in [("x", one), ("y", two)] {
+        put(&c, fast, "burn", inst, "StateSpace", &UNIT.to_string());
+    }
+    write_manifest(&c, "2026", LIMITS);
+    let s = run_and_score(&c);
+    // Scores: two one-instance models, 4 values each right (ScoreValue 4): x 32, y 32 -> both
+    // rank 1 (gold); r is a reference tool (unranked, no award).
+    assert_score(&s, "StateSpace", "x", 32.0);
+    assert_score(&s, "StateSpace", "y", 32.0);
+    // Wins: TieOne x (1 unit < 6, less memory), TieTwo y -> x 1, y 1 for each award: tied.
+    // ties = "rank": equal rank 1, podium order by name -> x holds both.
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "x", "least_memory": "x"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+    let shared = c.path().join("rules-shared.toml");
+    let rules = fs::read_to_string(rules_file("2026")).unwrap();
+    assert!(rules.contains("aggregate = \"wins\""));
+    fs::write(
+        &shared,
+        rules.replace(
+            "aggregate = \"wins\"",
+            "aggregate = \"wins\"\nties = \"shared\"",
+        ),
+    )
+    .unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace(&rules_file("2026"), shared.to_str().unwrap()),
+    )
+    .unwrap();
+    let s = scores(&c);
+    // ties = "shared": both hold both awards, listed in podium order; `fastest` keeps the first.
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({
+            "fastest": "x",
+            "least_memory": "x",
+            "fastest_shared": ["x", "y"],
+            "least_memory_shared": ["x", "y"],
+        }),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+    // The terminal names both.
+    let out = c.mccbuild(&["scores"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("fastest: x, y"), "{}", stdout(&out));
+}
+
 // ---------------------------------------------------------------------------------------------
 // E-4.4: normalisation and model kinds.
 

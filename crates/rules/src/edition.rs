@@ -29,10 +29,10 @@ use crate::exact::Exact;
 
 use schema::EditionFile;
 pub use schema::{
-    AwardAggregate, AwardRules, ConfidenceDenominator, ConfidenceRules, EditionInfo, InstanceRules,
-    Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules, SharedRanks,
-    TieBreak, TimeLimit, TrustKind, TrustedRules, VerdictFileRules, VmRules, Votes, WeightScale,
-    WeightedMajority, WrongValue,
+    AwardAggregate, AwardRules, AwardTies, ConfidenceDenominator, ConfidenceRules, EditionInfo,
+    InstanceRules, Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules,
+    SharedRanks, TieBreak, TimeLimit, TrustKind, TrustedRules, VerdictFileRules, VmRules, Votes,
+    WeightScale, WeightedMajority, WrongValue,
 };
 
 /// Index of an examination in [`Edition::examinations`].

@@ -397,6 +397,28 @@ pub struct AwardRules {
     /// text does not say sum or mean, and a sum would favour tools that solve less.
     #[serde(default)]
     pub aggregate: AwardAggregate,
+    /// Who gets an award that several tools earn equally (equal wins, equal means):
+    /// `rank` (the default) or `shared` (see [`crate::podium::award_ties`]).
+    #[serde(default, skip_serializing_if = "AwardTies::is_rank")]
+    pub ties: AwardTies,
+}
+
+/// `[awards] ties`: E-4.5 names "the fastest tool" and says nothing of equal merit.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwardTies {
+    /// The better-ranked of the tied tools, then the first in podium order (by name): one
+    /// holder. The reading of every edition file.
+    #[default]
+    Rank,
+    /// Every tied tool holds the award.
+    Shared,
+}
+
+impl AwardTies {
+    pub fn is_rank(&self) -> bool {
+        *self == AwardTies::Rank
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
