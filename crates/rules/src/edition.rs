@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::protocol::AnswerForm;
-use mccbuild_core::toml_file::read_toml;
+use mccbuild_core::toml_file::read_toml_every;
 use mccbuild_core::value::ValueKind;
 
 use crate::exact::Exact;
@@ -169,7 +169,7 @@ impl Edition {
     /// Validates the text of a rules file (`path` names it in problems).
     pub fn parse(path: &Path, text: &str) -> Result<Edition, Problems> {
         let source = SourceText { path, text };
-        let file: EditionFile = read_toml(&source, RULES_HELP)?;
+        let file: EditionFile = read_toml_every(&source, RULES_HELP)?;
         let mut problems = Problems::default();
         validate::check_settings(&file, path, &mut problems);
         let mut categories = validate::categories(&file, &source, &mut problems);
