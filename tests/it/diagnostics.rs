@@ -183,7 +183,10 @@ fn check_reports_every_problem_of_a_rules_file_at_once() {
         ("min_agreeing = 3 ", "min_agreeing = -3"),
         ("votes = \"family\"", "votes = \"fmaily\""),
         ("shared_ranks = \"skip\"", "shared_rank = \"skip\""),
-        ("points_per_examination = 16 ", "points_per_examination = [16]"),
+        (
+            "points_per_examination = 16 ",
+            "points_per_examination = [16]",
+        ),
     ] {
         assert!(broken.contains(from), "rules/mcc-2026.toml has no `{from}`");
         broken = broken.replacen(from, to, 1);
@@ -200,9 +203,8 @@ fn check_reports_every_problem_of_a_rules_file_at_once() {
     ] {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
-    output_settings(dir.path()).bind(|| {
-        insta::assert_snapshot!("check_of_a_rules_file_with_five_problems", err)
-    });
+    output_settings(dir.path())
+        .bind(|| insta::assert_snapshot!("check_of_a_rules_file_with_five_problems", err));
 }
 
 #[test]

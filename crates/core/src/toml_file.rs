@@ -150,9 +150,11 @@ fn stand_in(message: &str) -> Option<String> {
         "false"
     } else if expected.contains("sequence") || expected.contains("array") {
         "[]"
-    } else if ["integer", "u64", "u32", "u16", "usize", "i64", "number", "float", "f64"]
-        .iter()
-        .any(|k| expected.contains(k))
+    } else if [
+        "integer", "u64", "u32", "u16", "usize", "i64", "number", "float", "f64",
+    ]
+    .iter()
+    .any(|k| expected.contains(k))
     {
         "0"
     } else {
@@ -163,10 +165,7 @@ fn stand_in(message: &str) -> Option<String> {
 
 /// The field of serde's "missing field `x`".
 fn missing_field(message: &str) -> Option<&str> {
-    message
-        .strip_prefix("missing field `")?
-        .split('`')
-        .next()
+    message.strip_prefix("missing field `")?.split('`').next()
 }
 
 /// The expected word that the unknown variant of serde's "unknown variant `x`, expected `a` or
@@ -210,7 +209,9 @@ fn blank_lines(
         let line = format!("{key}={value}");
         let simple = !lines.contains('\n')
             && !lines.contains('{')
-            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if simple && line.len() <= end - start {
             bytes[start..start + line.len()].copy_from_slice(line.as_bytes());
         }
@@ -349,16 +350,26 @@ mod tests {
 
     #[test]
     fn every_value_that_does_not_fit_is_reported_with_the_unknown_keys() {
-        let text = "name = 3\nnmae = 1\n[[tool]]\nname = \"a\"\ncores = \"four\"\n[[tool]]\nname = [1]\n";
+        let text =
+            "name = 3\nnmae = 1\n[[tool]]\nname = \"a\"\ncores = \"four\"\n[[tool]]\nname = [1]\n";
         let problems = read_every(text).unwrap_err();
         let lines: Vec<(usize, bool)> = problems
             .0
             .iter()
-            .map(|p| (p.location.unwrap().line, p.message.contains("unknown field")))
+            .map(|p| {
+                (
+                    p.location.unwrap().line,
+                    p.message.contains("unknown field"),
+                )
+            })
             .collect();
         // The unknown key, then each wrong value in the file's order; the keys taken out are
         // not reported missing.
-        assert_eq!(lines, [(2, true), (1, false), (5, false), (7, false)], "{problems}");
+        assert_eq!(
+            lines,
+            [(2, true), (1, false), (5, false), (7, false)],
+            "{problems}"
+        );
         // A good file reads as with `read_toml`.
         assert!(read_every("name = \"x\"\n[[tool]]\nname = \"a\"\n").is_ok());
         // A key really missing is reported once.
