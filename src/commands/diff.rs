@@ -9,7 +9,8 @@ use std::path::Path;
 
 use mccbuild_engine::Session;
 use mccbuild_engine::diff::{Against, DiffOptions, diff_report, diff_versions, tool_versions};
-use mccbuild_output::diff::{DiffReport, Regression, diff_page, diff_text};
+use mccbuild_output::diff::{DiffReport, Regression, diff_page, diff_text_fitted};
+use mccbuild_output::terminal::TermStyle;
 use mccbuild_output::versions::versions_text;
 
 use crate::cli::JudgeArgs;
@@ -87,7 +88,7 @@ pub(crate) fn show(
     if json {
         super::print_json(report)?;
     } else {
-        super::print_out(&diff_text(report))?;
+        super::print_out(&diff_text_fitted(report, TermStyle::detect().width))?;
     }
     judged(report, judge)
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 use mccbuild_engine::progress::CliProgress;
 use mccbuild_engine::qualify::{check_runs, qualification_runs};
 use mccbuild_engine::session::{Filter, Session};
-use mccbuild_output::qualify::{report_page, report_text};
+use mccbuild_output::qualify::{report_page, report_text_fitted};
+use mccbuild_output::terminal::TermStyle;
 
 use crate::error::Error;
 
@@ -49,7 +50,7 @@ pub fn qualify(
     if json {
         super::print_json(&report)?;
     } else {
-        super::print_out(&report_text(&report))?;
+        super::print_out(&report_text_fitted(&report, TermStyle::detect().width))?;
     }
     match outcome.failed {
         0 => Ok(()),

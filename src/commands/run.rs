@@ -18,7 +18,7 @@ use mccbuild_engine::session::{Filter, Noop, Opening, Session, machine_problems_
 
 use mccbuild_engine::diff::{Against, DiffOptions, diff_versions};
 use mccbuild_engine::error::DiffError;
-use mccbuild_output::diff::diff_text;
+use mccbuild_output::diff::diff_text_fitted;
 
 use crate::cli::JudgeArgs;
 use crate::error::Error;
@@ -302,7 +302,7 @@ fn compare_changed(
     let mut found = Vec::new();
     for (tool, report) in &reports {
         if !json {
-            super::print_out(&diff_text(report))?;
+            super::print_out(&diff_text_fitted(report, TermStyle::detect().width))?;
         }
         if let Err(Error::Regressions(what)) = super::diff::judged(report, judge) {
             found.push(format!("{tool}: {what}"));

@@ -5,6 +5,7 @@
 //! their bad byte, as `run` does.
 
 use std::fs;
+use std::path::Path;
 
 use crate::common::*;
 
@@ -167,6 +168,43 @@ fn check_reports_an_unknown_key_a_missing_tool_folder_and_a_glob_matching_nothin
             err
         )
     });
+}
+
+/// A rules file (`check --rules FILE`) with five problems in four sections: every one is
+/// reported at once, each at its line and column, an unknown setting and a misspelt word with
+/// "did you mean", not only the first (the file is read like the manifest).
+#[test]
+fn check_reports_every_problem_of_a_rules_file_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(REPO).join("rules/mcc-2026.toml")).unwrap();
+    let mut broken = text.clone();
+    for (from, to) in [
+        ("time_s = 3600 ", "time_s = \"1h\" "),
+        ("min_agreeing = 3 ", "min_agreeing = -3"),
+        ("votes = \"family\"", "votes = \"fmaily\""),
+        ("shared_ranks = \"skip\"", "shared_rank = \"skip\""),
+        (
+            "points_per_examination = 16 ",
+            "points_per_examination = [16]",
+        ),
+    ] {
+        assert!(broken.contains(from), "rules/mcc-2026.toml has no `{from}`");
+        broken = broken.replacen(from, to, 1);
+    }
+    let file = dir.path().join("broken.toml");
+    std::fs::write(&file, &broken).unwrap();
+    let out = mccbuild_in(dir.path(), &["check", "--rules", "broken.toml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for expected in [
+        "unknown field `shared_rank` in [ranking]",
+        "did you mean `family`?",
+        "5 problems found",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    output_settings(dir.path())
+        .bind(|| insta::assert_snapshot!("check_of_a_rules_file_with_five_problems", err));
 }
 
 #[test]

@@ -404,6 +404,45 @@ fn regressions_come_first_each_value_once_and_fail_on_sets_the_exit_code() {
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
 
+/// `diff` with the terminal's width (`COLUMNS`, as a terminal gives it): on 60 columns the counts'
+/// labels are shorter, a value's place is its id alone when the id names its instance and
+/// examination, and every line fits; on 120 columns the wide layout. Snapshots (times filtered).
+#[test]
+fn diff_lines_fit_a_60_column_terminal() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "v1");
+    dev_tool(&mut c, "v2");
+    dev_version(&c, "v1", false);
+    dev_version(&c, "v2", true);
+    c.write(DEV_LIMITS);
+    let run = c.mccbuild(&["run"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let diff = |columns: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(["diff", "--old", "v1", "--new", "v2"])
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let narrow = diff("60");
+    for line in narrow.lines() {
+        assert!(line.chars().count() <= 60, "{line:?} in\n{narrow}");
+    }
+    let wide = diff("120");
+    assert_the_planted_change(&wide);
+    let mut settings = output_settings(c.path());
+    settings.add_filter(r"x\d+\.\d+", "x[R]");
+    settings.add_filter(r"\d+\.\d+ s", "[T] s");
+    settings.bind(|| {
+        insta::assert_snapshot!("diff_at_60_columns", narrow);
+        insta::assert_snapshot!("diff_at_120_columns", wide);
+    });
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")

@@ -1520,6 +1520,93 @@ fn e4_5_awards_never_reward_solving_less() {
     );
 }
 
+/// E-4.5 with equal merit (`[awards] ties`): x and y each win one examination instance, for time
+/// and for memory, and share rank 1. `ties = "rank"` (every edition file): the award goes to
+/// the better rank, then the podium order (by name): x. `ties = "shared"`: both hold it.
+#[test]
+fn e4_5_award_ties_go_to_the_better_rank_or_are_shared() {
+    let mut c = TestContest::new();
+    let (one, two) = ("TieOne-PT-1", "TieTwo-PT-1");
+    for inst in [one, two] {
+        solo(&mut c, inst, &[]);
+    }
+    burner(&mut c, "x", &["StateSpace"], "");
+    burner(&mut c, "y", &["StateSpace"], "");
+    burner(&mut c, "r", &["StateSpace"], "kind = \"reference\"");
+    let full = state_space(SS_FULL);
+    for t in ["x", "y", "r"] {
+        for inst in [one, two] {
+            c.answer(t, inst, "StateSpace", &full);
+        }
+    }
+    // TieOne: x burns 1 unit and no memory, y 6 units and 60 MB; TieTwo the other way round.
+    for (slow, inst) in [("y", one), ("x", two)] {
+        put(
+            &c,
+            slow,
+            "burn",
+            inst,
+            "StateSpace",
+            &(6 * UNIT).to_string(),
+        );
+        put(&c, slow, "mem", inst, "StateSpace", "60");
+    }
+    for (fast, inst) in [("x", one), ("y", two)] {
+        put(&c, fast, "burn", inst, "StateSpace", &UNIT.to_string());
+    }
+    write_manifest(&c, "2026", LIMITS);
+    let s = run_and_score(&c);
+    // Scores: two one-instance models, 4 values each right (ScoreValue 4): x 32, y 32 -> both
+    // rank 1 (gold); r is a reference tool (unranked, no award).
+    assert_score(&s, "StateSpace", "x", 32.0);
+    assert_score(&s, "StateSpace", "y", 32.0);
+    // Wins: TieOne x (1 unit < 6, less memory), TieTwo y -> x 1, y 1 for each award: tied.
+    // ties = "rank": equal rank 1, podium order by name -> x holds both.
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({"fastest": "x", "least_memory": "x"}),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+    let shared = c.path().join("rules-shared.toml");
+    let rules = fs::read_to_string(rules_file("2026")).unwrap();
+    assert!(rules.contains("aggregate = \"wins\""));
+    fs::write(
+        &shared,
+        rules.replace(
+            "aggregate = \"wins\"",
+            "aggregate = \"wins\"\nties = \"shared\"",
+        ),
+    )
+    .unwrap();
+    let manifest = c.path().join("contest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace(&rules_file("2026"), shared.to_str().unwrap()),
+    )
+    .unwrap();
+    let s = scores(&c);
+    // ties = "shared": both hold both awards, listed in podium order; `fastest` keeps the first.
+    assert_eq!(
+        s["awards"]["StateSpace"],
+        serde_json::json!({
+            "fastest": "x",
+            "least_memory": "x",
+            "fastest_shared": ["x", "y"],
+            "least_memory_shared": ["x", "y"],
+        }),
+        "{}\n{}",
+        s["awards"],
+        perf_table(&c)
+    );
+    // The terminal names both.
+    let out = c.mccbuild(&["scores"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("fastest: x, y"), "{}", stdout(&out));
+}
+
 // ---------------------------------------------------------------------------------------------
 // E-4.4: normalisation and model kinds.
 
@@ -2270,6 +2357,175 @@ fn exact_contested_value_with_equal_weights_is_unknown() {
         .map(|w| w["weight_exact"].as_str().unwrap())
         .collect();
     assert_eq!(weights, vec!["7/6", "7/6"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// E-2.2, E-3.1: who votes, every `[[tool]]` entry or one vote per family (`[confidence] votes`).
+
+/// Points the manifest's `rules` line at a copy of the 2026 rules whose `[confidence] votes`
+/// is `votes`.
+fn set_votes(c: &TestContest, votes: &str) {
+    let text = fs::read_to_string(rules_file("2026")).unwrap();
+    let line = "denominator = \"answered\"";
+    assert!(text.contains(line), "rules/mcc-2026.toml has no `{line}`");
+    let text = text.replace("votes = \"family\"", "");
+    let text = text.replacen(line, &format!("{line}\nvotes = \"{votes}\""), 1);
+    let path = c.path().join(format!("rules-{votes}.toml"));
+    fs::write(&path, text).unwrap();
+    let manifest = c.path().join("contest.toml");
+    let m = fs::read_to_string(&manifest).unwrap();
+    let m: Vec<String> = m
+        .lines()
+        .map(|l| {
+            if l.starts_with("rules = ") {
+                format!("rules = \"{}\"", path.display())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    fs::write(&manifest, m.join("\n") + "\n").unwrap();
+}
+
+/// E-2.2 ("a majority of tools agree on the same value, and at least 3 tools agree") and E-3.1
+/// ("each tool is weighted by its Confidence"), with three variants of one tool (family `a`: a1,
+/// a2, a3) beside b and c. With `votes = "tool"` every entry votes, so the family puts a value
+/// into V by itself and outweighs b and c; with `votes = "family"` it votes once, with its first
+/// entry's (a1's) answer and Confidence. Both readings score the same runs (none reruns).
+#[test]
+fn e2_2_e3_1_every_tool_or_one_vote_per_family() {
+    let mut c = TestContest::new();
+    let inst = "Fam-PT-1";
+    solo(&mut c, inst, &[]);
+    let exams = [
+        "ReachabilityDeadlock",
+        "StableMarking",
+        "QuasiLiveness",
+        "OneSafe",
+    ];
+    // (CC = CANNOT_COMPUTE)   RD  SM  QL  OS
+    //   a1 (family a)          T   T   T   T
+    //   a2 (family a)          T   T   T   T
+    //   a3 (family a)          T   T   T   CC
+    //   b                      T   T   F   F
+    //   c                      T   T   F   CC
+    let answers = [
+        ("a1", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
+        ("a2", "family = \"a\"", ["TRUE", "TRUE", "TRUE", "TRUE"]),
+        (
+            "a3",
+            "family = \"a\"",
+            ["TRUE", "TRUE", "TRUE", "CANNOT_COMPUTE"],
+        ),
+        ("b", "", ["TRUE", "TRUE", "FALSE", "FALSE"]),
+        ("c", "", ["TRUE", "TRUE", "FALSE", "CANNOT_COMPUTE"]),
+    ];
+    for (t, extra, values) in answers {
+        tool(&mut c, t, &exams, extra);
+        for (exam, v) in exams.iter().zip(values) {
+            c.answer(t, inst, exam, &global(exam, v));
+        }
+    }
+    write_manifest(&c, "2026", LIMITS);
+    set_votes(&c, "tool");
+    let tool_votes = run_and_score(&c);
+    // votes = "tool": five voters.
+    // E-2.2: RD, SM: 5 of 5 agree -> in V (T). QL: T 3 of 5 > 5/2 and 3 >= 3 -> in V (T).
+    //   OS: T 2 of 3, but 2 < 3 tools -> not in V. |V| = 3.
+    //   a1, a2, a3: 3/3 = 1; b, c: RD, SM right, QL wrong -> 2/3.
+    for (t, expected) in [
+        ("a1", "1"),
+        ("a2", "1"),
+        ("a3", "1"),
+        ("b", "2/3"),
+        ("c", "2/3"),
+    ] {
+        assert_eq!(
+            tool_votes["confidence_exact"][t], expected,
+            "Confidence of {t}"
+        );
+    }
+    // E-3.1 QL: T weighs 1 + 1 + 1 = 3, F weighs 2/3 + 2/3 = 4/3; total 13/3, half 13/6;
+    //   3 > 13/6 -> T (weighted majority).
+    let id = |e: &str| e.to_string();
+    assert_trusted(
+        &tool_votes,
+        inst,
+        "QuasiLiveness",
+        &id("QuasiLiveness"),
+        Some("TRUE"),
+        "weighted-majority",
+    );
+    // E-3.1 OS: three answers: T weighs 1 + 1 = 2, F weighs 2/3; total 8/3, half 4/3; 2 > 4/3
+    //   -> T (weighted majority).
+    assert_trusted(
+        &tool_votes,
+        inst,
+        "OneSafe",
+        &id("OneSafe"),
+        Some("TRUE"),
+        "weighted-majority",
+    );
+
+    set_votes(&c, "family");
+    assert_eq!(plan(&c)["to_run"], 0, "the reading reruns nothing");
+    let family_votes = scores(&c);
+    // votes = "family": three voters, a (a1's answer and Confidence), b, c.
+    // E-2.2: RD, SM: a, b, c agree (3 of 3) -> in V. QL: a T, b F, c F: F 2 of 3 is a majority
+    //   but 2 < 3 -> not in V. OS: a T, b F -> not in V. |V| = 2.
+    //   Every tool, a2 and a3 too (each counts its own answers against V): 2/2 = 1.
+    for t in ["a1", "a2", "a3", "b", "c"] {
+        assert_eq!(
+            family_votes["confidence_exact"][t], "1",
+            "Confidence of {t}"
+        );
+    }
+    // E-3.1 QL: three votes: T weighs C_a1 = 1, F weighs C_b + C_c = 2; total 3, half 3/2;
+    //   2 > 3/2 -> F (weighted majority).
+    assert_trusted(
+        &family_votes,
+        inst,
+        "QuasiLiveness",
+        &id("QuasiLiveness"),
+        Some("FALSE"),
+        "weighted-majority",
+    );
+    // E-3.1 OS: two votes, a1 (T) and b (F), with different values: the third situation;
+    //   C_a1 = C_b = 1 -> unknown.
+    assert_trusted(
+        &family_votes,
+        inst,
+        "OneSafe",
+        &id("OneSafe"),
+        None,
+        "two-tools",
+    );
+    // explain weighs the votes: T 1 (one voter, a1), F 2 (b and c).
+    let out = c.mccbuild(&[
+        "explain",
+        "--instance",
+        inst,
+        "--examination",
+        "QuasiLiveness",
+        "--id",
+        "QuasiLiveness",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let x = json(&out);
+    let weights: Vec<(&str, &str, u64)> = x["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["value"].as_str().unwrap(),
+                w["weight_exact"].as_str().unwrap(),
+                w["tools"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(weights, vec![("TRUE", "1", 1), ("FALSE", "2", 2)]);
 }
 
 // ---------------------------------------------------------------------------------------------

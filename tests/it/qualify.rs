@@ -269,3 +269,56 @@ fn the_demo_tools_qualify() {
         assert!(verdict["runs"].as_u64().unwrap() > 0);
     }
 }
+
+/// `qualify` with the terminal's width (`COLUMNS`, as a terminal gives it): on 60 columns each
+/// tool's counts go on lines of their own and every line fits, the long ones (a faulty run's
+/// record and reproduction command) broken without losing a character; on 120 columns the
+/// wide layout. The tool's counts are snapshots (times and memory filtered out).
+#[test]
+fn qualify_lines_fit_a_60_column_terminal() {
+    let mut c = TestContest::new();
+    c.copy_demo_instance("Philosophers-PT-000002");
+    c.model("Philosophers", "known", &["models/Philosophers-PT-000002"]);
+    test_tool(&mut c, "good", EXAMS);
+    test_tool(&mut c, "unknown-id", EXAMS);
+    c.write("time_s = 10\nmemory_mb = 512");
+    // Its own core reservations: other contests on the machine would make its runs wait.
+    let locks = tempfile::tempdir().unwrap();
+    let qualify = |columns: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mccbuild"))
+            .args(["qualify"])
+            .current_dir(c.path())
+            .env_remove("MCCBUILD_SANDBOX")
+            .env("MCCBUILD_CORE_LOCKS", locks.path())
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let narrow = qualify("60");
+    for line in narrow.lines() {
+        assert!(line.chars().count() <= 60, "{line:?} in\n{narrow}");
+    }
+    let wide = qualify("120");
+    // Nothing lost: the faulty run's record path and reproduction command, whole once the
+    // breaks are taken out.
+    let joined: String = narrow.split_whitespace().collect();
+    for w in wide.split_whitespace().filter(|w| w.len() > 30) {
+        assert!(joined.contains(w), "{w} lost in\n{narrow}");
+    }
+    let good = |text: &str| -> String {
+        let at = text.find("good:").unwrap();
+        let end = text[at..]
+            .find("\nunknown-id")
+            .map_or(text.len(), |e| at + e);
+        text[at..end].to_string()
+    };
+    let mut settings = output_settings(c.path());
+    settings.add_filter(r"\d+\.\d+ s CPU", "[T] s CPU");
+    settings.add_filter(r"at most \d+\.\d MB", "at most [M] MB");
+    settings.bind(|| {
+        insta::assert_snapshot!("qualify_at_60_columns", good(&narrow));
+        insta::assert_snapshot!("qualify_at_120_columns", good(&wide));
+    });
+}

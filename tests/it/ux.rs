@@ -953,3 +953,102 @@ fn the_forecast_puts_each_model_on_one_node_longest_job_first() {
         stderr(&out)
     );
 }
+
+/// Two real contests competing for one core (both under `taskset -c 0`, their core reservations
+/// in one folder of their own): the second, started while the first runs, says who holds the
+/// core (the first's pid, its contest folder, since when) in its progress events (its store's
+/// `progress.jsonl`) and on its plain progress lines, and gets the core in turn: its first run
+/// starts before the first contest's second run, although the first contest asks for the core
+/// again the moment its run ends (first come, first served; the first contest then waits
+/// behind it).
+#[test]
+fn a_contest_waiting_for_cores_says_who_holds_them_and_gets_them_in_turn() {
+    let locks = tempfile::tempdir().unwrap();
+    let contest = || {
+        let mut c = TestContest::new();
+        for i in ["Philosophers-PT-000002", "Philosophers-PT-000003"] {
+            c.copy_demo_instance(i);
+        }
+        c.model("Philosophers", "known", &["models/Philosophers-PT-*"]);
+        c.script_tool(
+            "t",
+            "#!/bin/sh\nsleep 1.5\necho STATE_SPACE STATES 9 TECHNIQUES EXPLICIT\n",
+            "examinations = [\"StateSpace\"]",
+        );
+        c.write("time_s = 10\nmemory_mb = 512");
+        c
+    };
+    let (a, b) = (contest(), contest());
+    let env = [
+        ("MCCBUILD_CORE_LOCKS", locks.path().to_str().unwrap()),
+        ("MCCBUILD_PROGRESS_EVERY_MS", "200"),
+    ];
+    let mut first = mccbuild_with(&a, "0", &env, &["run", "--progress", "plain"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The second contest starts once the first one's first run runs.
+    let log = a.path().join("cache/progress.jsonl");
+    let start = std::time::Instant::now();
+    while !fs::read_to_string(&log).is_ok_and(|t| t.contains("\"run_started\"")) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the first contest's run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second = mccbuild_with(&b, "0", &env, &["run", "--progress", "plain"])
+        .output()
+        .unwrap();
+    assert!(first.wait().unwrap().success());
+    assert!(second.status.success(), "{}", stderr(&second));
+
+    // Who holds the core: in the store's events, and on the plain lines.
+    let events = json_lines(&fs::read_to_string(b.path().join("cache/progress.jsonl")).unwrap());
+    let waiting = events
+        .iter()
+        .find(|e| e["event"] == "waiting")
+        .unwrap_or_else(|| panic!("no waiting event: {events:?}"));
+    let held = &waiting["held"][0];
+    assert_eq!(held["core"], 0, "{waiting}");
+    assert_eq!(held["pid"], first.id(), "{waiting}");
+    let folder = |c: &TestContest| c.path().canonicalize().unwrap();
+    assert_eq!(
+        Path::new(held["contest"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        folder(&a),
+        "{waiting}"
+    );
+    assert!(held["since"].as_str().unwrap().ends_with('Z'), "{waiting}");
+    let err = stderr(&second);
+    assert!(
+        err.contains(&format!(
+            "waiting for 1 core held by another contest: core 0: pid {} (",
+            first.id()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("waiting: core 0 pid {} since ", first.id())),
+        "{err}"
+    );
+
+    // In turn: the second contest's first run starts before the first contest's second one.
+    let starts = |c: &TestContest| -> Vec<String> {
+        let mut s: Vec<String> = c
+            .records()
+            .iter()
+            .map(|r| r["started_at"].as_str().unwrap().to_string())
+            .collect();
+        s.sort();
+        s
+    };
+    let (sa, sb) = (starts(&a), starts(&b));
+    assert_eq!((sa.len(), sb.len()), (2, 2));
+    assert!(
+        sb[0] < sa[1],
+        "the second contest waited for the first to finish: first {sa:?}, second {sb:?}"
+    );
+}

@@ -359,10 +359,12 @@ impl Session {
             &specs,
             jobs.max(1),
             &available_cores(),
+            &self.plan.contest.root.to_string_lossy(),
             cancel,
             |event| match event {
                 PoolEvent::Started { index } => recorder.started(runnable[index]),
                 PoolEvent::Finished { index, result } => recorder.finished(runnable[index], result),
+                PoolEvent::Waiting(wait) => recorder.progress.waiting(&wait),
             },
         );
     }

@@ -12,6 +12,7 @@ mod step;
 mod tally;
 mod terminal;
 
+use mccbuild_exec::pool::CoreWait;
 use std::path::Path;
 
 pub use event::{NotRecorded, RunEnd, RunEvent};
@@ -56,6 +57,9 @@ pub trait Progress {
     /// A run started, finished or went back to "to run" (its Slurm job ended without it).
     fn run(&mut self, _event: &RunEvent<'_>) {}
     fn message(&mut self, _text: &str) {}
+    /// A run waits for cores another process holds: who holds them, since when, and its place
+    /// in the machine's waiting line.
+    fn waiting(&mut self, _wait: &CoreWait) {}
     fn finished(&mut self) {}
 }
 
@@ -93,6 +97,10 @@ impl Progress for Tee<'_> {
     fn message(&mut self, text: &str) {
         self.0.message(text);
         self.1.message(text);
+    }
+    fn waiting(&mut self, wait: &CoreWait) {
+        self.0.waiting(wait);
+        self.1.waiting(wait);
     }
     fn finished(&mut self) {
         self.0.finished();

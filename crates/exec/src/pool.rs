@@ -1,6 +1,12 @@
 //! Running many runs at once, each on cores of its own (rule E-5.5: a run is pinned to its
 //! cores; two runs never share one, not even runs of two mccbuild processes: each core is
-//! reserved machine-wide by a lock file while a run uses it).
+//! reserved machine-wide by a lock file while a run uses it). Runs waiting for cores another
+//! process holds say who holds them and get them in turn ([`line`]).
+
+mod line;
+
+pub use line::{CoreHolder, CoreWait, since_text};
+use line::{Line, Turn};
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -26,6 +32,9 @@ pub enum PoolEvent {
         index: usize,
         result: Result<Option<Execution>, InfraError>,
     },
+    /// A run waits for cores other processes hold (sent when it starts waiting and whenever
+    /// what it waits for changes).
+    Waiting(CoreWait),
 }
 
 /// The CPUs this process may use (its affinity mask).
@@ -57,7 +66,8 @@ pub fn core_lock_dir() -> PathBuf {
 }
 
 /// Reserves core `core` machine-wide: an exclusive `flock` on its lock file, held as long as
-/// the file stays open (the kernel releases it when the holder dies, `kill -9` included).
+/// the file stays open (the kernel releases it when the holder dies, `kill -9` included); the
+/// holder then writes its note into the file (`line::write_note`: pid, contest, since when).
 /// None when another process (or another run of this one) holds it; `Some(None)` when the
 /// lock file cannot be opened (a folder of another user): the core is then reserved within this
 /// process only, rather than never.
@@ -121,34 +131,71 @@ struct Cores {
     free: Mutex<Vec<u32>>,
     freed: Condvar,
     lock_dir: PathBuf,
+    /// The waiting line of the machine's processes (in `lock_dir`).
+    line: Line,
+    /// This process's contest folder, written into the notes of the cores it reserves.
+    contest: String,
 }
 
 impl Cores {
     /// `n` cores free in this process and reserved machine-wide, with their reservations;
-    /// None when cancelled while waiting. Cores another process holds are tried again every
-    /// 100 ms.
-    fn take(&self, n: usize, cancel: &AtomicBool) -> Option<(Vec<u32>, Vec<Option<File>>)> {
+    /// None when cancelled while waiting. When other processes hold the cores, the run joins
+    /// the machine's waiting line and tries again every 100 ms when its turn has come (first
+    /// come, first served; a process running already queues behind those waiting), telling
+    /// `on_wait` who holds what it waits for whenever that changes.
+    fn take(
+        &self,
+        n: usize,
+        cancel: &AtomicBool,
+        on_wait: &dyn Fn(CoreWait),
+    ) -> Option<(Vec<u32>, Vec<Option<File>>)> {
+        let mut ticket = None;
+        let mut told: Option<CoreWait> = None;
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if cancel.load(Ordering::Relaxed) {
+                self.line.leave(&mut ticket);
                 return None;
             }
             if free.len() >= n {
                 free.sort_unstable();
+                let turn = self.line.turn(&mut ticket);
                 let mut mine = Vec::new();
                 let mut locks = Vec::new();
+                let mut held = Vec::new();
                 for &core in free.iter() {
-                    if mine.len() == n {
-                        break;
+                    if turn != Turn::Yours || mine.len() == n {
+                        held.push(core);
+                        continue;
                     }
-                    if let Some(lock) = reserve(&self.lock_dir, core) {
-                        mine.push(core);
-                        locks.push(lock);
+                    match reserve(&self.lock_dir, core) {
+                        Some(lock) => {
+                            mine.push(core);
+                            locks.push(lock);
+                        }
+                        None => held.push(core),
                     }
                 }
                 if mine.len() == n {
+                    for lock in locks.iter().flatten() {
+                        line::write_note(lock, &self.contest);
+                    }
+                    self.line.leave(&mut ticket);
                     free.retain(|c| !mine.contains(c));
                     return Some((mine, locks));
+                }
+                drop(locks);
+                self.line.join(&mut ticket);
+                let ahead = match turn {
+                    Turn::Wait { ahead } => ahead,
+                    Turn::Yours => 0,
+                };
+                let wait = self.waiting_for(n, &held, ahead);
+                if told.as_ref() != Some(&wait)
+                    && !(wait.held.is_empty() && wait.unknown.is_empty())
+                {
+                    on_wait(wait.clone());
+                    told = Some(wait);
                 }
             }
             free = self
@@ -157,6 +204,26 @@ impl Cores {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+    }
+
+    /// What a run needing `n` cores waits for: the holders of the cores `held` that another
+    /// process holds (those whose lock file names another pid), `ahead` tickets before it.
+    fn waiting_for(&self, n: usize, held: &[u32], ahead: usize) -> CoreWait {
+        let me = std::process::id();
+        let mut wait = CoreWait {
+            needed: n,
+            held: Vec::new(),
+            unknown: Vec::new(),
+            ahead,
+        };
+        for &core in held {
+            match line::read_note(&self.lock_dir, core) {
+                Some(h) if h.pid != me => wait.held.push(h),
+                Some(_) => {}
+                None => wait.unknown.push(core),
+            }
+        }
+        wait
     }
 
     fn give_back(&self, cores: Vec<u32>, locks: Vec<Option<File>>) {
@@ -170,21 +237,27 @@ impl Cores {
 }
 
 /// Runs `specs` with at most `jobs` at a time on the `cores` given, calling `on_event` on the
-/// caller's thread for each start and end (so that recording results needs no locking).
-/// A run needing more cores than exist is reported as an infrastructure failure.
+/// caller's thread for each start and end, and for each wait for cores another process holds
+/// (so that recording results needs no locking). `contest` (the contest's folder) is written
+/// into the notes of the cores reserved. A run needing more cores than exist is reported as an
+/// infrastructure failure.
 pub fn run_all(
     executor: &dyn RunExecutor,
     specs: &[RunSpec],
     jobs: usize,
     cores: &[u32],
+    contest: &str,
     cancel: &Arc<AtomicBool>,
     mut on_event: impl FnMut(PoolEvent),
 ) {
     let queue: Mutex<VecDeque<usize>> = Mutex::new((0..specs.len()).collect());
+    let lock_dir = core_lock_dir();
     let pool = Cores {
         free: Mutex::new(cores.to_vec()),
         freed: Condvar::new(),
-        lock_dir: core_lock_dir(),
+        line: Line::new(&lock_dir, contest),
+        lock_dir,
+        contest: contest.replace(['\t', '\n'], " "),
     };
     let (tx, rx) = mpsc::channel::<PoolEvent>();
     let jobs = jobs.max(1).min(specs.len().max(1));
@@ -208,7 +281,10 @@ pub fn run_all(
                     let _ = tx.send(PoolEvent::Finished { index, result: Err(error) });
                     continue;
                 }
-                let Some((mine, locks)) = pool.take(needed, cancel) else { break };
+                let on_wait = |wait: CoreWait| {
+                    let _ = tx.send(PoolEvent::Waiting(wait));
+                };
+                let Some((mine, locks)) = pool.take(needed, cancel, &on_wait) else { break };
                 let _ = tx.send(PoolEvent::Started { index });
                 let result = executor.execute(spec, &mine, cancel);
                 pool.give_back(mine, locks);

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 pub use page::diff_page;
-pub use text::diff_text;
+pub use text::{diff_text, diff_text_fitted};
 
 /// One way a value changed from the old version to the new one. The order is the order of
 /// severity: the text and the page list regressions first.

@@ -70,8 +70,16 @@ pub struct RunLine {
     pub peak_memory_mb: f64,
 }
 
-/// The qualification as text (what `qualify` prints).
+/// The qualification as text (what `qualify` prints), at any width.
 pub fn report_text(report: &QualifyReport) -> String {
+    report_text_fitted(report, None)
+}
+
+/// The qualification as text for a terminal of `width` columns: under 80 columns each tool's
+/// counts go on a line of their own, and every line is fitted to the width
+/// ([`crate::terminal::fit_lines`]; `--json` has every field whole).
+pub fn report_text_fitted(report: &QualifyReport, width: Option<usize>) -> String {
+    let narrow = width.is_some_and(|w| w < 80);
     let mut out = String::new();
     for (name, v) in &report.tools {
         let head = if v.qualified {
@@ -85,16 +93,29 @@ pub fn report_text(report: &QualifyReport) -> String {
                 if v.faulty_runs.len() == 1 { "" } else { "s" }
             )
         };
-        let _ = writeln!(
-            out,
-            "{name}: {head} ({} runs: {} answered, {} CANNOT_COMPUTE, {} DO_NOT_COMPETE; {:.2} s CPU in all, peak memory at most {:.1} MB)",
-            v.runs,
-            v.answered,
-            v.cannot_compute,
-            v.do_not_compete,
-            v.cpu_time_s,
-            v.max_peak_memory_mb
-        );
+        if narrow {
+            let _ = writeln!(
+                out,
+                "{name}: {head}\n  {} runs: {} answered, {} CANNOT_COMPUTE, {} DO_NOT_COMPETE\n  {:.2} s CPU in all, peak memory at most {:.1} MB",
+                v.runs,
+                v.answered,
+                v.cannot_compute,
+                v.do_not_compete,
+                v.cpu_time_s,
+                v.max_peak_memory_mb
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "{name}: {head} ({} runs: {} answered, {} CANNOT_COMPUTE, {} DO_NOT_COMPETE; {:.2} s CPU in all, peak memory at most {:.1} MB)",
+                v.runs,
+                v.answered,
+                v.cannot_compute,
+                v.do_not_compete,
+                v.cpu_time_s,
+                v.max_peak_memory_mb
+            );
+        }
         for r in &v.faulty_runs {
             let _ = writeln!(out, "  {} {}:", r.instance, r.examination);
             for p in &r.problems {
@@ -110,7 +131,7 @@ pub fn report_text(report: &QualifyReport) -> String {
     if report.tools.is_empty() {
         out.push_str("no qualification run: no tool takes part in an examination of a known model's first instance\n");
     }
-    out
+    crate::terminal::fit_lines(&out, width)
 }
 
 /// The report as one standalone HTML page (no script, no external resource).

@@ -68,6 +68,87 @@ fn fit(name: &str, width: usize) -> String {
     s
 }
 
+/// `text` with every line fitted to `width` columns (none: as it is): a longer line is broken at
+/// spaces, its continuations indented two columns deeper than it; a word longer than a whole
+/// line (a path, a digest) is broken into pieces of the line's width, no character lost (the
+/// `--json` forms keep such words whole).
+pub fn fit_lines(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width.filter(|w| *w >= 20) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (line, newline) = match line.strip_suffix('\n') {
+            Some(l) => (l, "\n"),
+            None => (line, ""),
+        };
+        if columns(line) <= width {
+            out.push_str(line);
+            out.push_str(newline);
+            continue;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let more = " ".repeat((indent + 2).min(width / 2));
+        let mut current = " ".repeat(indent);
+        let mut start = true;
+        for word in line.split(' ').filter(|w| !w.is_empty()) {
+            let used = columns(&current);
+            let gap = usize::from(!start);
+            if !start && used + gap + columns(word) > width {
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = more.clone();
+                start = true;
+            }
+            let mut rest = word;
+            loop {
+                let used = columns(&current) + usize::from(!start);
+                if used + columns(rest) <= width {
+                    if !start {
+                        current.push(' ');
+                    }
+                    current.push_str(rest);
+                    start = false;
+                    break;
+                }
+                // A word longer than the room left on a fresh line: as much as fits, then the
+                // rest on the next line.
+                let room = width.saturating_sub(used).max(1);
+                let mut cut = 0;
+                let mut taken = 0;
+                for (i, c) in rest.char_indices() {
+                    let w = UnicodeWidthChar::width(c).unwrap_or(0);
+                    if taken + w > room {
+                        break;
+                    }
+                    taken += w;
+                    cut = i + c.len_utf8();
+                }
+                if cut == 0 {
+                    cut = rest.chars().next().map_or(rest.len(), char::len_utf8);
+                }
+                if !start {
+                    current.push(' ');
+                }
+                current.push_str(&rest[..cut]);
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = more.clone();
+                start = true;
+                rest = &rest[cut..];
+                if rest.is_empty() {
+                    break;
+                }
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push_str(current.trim_end());
+        }
+        out.push_str(newline);
+    }
+    out
+}
+
 /// `text` padded with spaces to `width` columns.
 fn pad(text: &str, width: usize) -> String {
     format!("{text}{}", " ".repeat(width.saturating_sub(columns(text))))
@@ -162,8 +243,8 @@ pub fn podium_text_styled(plan: &Plan, report: &ScoresReport, style: TermStyle) 
                         .width
                         .map_or(n.to_string(), |w| fit(n, w.saturating_sub(label).max(6)))
                 };
-                let fastest = format!("  fastest: {}", name(&a.fastest, 11));
-                let memory = format!("least memory: {}", name(&a.least_memory, 16));
+                let fastest = format!("  fastest: {}", name(&a.fastest_shown(), 11));
+                let memory = format!("least memory: {}", name(&a.least_memory_shown(), 16));
                 match style.width {
                     Some(w) if columns(&fastest) + 3 + columns(&memory) > w => {
                         let _ = writeln!(out, "{fastest}\n  {memory}");
@@ -399,4 +480,30 @@ pub fn confidence_text(rows: &[ConfidenceRow], agreed_values: u64) -> String {
         "{agreed_values} values in the Confidence set V (E-2.2)"
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_lines;
+
+    #[test]
+    fn fitted_lines_break_at_spaces_and_long_words_lose_nothing() {
+        let text = "short\n  one two three four five six seven eight nine ten eleven\n  \
+                    record: /a/very/long/path/without/any/space/in/it/at/all.json\n";
+        let fitted = fit_lines(text, Some(24));
+        for line in fitted.lines() {
+            assert!(line.chars().count() <= 24, "{line:?} in\n{fitted}");
+        }
+        assert_eq!(
+            fitted,
+            "short\n  one two three four\n    five six seven eight\n    nine ten eleven\n  \
+             record:\n    /a/very/long/path/wi\n    thout/any/space/in/i\n    t/at/all.json\n"
+        );
+        // Every character is still there, in order.
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&fitted), squeeze(text));
+        // No width, or a wide one: as it is.
+        assert_eq!(fit_lines(text, None), text);
+        assert_eq!(fit_lines(text, Some(200)), text);
+    }
 }

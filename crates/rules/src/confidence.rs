@@ -2,6 +2,7 @@
 
 use crate::edition::{ConfidenceDenominator, ConfidenceRules};
 use crate::exact::{Exact, zero};
+use crate::votes::{Voters, votes};
 use mccbuild_core::value::Value;
 
 /// Index of a tool in the contest (position in the manifest's tool list).
@@ -90,9 +91,17 @@ pub struct ConfidenceTally {
 }
 
 impl ConfidenceTally {
-    /// Rule E-2.2: adds one value (all its answers) to the tally.
-    pub fn add_value(&mut self, answers: &[(ToolIdx, Value)], rules: &ConfidenceRules) {
-        let Some(agreed) = agreed_value(answers, rules) else {
+    /// Rule E-2.2: adds one value (all its answers) to the tally: whether it is in V is decided
+    /// by the votes ([`crate::votes::votes`]), and every answer, a variant's too, is counted
+    /// against it.
+    pub fn add_value(
+        &mut self,
+        answers: &[(ToolIdx, Value)],
+        voters: &Voters,
+        rules: &ConfidenceRules,
+    ) {
+        let cast = votes(answers, voters);
+        let Some(agreed) = agreed_value(&cast, rules) else {
             return;
         };
         self.agreed_values += 1;
@@ -153,6 +162,7 @@ mod tests {
         ConfidenceRules {
             min_agreeing: 3,
             denominator,
+            votes: crate::edition::Votes::Tool,
         }
     }
 
@@ -219,7 +229,7 @@ mod tests {
         let answered = rules(ConfidenceDenominator::Answered);
         let mut tally = ConfidenceTally::default();
         for v in &values {
-            tally.add_value(v, &answered);
+            tally.add_value(v, &Voters::default(), &answered);
         }
         assert_eq!(tally.agreed_values, 3);
         assert_eq!(
@@ -251,12 +261,12 @@ mod tests {
         let v1 = vec![(0, b(true)), (1, b(true)), (2, b(true))];
         let v2 = vec![(2, b(false)), (3, b(false)), (4, b(false)), (0, b(true))];
         let mut whole = ConfidenceTally::default();
-        whole.add_value(&v1, &r);
-        whole.add_value(&v2, &r);
+        whole.add_value(&v1, &Voters::default(), &r);
+        whole.add_value(&v2, &Voters::default(), &r);
         let mut a = ConfidenceTally::default();
-        a.add_value(&v1, &r);
+        a.add_value(&v1, &Voters::default(), &r);
         let mut c = ConfidenceTally::default();
-        c.add_value(&v2, &r);
+        c.add_value(&v2, &Voters::default(), &r);
         a.merge(&c);
         assert_eq!(a, whole);
     }

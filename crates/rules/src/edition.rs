@@ -22,17 +22,17 @@ use serde::Serialize;
 
 use mccbuild_core::diag::{Problem, Problems, SourceText};
 use mccbuild_core::protocol::AnswerForm;
-use mccbuild_core::toml_file::read_toml;
+use mccbuild_core::toml_file::read_toml_every;
 use mccbuild_core::value::ValueKind;
 
 use crate::exact::Exact;
 
 use schema::EditionFile;
 pub use schema::{
-    AwardAggregate, AwardRules, ConfidenceDenominator, ConfidenceRules, EditionInfo, InstanceRules,
-    Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules, SharedRanks,
-    TieBreak, TimeLimit, TrustKind, TrustedRules, VerdictFileRules, VmRules, WeightScale,
-    WeightedMajority, WrongValue,
+    AwardAggregate, AwardRules, AwardTies, ConfidenceDenominator, ConfidenceRules, EditionInfo,
+    InstanceRules, Limits, ModelGrouping, ModelWeight, RankingRules, ScoreRow, ScoringRules,
+    SharedRanks, TieBreak, TimeLimit, TrustKind, TrustedRules, VerdictFileRules, VmRules, Votes,
+    WeightScale, WeightedMajority, WrongValue,
 };
 
 /// Index of an examination in [`Edition::examinations`].
@@ -169,7 +169,7 @@ impl Edition {
     /// Validates the text of a rules file (`path` names it in problems).
     pub fn parse(path: &Path, text: &str) -> Result<Edition, Problems> {
         let source = SourceText { path, text };
-        let file: EditionFile = read_toml(&source, RULES_HELP)?;
+        let file: EditionFile = read_toml_every(&source, RULES_HELP)?;
         let mut problems = Problems::default();
         validate::check_settings(&file, path, &mut problems);
         let mut categories = validate::categories(&file, &source, &mut problems);

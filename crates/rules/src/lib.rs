@@ -7,6 +7,7 @@
 //! |---|---|
 //! | E-1.8: which runs take part | [`participation`] |
 //! | E-2.2: the Confidence set V, each tool's Confidence | [`confidence`] |
+//! | E-2.2, E-3.1: who votes (every tool, or one vote per family) | [`votes`] |
 //! | E-3.1: trusted values (and given truths) | [`trusted`] |
 //! | E-4.1 to E-4.3: points, examination scores, completeness | [`points`] |
 //! | E-4.4: instance weights, model kinds | [`weights`] |
@@ -28,4 +29,5 @@ pub mod podium;
 pub mod points;
 pub mod reference;
 pub mod trusted;
+pub mod votes;
 pub mod weights;

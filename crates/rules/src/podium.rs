@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::confidence::ToolIdx;
-use crate::edition::{AwardAggregate, SharedRanks};
+use crate::edition::{AwardAggregate, AwardTies, SharedRanks};
 use crate::exact::{Exact, Sum, count, from_f64_exact, serde_exact, zero};
 use crate::weights::Weight;
 
@@ -170,11 +170,27 @@ impl Performance {
     }
 }
 
-/// The two awards of a podium.
+/// The two awards of a podium: their holders in podium order. [`awards`] and
+/// [`awards_of_wins`] give every tool tied for an award; [`award_ties`] then keeps one or all,
+/// as the edition says (none: nobody qualifies).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Awards {
-    pub fastest: Option<ToolIdx>,
-    pub least_memory: Option<ToolIdx>,
+    pub fastest: Vec<ToolIdx>,
+    pub least_memory: Vec<ToolIdx>,
+}
+
+/// Rule E-4.5, equal merit (`[awards] ties`): "a fastest tool award is provided for the fastest
+/// tool", and the text says nothing of two tools equally fast. `rank`: the award goes to the
+/// better-ranked of the tied tools, and at equal rank to the first in podium order (by name):
+/// one holder. `shared`: every tied tool holds it. `tied` lists the tied tools in podium order.
+pub fn award_ties(tied: Awards, ties: AwardTies) -> Awards {
+    match ties {
+        AwardTies::Shared => tied,
+        AwardTies::Rank => Awards {
+            fastest: tied.fastest.into_iter().take(1).collect(),
+            least_memory: tied.least_memory.into_iter().take(1).collect(),
+        },
+    }
 }
 
 /// Rule E-4.5: "a fastest tool award is provided for the fastest tool and the less memory award
@@ -182,26 +198,34 @@ pub struct Awards {
 /// for each tool, based on the examinations for which all the values have been provided."
 /// Among the tools ranked on the podium (competing, best of family) that completed at least one
 /// examination, the lowest CPU time and the lowest peak memory, aggregated as the rules file
-/// says (ties go to the better-ranked tool).
+/// says: every tool tied at the lowest, in podium order ([`award_ties`] settles ties).
 pub fn awards(standings: &[Standing], performance: &[Performance], how: AwardAggregate) -> Awards {
-    let mut fastest: Option<(ToolIdx, Exact)> = None;
-    let mut least: Option<(ToolIdx, Exact)> = None;
+    let mut cpu: Vec<(ToolIdx, Exact)> = Vec::new();
+    let mut mem: Vec<(ToolIdx, Exact)> = Vec::new();
     for s in standings.iter().filter(|s| s.rank.is_some()) {
         let Some(p) = performance.get(s.tool as usize).filter(|p| p.completed > 0) else {
             continue;
         };
-        let (cpu, mem) = p.aggregate(how);
-        if fastest.as_ref().is_none_or(|(_, best)| cpu < *best) {
-            fastest = Some((s.tool, cpu));
-        }
-        if least.as_ref().is_none_or(|(_, best)| mem < *best) {
-            least = Some((s.tool, mem));
-        }
+        let (c, m) = p.aggregate(how);
+        cpu.push((s.tool, c));
+        mem.push((s.tool, m));
     }
     Awards {
-        fastest: fastest.map(|(t, _)| t),
-        least_memory: least.map(|(t, _)| t),
+        fastest: lowest(&cpu),
+        least_memory: lowest(&mem),
     }
+}
+
+/// The tools with the lowest measure, in the order given.
+fn lowest(measures: &[(ToolIdx, Exact)]) -> Vec<ToolIdx> {
+    let Some(best) = measures.iter().map(|(_, m)| m).min() else {
+        return Vec::new();
+    };
+    measures
+        .iter()
+        .filter(|(_, m)| m == best)
+        .map(|(t, _)| *t)
+        .collect()
 }
 
 /// One tool's measurement on one examination instance it completed (E-4.3: all its values
@@ -220,7 +244,7 @@ pub struct Completed {
 /// (`completed`: one list per examination instance of the category), among the tools ranked on
 /// the podium that completed it, the lowest CPU time wins it (and the lowest peak memory wins it
 /// for memory); k tools tied share it, 1/k each, exactly. The award goes to the tool with the
-/// most wins; equal wins go to the better-ranked tool. A tool that completes one more
+/// most wins; equal wins are settled by [`award_ties`]. A tool that completes one more
 /// examination can only gain wins, so solving less is never rewarded (as a mean over each
 /// tool's own examinations may).
 pub fn awards_by_wins(
@@ -358,16 +382,17 @@ fn share_win(entries: &[(usize, f64)], wins: &mut [Vec<u64>]) {
     }
 }
 
-/// The tool with the most wins (none without a win); equal wins: the better-ranked tool (the
-/// first in podium order).
-fn most_wins(ranked: &[ToolIdx], wins: &[Exact]) -> Option<ToolIdx> {
-    let mut best: Option<(ToolIdx, &Exact)> = None;
-    for (tool, w) in ranked.iter().zip(wins) {
-        if *w > zero() && best.is_none_or(|(_, b)| w > b) {
-            best = Some((*tool, w));
-        }
-    }
-    best.map(|(t, _)| t)
+/// The tools with the most wins, in podium order (none without a win).
+fn most_wins(ranked: &[ToolIdx], wins: &[Exact]) -> Vec<ToolIdx> {
+    let Some(best) = wins.iter().filter(|w| **w > zero()).max() else {
+        return Vec::new();
+    };
+    ranked
+        .iter()
+        .zip(wins)
+        .filter(|(_, w)| *w == best)
+        .map(|(t, _)| *t)
+        .collect()
 }
 
 #[cfg(test)]
@@ -618,9 +643,9 @@ mod tests {
             vec![run(4, 700.0, 3000.0)],
         ];
         let a = awards_by_wins(&standings, &exams);
-        assert_eq!(a.fastest, Some(4));
+        assert_eq!(a.fastest, vec![4]);
         // Memory: easy lola 10 < smpt 20 -> lola 1; hard ones smpt 2 -> smpt.
-        assert_eq!(a.least_memory, Some(4));
+        assert_eq!(a.least_memory, vec![4]);
         let mut perf = vec![Performance::default(); 6];
         perf[0].add(0.44, 10.0);
         for (cpu, mem) in [(0.11, 20.0), (900.0, 4000.0), (700.0, 3000.0)] {
@@ -629,8 +654,8 @@ mod tests {
         assert_eq!(
             awards(&standings, &perf, AwardAggregate::Mean),
             Awards {
-                fastest: Some(0),
-                least_memory: Some(0)
+                fastest: vec![0],
+                least_memory: vec![0]
             }
         );
     }
@@ -652,12 +677,15 @@ mod tests {
             vec![run(4, 9.0, 9.0)],
         ];
         let a = awards_by_wins(&standings, &exams);
-        assert_eq!(a.fastest, Some(4));
-        assert_eq!(a.least_memory, Some(4));
-        // Without the third examination lola and smpt have 1/2 each: lola and smpt share rank
-        // 2, and lola comes first in podium order (equal scores: by name), so lola.
+        assert_eq!(a.fastest, vec![4]);
+        assert_eq!(a.least_memory, vec![4]);
+        // Without the third examination lola and smpt have 1/2 each: both are tied, in podium
+        // order (rank 2 both, equal scores: by name).
         let a = awards_by_wins(&standings, &exams[..2]);
-        assert_eq!(a.fastest, Some(0));
+        assert_eq!(a.fastest, vec![0, 4]);
+        // `ties = "rank"`: lola, the first in podium order; `shared`: both.
+        assert_eq!(award_ties(a.clone(), AwardTies::Rank).fastest, vec![0]);
+        assert_eq!(award_ties(a, AwardTies::Shared).fastest, vec![0, 4]);
         assert_eq!(awards_by_wins(&standings, &exams[1..2]), Awards::default());
     }
 
@@ -720,8 +748,8 @@ mod tests {
         assert_eq!(
             a,
             Awards {
-                fastest: Some(2),
-                least_memory: Some(2)
+                fastest: vec![2],
+                least_memory: vec![2]
             }
         );
         // Summed, lola totals 40 s and 400 MB: tapaal-par still wins both.
@@ -729,8 +757,8 @@ mod tests {
         assert_eq!(
             a,
             Awards {
-                fastest: Some(2),
-                least_memory: Some(2)
+                fastest: vec![2],
+                least_memory: vec![2]
             }
         );
         perf[4].add(5.0, 500.0); // smpt: fastest, not least memory
@@ -738,8 +766,8 @@ mod tests {
         assert_eq!(
             a,
             Awards {
-                fastest: Some(4),
-                least_memory: Some(2)
+                fastest: vec![4],
+                least_memory: vec![2]
             }
         );
     }

@@ -228,7 +228,7 @@ pub fn trusted_by_ground_truth(expected: Option<&Value>) -> Decision {
 /// organisers decided (a value of the contest's corrections file) is the trusted value, whatever
 /// E-3.1's vote (`decided` is `None`: the vote stands). It may give a trusted value where the
 /// vote gives none (no tool right, tools disagreeing with equal weights), so that the tools'
-/// answers there are judged right or wrong (E-4.2) like any other. The MCC did so in 2024: 54
+/// answers there are judged right or wrong (E-4.2) like any other. The MCC did so in 2024: 37
 /// contested values whose official value is not the vote's, and wrong answers on values no tool
 /// got right (docs/replay-analysis.md, section 6). E-2.2's Confidence is not affected: the set V
 /// is what the tools agree on, before any decision.

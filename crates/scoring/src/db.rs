@@ -46,7 +46,7 @@ mod weight;
 
 pub use crate::database::{ContestInputs, ExamInstanceInputs, Handles, RunInputs, ScoringDb};
 
-pub use answers::{Agreement, DecisionNeeds, ValueAnswers, agreement, value_answers};
+pub use answers::{Agreement, DecisionNeeds, ValueAnswers, agreement, value_answers, voters};
 pub use categories::{
     CategoryEntry, CategoryScores, CategoryTotals, category_entries, category_scores,
     category_totals, group_totals,

@@ -15,6 +15,7 @@ use mccbuild_rules::exact::{Exact, decimal, fraction, serde_exact, zero};
 use mccbuild_rules::podium::{category_total, weighted_points};
 use mccbuild_rules::points::score_value;
 use mccbuild_rules::trusted::{Decision, TrustCase, trusted_alone, value_weights};
+use mccbuild_rules::votes::votes;
 
 use crate::database::{Handles, ScoringDb};
 use crate::db::{
@@ -146,10 +147,20 @@ pub fn explain_value(
         .map(|s| tools[s.tool as usize].name.clone())
         .collect();
     let decision = &handles.decisions(db, e)[index];
+    // E-2.2 and E-3.1 count the votes: every answer, or one per family (`[confidence] votes`).
+    let cast = votes(answers_given, crate::db::voters(db, handles.contest));
+    let cast_rows: Vec<AnswerRow> = cast
+        .iter()
+        .map(|(t, v)| AnswerRow {
+            tool: tools[*t as usize].name.clone(),
+            value: v.to_string(),
+            confidence: (!ground_truth).then(|| confidence(*t)),
+        })
+        .collect();
     let weights: Vec<WeightRow> = if ground_truth {
         Vec::new()
     } else {
-        value_weights(answers_given, confidence)
+        value_weights(&cast, confidence)
             .into_iter()
             .map(|(v, w, n)| WeightRow {
                 value: v.to_string(),
@@ -160,26 +171,12 @@ pub fn explain_value(
             .collect()
     };
     let trusted = decision.value.as_ref().map(|v| v.to_string());
-    let mut reason = reason(
-        plan,
-        decision,
-        answers_given,
-        &answers,
-        &weights,
-        &confidence,
-    );
+    let mut reason = reason(plan, decision, &cast, &cast_rows, &weights, &confidence);
     if decision.case == TrustCase::Organisers {
         // What the vote (or the reference) alone gives, beside the organisers' value.
         let (i, j) = handles.exam_instances[e];
         let undecided = &undecided_values(db, handles.examinations[i])[j][index];
-        let without = self::reason(
-            plan,
-            undecided,
-            answers_given,
-            &answers,
-            &weights,
-            &confidence,
-        );
+        let without = self::reason(plan, undecided, &cast, &cast_rows, &weights, &confidence);
         reason = format!("{reason}; without it, {without}");
     }
     Ok(ValueExplanation {
@@ -188,7 +185,7 @@ pub fn explain_value(
         id: id.to_string(),
         answers,
         not_computed,
-        confidence_set: agreed_value(answers_given, &edition.confidence).map(|v| v.to_string()),
+        confidence_set: agreed_value(&cast, &edition.confidence).map(|v| v.to_string()),
         case: decision.case.name().to_string(),
         weights,
         trusted,

@@ -57,8 +57,35 @@ pub struct StandingRow {
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct AwardRow {
+    /// The holder of the award (the first in podium order when it is shared).
     pub fastest: Option<String>,
     pub least_memory: Option<String>,
+    /// Every holder, in podium order, when the award is shared (`[awards] ties = "shared"` and
+    /// several tools tied for it); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fastest_shared: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub least_memory_shared: Vec<String>,
+}
+
+impl AwardRow {
+    /// The holders of the fastest-tool award, as shown: "a" or "a, b" when shared.
+    pub fn fastest_shown(&self) -> Option<String> {
+        shown_holders(&self.fastest, &self.fastest_shared)
+    }
+
+    /// The holders of the least-memory award, as shown.
+    pub fn least_memory_shown(&self) -> Option<String> {
+        shown_holders(&self.least_memory, &self.least_memory_shared)
+    }
+}
+
+fn shown_holders(holder: &Option<String>, shared: &[String]) -> Option<String> {
+    if shared.len() > 1 {
+        Some(shared.join(", "))
+    } else {
+        holder.clone()
+    }
 }
 
 /// The JSON of `mccbuild scores`.
@@ -290,9 +317,20 @@ pub fn category_rows(
             .filter(|s| s.rank.is_some())
             .map(|s| name(s.tool))
             .collect(),
-        awards: AwardRow {
-            fastest: podium.awards.fastest.map(name),
-            least_memory: podium.awards.least_memory.map(name),
+        awards: {
+            let shared = |holders: &[u32]| -> Vec<String> {
+                if holders.len() > 1 {
+                    holders.iter().map(|t| name(*t)).collect()
+                } else {
+                    Vec::new()
+                }
+            };
+            AwardRow {
+                fastest: podium.awards.fastest.first().map(|t| name(*t)),
+                least_memory: podium.awards.least_memory.first().map(|t| name(*t)),
+                fastest_shared: shared(&podium.awards.fastest),
+                least_memory_shared: shared(&podium.awards.least_memory),
+            }
         },
         standings: podium
             .standings

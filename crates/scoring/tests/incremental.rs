@@ -584,7 +584,7 @@ fn one_record_counts_only_its_weight_groups_wins_again() {
     let before = podiums(&db, handles.contest).clone();
     // Every run took 1 s and 1 MB: every examination instance's win is shared by the four tools,
     // and the awards go to the first in podium order.
-    assert_eq!(before[category].awards.fastest, Some(0));
+    assert_eq!(before[category].awards.fastest, vec![0]);
     db.start_logging();
 
     // Tool 3's run on the first Reachability instance (model M0) now took 0.5 s: it wins that
@@ -603,10 +603,10 @@ fn one_record_counts_only_its_weight_groups_wins_again() {
             ("podiums", 1),
         ])
     );
-    assert_eq!(after[category].awards.fastest, Some(3));
+    assert_eq!(after[category].awards.fastest, vec![3]);
     assert_eq!(
         after[category].awards.least_memory,
-        Some(0),
+        vec![0],
         "memory unchanged"
     );
 

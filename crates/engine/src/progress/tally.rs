@@ -91,6 +91,9 @@ pub struct Tally {
     width: usize,
     /// The last ETA computed, and when (shown counting down between runs).
     pub(super) eta: Option<(Eta, Instant)>,
+    /// While no run of this process runs because another process holds the cores: who holds
+    /// them (short, for the bar and the plain line); cleared when a run starts.
+    pub(super) waiting: Option<String>,
 }
 
 impl Tally {
@@ -114,6 +117,7 @@ impl Tally {
     }
 
     pub(super) fn run_started(&mut self, label: &str) {
+        self.waiting = None;
         self.running.insert(label.to_string(), Instant::now());
         self.width = self.width.max(self.running.len());
     }
@@ -233,6 +237,14 @@ impl Tally {
 
     /// `[12/144 runs] 2 running · 130 queued · 0 failed · ETA 1m20s`
     pub fn line(&self) -> String {
+        if let (Some(waiting), 0) = (&self.waiting, self.running()) {
+            return format!(
+                "[{}/{}] {waiting} · {}",
+                self.done,
+                count(self.total, "run", "runs"),
+                self.eta_text()
+            );
+        }
         format!(
             "[{}/{}] {} running · {} queued · {} failed · {}",
             self.done,

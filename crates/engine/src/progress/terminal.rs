@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mccbuild_exec::pool::{CoreWait, since_text};
 
 use super::tally::{Tally, duration};
 use super::{Progress, RunEvent, RunInfo, count};
@@ -82,6 +83,10 @@ fn terminal_columns() -> Option<usize> {
 /// bar, counts, ETA) stays within 60 columns (`the_progress_bar_fits_a_narrow_terminal`,
 /// tests/it/ux.rs); `--progress plain` and `json` always give every count.
 fn state_text(t: &Tally, columns: Option<usize>) -> String {
+    // Nothing runs because another process holds the cores: who, since when.
+    if let (Some(waiting), 0) = (&t.waiting, t.running()) {
+        return waiting.clone();
+    }
     if columns.is_some_and(|c| c < 80) {
         if t.failed > 0 {
             format!("{} running · {} failed", t.running(), t.failed)
@@ -496,6 +501,41 @@ impl Progress for CliProgress {
         match self.format {
             ProgressFormat::Json => self.json("message", None, serde_json::json!({"text": text})),
             _ => self.say(text),
+        }
+    }
+
+    fn waiting(&mut self, wait: &CoreWait) {
+        lock(&self.tally).waiting = Some(wait.short());
+        match self.format {
+            ProgressFormat::Json => {
+                let held: Vec<serde_json::Value> = wait
+                    .held
+                    .iter()
+                    .map(|h| {
+                        serde_json::json!({
+                            "core": h.core,
+                            "pid": h.pid,
+                            "contest": h.contest,
+                            "since": since_text(h.since_unix),
+                        })
+                    })
+                    .collect();
+                self.json(
+                    "waiting",
+                    None,
+                    serde_json::json!({
+                        "needed": wait.needed,
+                        "held": held,
+                        "held_unknown": wait.unknown,
+                        "ahead": wait.ahead,
+                        "text": wait.text(),
+                    }),
+                );
+            }
+            _ => {
+                self.say(&wait.text());
+                self.update_bar();
+            }
         }
     }
 

@@ -4,41 +4,77 @@
 use std::fmt::Write as _;
 
 use super::{CHANGES, Change, DiffReport, ValueChange};
+use crate::terminal::fit_lines;
 
-/// The comparison as text (what `diff` prints).
+/// The comparison as text (what `diff` prints), at any width.
 pub fn diff_text(r: &DiffReport) -> String {
+    diff_text_fitted(r, None)
+}
+
+/// The comparison as text for a terminal of `width` columns. Under 80 columns the wording is
+/// shorter (the counts' labels, a value's place written once when its id already names its
+/// instance and examination) and every line is fitted to the width
+/// ([`fit_lines`]); `--json` has every field whole.
+pub fn diff_text_fitted(r: &DiffReport, width: Option<usize>) -> String {
+    let narrow = width.is_some_and(|w| w < 80);
     let mut out = String::new();
-    let basis = match r.basis.as_str() {
-        "reference" => "the contest's reference answers",
-        "ground-truth" => "the expected answers given with the tasks",
-        _ => "the trusted values the contest's tools vote (E-3.1)",
+    let basis = match (r.basis.as_str(), narrow) {
+        ("reference", false) => "the contest's reference answers",
+        ("ground-truth", false) => "the expected answers given with the tasks",
+        (_, false) => "the trusted values the contest's tools vote (E-3.1)",
+        ("reference", true) => "the reference",
+        ("ground-truth", true) => "the expected answers",
+        (_, true) => "the vote, E-3.1",
     };
     let _ = writeln!(out, "{} -> {} (answers against {basis})", r.old, r.new);
     let count = |c: Change| r.counts.get(&c).copied().unwrap_or(0);
     let factor = r.slower_factor;
-    let _ = writeln!(
-        out,
-        "  regressions: newly wrong {}, newly unsolved {}, slower runs {} (x{factor} or more)",
-        count(Change::NewlyWrong),
-        count(Change::NewlyUnsolved),
-        r.slower.len()
-    );
-    let _ = writeln!(
-        out,
-        "  improvements: newly solved {}, newly right {}; changed (trusted value unknown) {}",
-        count(Change::NewlySolved),
-        count(Change::NewlyRight),
-        count(Change::Changed)
-    );
+    if narrow {
+        let _ = writeln!(
+            out,
+            "  regressions: {} wrong, {} unsolved, {} slower (x{factor})",
+            count(Change::NewlyWrong),
+            count(Change::NewlyUnsolved),
+            r.slower.len()
+        );
+        let _ = writeln!(
+            out,
+            "  improvements: {} solved, {} right; {} changed",
+            count(Change::NewlySolved),
+            count(Change::NewlyRight),
+            count(Change::Changed)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  regressions: newly wrong {}, newly unsolved {}, slower runs {} (x{factor} or more)",
+            count(Change::NewlyWrong),
+            count(Change::NewlyUnsolved),
+            r.slower.len()
+        );
+        let _ = writeln!(
+            out,
+            "  improvements: newly solved {}, newly right {}; changed (trusted value unknown) {}",
+            count(Change::NewlySolved),
+            count(Change::NewlyRight),
+            count(Change::Changed)
+        );
+    }
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let line = |out: &mut String, v: &ValueChange| {
         let also: Vec<&str> = v.changes.iter().skip(1).map(|c| c.name()).collect();
+        // Narrow: the id alone when it already names the instance and the examination.
+        let place = if narrow
+            && v.id
+                .starts_with(&format!("{}-{}", v.instance, v.examination))
+        {
+            v.id.clone()
+        } else {
+            format!("{} {} {}", v.instance, v.examination, v.id)
+        };
         let _ = writeln!(
             out,
-            "  {} {} {}: {} -> {} (trusted {}{})",
-            v.instance,
-            v.examination,
-            v.id,
+            "  {place}: {} -> {} (trusted {}{})",
             show(&v.old),
             show(&v.new),
             v.trusted.as_deref().unwrap_or("unknown"),
@@ -88,14 +124,27 @@ pub fn diff_text(r: &DiffReport) -> String {
     }
     let _ = writeln!(
         out,
-        "CPU time and memory, new / old (geometric mean over the runs both made):"
+        "{}",
+        if narrow {
+            "CPU time and memory, new / old (geometric means):"
+        } else {
+            "CPU time and memory, new / old (geometric mean over the runs both made):"
+        }
     );
     for (exam, m) in &r.measurements {
-        let _ = writeln!(
-            out,
-            "  {exam}: {} runs, CPU time x{:.2} ({:.2} s -> {:.2} s), memory x{:.2}",
-            m.runs, m.cpu_time_ratio, m.old_cpu_time_s, m.new_cpu_time_s, m.memory_ratio
-        );
+        if narrow {
+            let _ = writeln!(
+                out,
+                "  {exam}: {} runs, CPU x{:.2}, memory x{:.2}",
+                m.runs, m.cpu_time_ratio, m.memory_ratio
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  {exam}: {} runs, CPU time x{:.2} ({:.2} s -> {:.2} s), memory x{:.2}",
+                m.runs, m.cpu_time_ratio, m.old_cpu_time_s, m.new_cpu_time_s, m.memory_ratio
+            );
+        }
     }
-    out
+    fit_lines(&out, width)
 }

@@ -209,7 +209,7 @@ fn index(data: &ReportData<'_>) -> String {
                     }
                     @if let Some(a) = data.scores.awards.get(&category.name) {
                         @if a.fastest.is_some() || a.least_memory.is_some() {
-                            p.awards { "Fastest tool: " b { (a.fastest.as_deref().unwrap_or("-")) } " · least memory: " b { (a.least_memory.as_deref().unwrap_or("-")) } }
+                            p.awards { "Fastest tool: " b { (a.fastest_shown().as_deref().unwrap_or("-")) } " · least memory: " b { (a.least_memory_shown().as_deref().unwrap_or("-")) } }
                         }
                     }
                 }

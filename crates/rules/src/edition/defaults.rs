@@ -2,7 +2,9 @@
 //! schema's `#[serde(default = ...)]` and the sections' `Default`s (a section left out is its
 //! default as a whole). Also the MCC 2026 scoring settings the rules' unit tests start from.
 
-use super::schema::{AwardAggregate, AwardRules, InstanceRules, VerdictFileRules, VmRules};
+use super::schema::{
+    AwardAggregate, AwardRules, AwardTies, InstanceRules, VerdictFileRules, VmRules,
+};
 #[cfg(test)]
 use super::schema::{ModelGrouping, ModelWeight, ScoringRules, WeightScale, WrongValue};
 use crate::exact::Exact;
@@ -30,6 +32,7 @@ impl Default for AwardRules {
         AwardRules {
             enabled: true,
             aggregate: AwardAggregate::default(),
+            ties: AwardTies::default(),
         }
     }
 }

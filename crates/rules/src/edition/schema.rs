@@ -138,6 +138,38 @@ pub struct ConfidenceRules {
     /// right every time it answers must reach 1, so the default is `answered`.
     #[serde(default)]
     pub denominator: ConfidenceDenominator,
+    /// Who votes in E-2.2's "a majority of tools agree ... at least 3 tools" and in E-3.1's
+    /// weighted majority: every `[[tool]]` entry, or one vote per family (the variants of one
+    /// tool, T-2 and E-4.6). Absent: every entry (`tool`).
+    #[serde(default, skip_serializing_if = "Votes::is_tool")]
+    pub votes: Votes,
+}
+
+/// Rules E-2.2 and E-3.1: who votes (`[confidence] votes`, see [`crate::votes`]).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Votes {
+    /// Every `[[tool]]` entry is a tool and votes: three variants of one tool are three votes.
+    #[default]
+    Tool,
+    /// The variants of one tool (one `family`) cast one vote: the answer of the family's first
+    /// entry in the manifest among those that gave that value, weighted by that entry's
+    /// Confidence; variants that disagree vote once for each value they gave.
+    Family,
+}
+
+impl Votes {
+    pub fn is_tool(&self) -> bool {
+        *self == Votes::Tool
+    }
+
+    /// The word of the edition file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Votes::Tool => "tool",
+            Votes::Family => "family",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -365,6 +397,28 @@ pub struct AwardRules {
     /// text does not say sum or mean, and a sum would favour tools that solve less.
     #[serde(default)]
     pub aggregate: AwardAggregate,
+    /// Who gets an award that several tools earn equally (equal wins, equal means):
+    /// `rank` (the default) or `shared` (see [`crate::podium::award_ties`]).
+    #[serde(default, skip_serializing_if = "AwardTies::is_rank")]
+    pub ties: AwardTies,
+}
+
+/// `[awards] ties`: E-4.5 names "the fastest tool" and says nothing of equal merit.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwardTies {
+    /// The better-ranked of the tied tools, then the first in podium order (by name): one
+    /// holder. The reading of every edition file.
+    #[default]
+    Rank,
+    /// Every tied tool holds the award.
+    Shared,
+}
+
+impl AwardTies {
+    pub fn is_rank(&self) -> bool {
+        *self == AwardTies::Rank
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -6,8 +6,19 @@
 use mccbuild_core::Value;
 use mccbuild_rules::confidence::{ConfidenceTally, ToolIdx};
 use mccbuild_rules::trusted::trusted_value_with;
+use mccbuild_rules::votes::{Voters, votes};
 
-use super::{Answers, ModelExamination};
+use super::{Answers, ContestData, ModelExamination};
+
+/// Rules E-2.2 and E-3.1: whose vote each tool's answers are (`[confidence] votes`: every tool,
+/// or one vote per family), from the tools' families.
+#[salsa::tracked(returns(ref))]
+pub fn voters(db: &dyn salsa::Database, contest: ContestData) -> Voters {
+    Voters::new(
+        contest.tools(db).iter().map(|t| t.family.as_str()),
+        contest.confidence_rules(db).votes,
+    )
+}
 
 /// For each value of an examination instance, every tool's answer: what E-2.2 and E-3.1 look at
 /// (stored flat: one allocation per examination instance, not one per value).
@@ -108,12 +119,12 @@ pub struct DecisionNeeds {
 
 impl DecisionNeeds {
     /// The decisions the values `answers` need (E-3.1 asked with recording stand-ins: the same
-    /// function that decides them says which decisions it asks for).
-    pub fn of(answers: &[ValueAnswers]) -> DecisionNeeds {
+    /// function that decides them says which decisions it asks for), on the votes `voters` cast.
+    pub fn of(answers: &[ValueAnswers], voters: &Voters) -> DecisionNeeds {
         let mut needs = DecisionNeeds::default();
         for value in answers.iter().flat_map(ValueAnswers::iter) {
             let _ = trusted_value_with(
-                value,
+                &votes(value, voters),
                 |classes| {
                     needs.shapes.push(classes.to_vec());
                     None
@@ -138,14 +149,16 @@ pub fn agreement(db: &dyn salsa::Database, m: ModelExamination) -> Agreement {
     if let Some(r) = m.remembered(db) {
         return r.agreement.clone();
     }
-    let rules = m.contest(db).confidence_rules(db);
+    let contest = m.contest(db);
+    let rules = contest.confidence_rules(db);
+    let voters = voters(db, contest);
     let answers = gathered(db, m);
     let mut tally = ConfidenceTally::default();
     for value in answers.iter().flat_map(ValueAnswers::iter) {
-        tally.add_value(value, rules);
+        tally.add_value(value, voters, rules);
     }
     Agreement {
         tally,
-        needs: DecisionNeeds::of(&answers),
+        needs: DecisionNeeds::of(&answers, voters),
     }
 }

@@ -92,9 +92,12 @@ pub fn category_podium(db: &dyn salsa::Database, contest: ContestData, category:
             .filter(|&g| groups.weights[g].category == category)
             .map(|g| group_wins(db, contest, g as u32, key))
             .collect();
-        podium::awards_of_wins(&ranked, wins)
+        podium::award_ties(podium::awards_of_wins(&ranked, wins), edition.awards.ties)
     } else {
-        podium::awards(&standings, &totals.performance, edition.awards.aggregate)
+        podium::award_ties(
+            podium::awards(&standings, &totals.performance, edition.awards.aggregate),
+            edition.awards.ties,
+        )
     };
     Podium {
         category,

@@ -8,9 +8,11 @@ use mccbuild_rules::reference::{Basis, trusted_by_reference};
 use mccbuild_rules::trusted::{
     Decision, decided_by_organisers, trusted_by_ground_truth, trusted_value_with,
 };
+use mccbuild_rules::votes::votes;
 
 use super::{
     Contested, ModelExamination, ValueAnswers, contested_decision, exam_scores, value_answers,
+    voters,
 };
 
 /// The trusted value of each value of each examination instance of a model examination: rule
@@ -114,6 +116,7 @@ fn vote_decisions_with(
             .collect();
     }
     let tools = contest.tool_data(db);
+    let voters = voters(db, contest);
     // The Confidence-dependent decisions come from inputs the driver keeps
     // ([`ScoringDb::settle`]): a unanimity reads none, a lone answer its tool's `alone`, a
     // contested value this model examination's `decided`. A shape not settled yet (the driver
@@ -133,7 +136,7 @@ fn vote_decisions_with(
         .map(|answers| {
             answers
                 .iter()
-                .map(|value| trusted_value_with(value, contested, alone))
+                .map(|value| trusted_value_with(&votes(value, voters), contested, alone))
                 .collect()
         })
         .collect()
