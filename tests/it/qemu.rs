@@ -287,6 +287,54 @@ fn a_guest_that_never_finishes_is_killed_at_the_wall_clock_limit() {
     assert!(r["vm"]["vm_wall_time_s"].as_f64().unwrap() >= 50.0, "{r}");
 }
 
+/// The tool's wall time and the wall-clock limit are the host's, whatever the guest's clock
+/// does: here the guest's kernel is told a TSC rate several times too low (what its own
+/// calibration can find on a loaded host), so its clocks run several times too fast. The tool
+/// prints the guest's uptime as it goes: its clock counts far more than the host's limit, yet
+/// the tool is stopped at the limit by the host's clock, and the record's wall time is the
+/// host's (a guest that measured or enforced by its own clock stops it after `time_s` of its
+/// clock, a fraction of that).
+#[test]
+fn the_wall_time_and_the_wall_clock_limit_are_the_hosts_when_the_guests_clock_runs_fast() {
+    if guest().is_none() {
+        return;
+    }
+    let c = script_contest(
+        "#!/bin/sh\necho 'FORMULA ReachabilityDeadlock TRUE TECHNIQUES EXPLICIT'\n\
+         while :; do read -r up _ < /proc/uptime; echo \"up $up\"; sleep 0.5; done\n",
+        "time_s = 4\nmemory_mb = 512\ntime = \"wall\"",
+        "kernel_args = \"tsc_early_khz=300000\"",
+    );
+    let out = mccbuild_checked(c.path(), &["run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = only_record(&c);
+    assert_eq!(r["termination"]["reason"], "wall_limit", "{r}");
+    assert_eq!(r["measurement"], "guest-cgroup-v2", "{r}");
+    assert!(
+        r["vm"]["note"].is_null(),
+        "stopped by the runner, not the VM killed: {r}"
+    );
+    let wall = r["wall_time_s"].as_f64().unwrap();
+    assert!(
+        (4.0..8.0).contains(&wall),
+        "the host's wall time: {wall} s; {r}"
+    );
+    let ups: Vec<f64> = r["stdout"]["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("up ")?.parse().ok())
+        .collect();
+    let guest_seconds = ups.last().unwrap_or(&0.0) - ups.first().unwrap_or(&0.0);
+    assert!(
+        guest_seconds > 2.0 * wall,
+        "the tool ran {guest_seconds} s of the guest's clock in {wall} s of the host's; with the \
+         guest's clock this fast it must have counted more: {r}"
+    );
+    // The answer printed before the limit counts (E-5.1).
+    assert_eq!(r["verdict"], "answered", "{r}");
+}
+
 #[test]
 fn a_tool_over_its_cpu_limit_is_killed_inside_the_guest() {
     if guest().is_none() {
