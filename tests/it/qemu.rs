@@ -510,6 +510,14 @@ fn bad_qemu_settings_name_the_field() {
     let c = script_contest_plain("[executor]\nkind = \"qemu\"\n[executor.qemu]\nmemory = 3\n");
     let err = stderr(&c.mccbuild(&["check"]));
     assert!(err.contains("memory"), "{err}");
+    let c = script_contest_plain(
+        "[executor]\nkind = \"qemu\"\n[executor.qemu]\nkernel_args = \"loglevel=7\\nquiet\"\n",
+    );
+    let err = stderr(&c.mccbuild(&["check"]));
+    assert!(
+        err.contains("kernel_args") && err.contains("control character"),
+        "{err}"
+    );
 }
 
 /// A contest with a given `[executor]` text and no guest needed.
