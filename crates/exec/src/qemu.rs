@@ -15,13 +15,15 @@
 //!
 //! The files: this one makes the executor and runs one run; `machine` decides the accelerator
 //! and the machine, `job` prepares what goes into the guest, `command_line` makes QEMU's, `vm`
-//! starts and watches QEMU, `ssh` drives the image guest, `results` reads what came out.
+//! starts and watches QEMU, `ssh` drives the image guest, `results` reads what came out, `tsc`
+//! measures the host's TSC rate for the TCG guest's clock.
 
 mod command_line;
 mod job;
 mod machine;
 mod results;
 mod ssh;
+mod tsc;
 mod vm;
 
 use std::fs;
@@ -52,6 +54,9 @@ pub struct QemuExecutor {
     accel: &'static str,
     /// The kernel guest's firmware: qboot where QEMU ships it (else QEMU's default, SeaBIOS).
     firmware: Option<PathBuf>,
+    /// Under TCG, the host's TSC rate in kHz for the kernel guest's `tsc_early_khz` (empty:
+    /// not given, the guest's kernel calibrates it).
+    tsc_khz: String,
     ingredients: Vec<(String, String)>,
     work_root: PathBuf,
     capture_bytes: usize,
@@ -162,12 +167,23 @@ impl QemuExecutor {
             GuestKind::Kernel => find_qboot(&binary),
             GuestKind::Image => None,
         };
-        ingredients.extend(machine_ingredients(config.guest, accel, firmware.is_some()));
+        ingredients.extend(machine_ingredients(
+            config.guest,
+            accel,
+            firmware.is_some(),
+            &config.kernel_args,
+        ));
+        let tsc_khz = match (config.guest, accel) {
+            (GuestKind::Kernel, "tcg") => tsc::host_tsc_khz().map(|k| k.to_string()),
+            _ => None,
+        }
+        .unwrap_or_default();
         Ok(QemuExecutor {
             config,
             binary,
             accel,
             firmware,
+            tsc_khz,
             ingredients,
             work_root: std::env::temp_dir(),
             capture_bytes: 64 * 1024,

@@ -1,7 +1,10 @@
 #!/bin/sh
-# mccbuild's in-guest runner (src/exec/qemu.rs writes it next to job.env in the run's shared
-# folder): one BenchKit run under the tool's time (MCC_TIME_LIMIT: cpu, wall or both) and memory limits, measured by a cgroup v2 of
-# the guest, as docs/execution.md ("QEMU executor") describes. POSIX sh (busybox or dash).
+# mccbuild's in-guest runner (crates/exec/src/qemu.rs writes it next to job.env in the run's
+# shared folder): one BenchKit run under the tool's time (MCC_TIME_LIMIT: cpu, wall or both) and
+# memory limits, measured by a cgroup v2 of the guest, as docs/execution.md ("QEMU executor")
+# describes. POSIX sh (busybox or dash). The wall clock is the host's, never the guest's (whose
+# rate can be wrong under TCG): `started` tells the host the tool starts, `ended` that its main
+# process ended; the host writes `stop` when the wall-clock limit is reached.
 out="$(dirname "$0")"
 . "$out/job.env"
 fail() { echo "reason=infra" > "$out/status.tmp"; echo "message=$*" >> "$out/status.tmp"; mv "$out/status.tmp" "$out/status"; exit 1; }
@@ -51,6 +54,7 @@ cd "$work/$BK_INPUT" || fail "no working directory"
 # ulimit -t, a per-process backstop, only where the CPU time is limited.
 cpu_backstop=unlimited
 [ "$MCC_TIME_LIMIT" = wall ] || cpu_backstop=$((BK_TIME_CONFINEMENT + 1))
+: > "$out/started" || fail "cannot write $out/started"
 sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shift; exec "$@"' "$cg" "$cpu_backstop" \
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" \
     TMPDIR="$work/tmp" LANG=C.UTF-8 BK_INPUT="$BK_INPUT" BK_EXAMINATION="$BK_EXAMINATION" \
@@ -59,13 +63,10 @@ sh -c 'echo $$ > "$0/cgroup.procs" || exit 125; ulimit -t "$1" 2>/dev/null; shif
     BK_LOG_FILE="$work/BenchKit.log" BK_RESULT_DIR="$work/result" \
     $as_user "$MCC_ENTRY" < /dev/null > "$out/stdout" 2> "$out/stderr" &
 pid=$!
-read -r up0 _ < /proc/uptime
 
-# CPU time of the whole tree and/or the wall clock against the limit (E-5.1, `[limits] time`),
-# OOM kills, every 50 ms.
+# CPU time of the whole tree against the limit and/or the host's `stop` at the wall-clock limit
+# (E-5.1, `[limits] time`), OOM kills, every 50 ms.
 limit_us=$((BK_TIME_CONFINEMENT * 1000000))
-limit_cs=$((BK_TIME_CONFINEMENT * 100))
-elapsed_cs() { read -r now _ < /proc/uptime; echo $(( (${now%.*} - ${up0%.*}) * 100 + 1${now#*.} - 1${up0#*.} )); }
 reason=""
 while :; do
     state=""
@@ -78,7 +79,7 @@ while :; do
         echo 1 > "$cg/cgroup.kill"
         break
     fi
-    if [ "$MCC_TIME_LIMIT" != cpu ] && [ "$(elapsed_cs)" -ge "$limit_cs" ]; then
+    if [ "$MCC_TIME_LIMIT" != cpu ] && [ -e "$out/stop" ]; then
         reason=wall_limit
         echo 1 > "$cg/cgroup.kill"
         break
@@ -93,7 +94,7 @@ while :; do
 done
 wait "$pid"
 code=$?
-read -r up1 _ < /proc/uptime
+: > "$out/ended"
 # Whatever the tool left running is killed; its CPU time and peak are read once the tree is empty.
 echo 1 > "$cg/cgroup.kill"
 while grep -q "populated 1" "$cg/cgroup.events"; do sleep 0.01; done
@@ -113,8 +114,6 @@ fi
     echo "cpu_usec=$usage"
     echo "peak_bytes=$peak"
     echo "oom_kill=${oom:-0}"
-    # /proc/uptime has two decimals; "1" in front keeps "05" from being read as octal.
-    echo "wall_cs=$(( (${up1%.*} - ${up0%.*}) * 100 + 1${up1#*.} - 1${up0#*.} ))"
 } > "$out/status.tmp"
 mv "$out/status.tmp" "$out/status"
 sync

@@ -50,7 +50,7 @@ impl QemuExecutor {
                     "-initrd".into(),
                     self.config.initrd.display().to_string(),
                     "-append".into(),
-                    kernel_cmdline(self.accel),
+                    kernel_cmdline(self.accel, &self.tsc_khz, &self.config.kernel_args),
                 ]);
                 if let Some(firmware) = &self.firmware {
                     args.push("-bios".into());

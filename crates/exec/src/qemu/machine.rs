@@ -19,14 +19,25 @@ use super::vm::{Vm, pin_and_tie};
 /// the IO-APIC timer check, probing of serial ports and a PS/2 mouse that are not there; under
 /// TCG also the CPU vulnerability mitigations (`mitigations=off`): TCG does not speculate, so
 /// they protect nothing, and PTI's page table switch on every system call flushes TCG's whole
-/// TLB. It is part of the run key (`machine_ingredients`).
-pub(super) fn kernel_cmdline(accel: &str) -> String {
+/// TLB. Under TCG the TSC's rate is given (`tsc_early_khz`, the host's: `tsc_khz`, or `host` in
+/// the run key; left out when empty), as the kernel's own calibration goes wrong on a loaded
+/// host (crates/exec/src/qemu/tsc.rs). `extra` (`[executor.qemu] kernel_args`) comes last, so
+/// it can override. It is part of the run key (`machine_ingredients`).
+pub(super) fn kernel_cmdline(accel: &str, tsc_khz: &str, extra: &str) -> String {
     let mut cmdline = String::from(
         "console=ttyS0 panic=-1 quiet loglevel=3 cryptomgr.notests tsc=reliable no_timer_check \
          8250.nr_uarts=1 i8042.noaux",
     );
     if accel == "tcg" {
         cmdline.push_str(" mitigations=off");
+        if !tsc_khz.is_empty() {
+            cmdline.push_str(" tsc_early_khz=");
+            cmdline.push_str(tsc_khz);
+        }
+    }
+    if !extra.is_empty() {
+        cmdline.push(' ');
+        cmdline.push_str(extra);
     }
     cmdline
 }
@@ -37,6 +48,7 @@ pub(super) fn machine_ingredients(
     guest: GuestKind,
     accel: &str,
     qboot: bool,
+    kernel_args: &str,
 ) -> Vec<(String, String)> {
     match guest {
         GuestKind::Kernel => vec![
@@ -44,7 +56,10 @@ pub(super) fn machine_ingredients(
                 "machine".into(),
                 if qboot { "pc+qboot" } else { "pc" }.into(),
             ),
-            ("kernel_cmdline".into(), kernel_cmdline(accel)),
+            (
+                "kernel_cmdline".into(),
+                kernel_cmdline(accel, "host", kernel_args),
+            ),
         ],
         // The image guest boots its own bootloader through SeaBIOS on QEMU's default machine:
         // nothing to add (its keys stay those of image runs made without these ingredients).
@@ -190,13 +205,29 @@ mod tests {
     /// changes the key).
     #[test]
     fn the_machine_and_the_kernel_command_line_are_key_ingredients() {
-        let tcg = machine_ingredients(GuestKind::Kernel, "tcg", true);
+        let tcg = machine_ingredients(GuestKind::Kernel, "tcg", true, "");
         let names: Vec<&str> = tcg.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["machine", "kernel_cmdline"]);
-        assert_ne!(tcg, machine_ingredients(GuestKind::Kernel, "kvm", true));
-        assert_ne!(tcg, machine_ingredients(GuestKind::Kernel, "tcg", false));
+        assert_ne!(tcg, machine_ingredients(GuestKind::Kernel, "kvm", true, ""));
+        assert_ne!(
+            tcg,
+            machine_ingredients(GuestKind::Kernel, "tcg", false, "")
+        );
+        assert_ne!(
+            tcg,
+            machine_ingredients(GuestKind::Kernel, "tcg", true, "loglevel=7")
+        );
         assert!(tcg[1].1.contains("mitigations=off"));
-        assert!(!kernel_cmdline("kvm").contains("mitigations"));
-        assert!(machine_ingredients(GuestKind::Image, "tcg", false).is_empty());
+        // The key names the host's TSC rate, not the number measured on this machine.
+        assert!(tcg[1].1.contains("tsc_early_khz=host"));
+        assert!(!kernel_cmdline("kvm", "host", "").contains("mitigations"));
+        assert!(!kernel_cmdline("kvm", "2596134", "").contains("tsc_early_khz"));
+        assert!(!kernel_cmdline("tcg", "", "").contains("tsc_early_khz"));
+        // The manifest's arguments come last: the kernel takes the last of a repeated one.
+        assert!(
+            kernel_cmdline("tcg", "2596134", "tsc_early_khz=300000")
+                .ends_with("tsc_early_khz=2596134 tsc_early_khz=300000")
+        );
+        assert!(machine_ingredients(GuestKind::Image, "tcg", false, "").is_empty());
     }
 }

@@ -103,9 +103,10 @@ impl QemuExecutor {
             measurement: Measurement {
                 termination,
                 cpu_time_s: measured.map_or(0.0, |s| s.number("cpu_usec") as f64 / 1e6),
+                // The host's clock (the guest's may run at another rate).
                 wall_time_s: measured
-                    .map(|s| s.number("wall_cs") as f64 / 100.0)
-                    .unwrap_or(vm_wall),
+                    .and(end.tool_wall)
+                    .map_or(vm_wall, |w| w.as_secs_f64()),
                 peak_memory_bytes: measured.map_or(0, |s| s.number("peak_bytes")),
             },
             method: if measured.is_some() {

@@ -1,6 +1,9 @@
 //! The QEMU process of a run: started pinned to the run's cores and tied to mccbuild's life,
 //! watched until it exits (killed at a limit, on cancellation, or when the guest does not power
-//! off after its result), killed and reaped whatever happens.
+//! off after its result), killed and reaped whatever happens. The tool's wall time is the
+//! host's: from the runner's `started` to its `ended` on the output share, by the host's
+//! monotonic clock, which also says when the wall-clock limit is reached (the guest's clock
+//! can run at another rate: crates/exec/src/qemu/tsc.rs).
 
 use std::fs;
 use std::io;
@@ -19,6 +22,10 @@ use crate::{InfraError, RunSpec};
 /// Seconds a guest may keep running after its result is complete before it is killed.
 const POWEROFF_GRACE: Duration = Duration::from_secs(15);
 
+/// How often the host looks at the VM and the output share: the resolution of the tool's
+/// wall time and of the wall-clock limit.
+const POLL: Duration = Duration::from_millis(10);
+
 /// How a run's VM ended, as the host saw it.
 pub(super) struct VmEnd {
     /// QEMU's wait status and resource usage.
@@ -26,6 +33,9 @@ pub(super) struct VmEnd {
     pub(super) usage: libc::rusage,
     /// From starting QEMU to its exit.
     pub(super) wall: Duration,
+    /// The tool's wall time by the host's clock: from the runner's `started` to its `ended`
+    /// (None when the guest did not write both).
+    pub(super) tool_wall: Option<Duration>,
     /// mccbuild killed the VM at a limit: how the run ended, and why in words.
     pub(super) killed: Option<(Termination, String)>,
     pub(super) cancelled: bool,
@@ -60,7 +70,9 @@ impl QemuExecutor {
 
     /// Watches the VM until it exits, killing it at the wall-clock or output limit, when the
     /// guest never answered ssh, when cancelled, or when a complete result is not followed by
-    /// the guest's power-off.
+    /// the guest's power-off. Under a wall-clock time limit (`[limits] time = "wall"` or
+    /// `"both"`), `time_s` after the tool started by the host's clock, it writes `stop` on the
+    /// output share: the guest's runner then kills the tool and measures it (`wall_limit`).
     pub(super) fn supervise(
         &self,
         mut vm: Vm,
@@ -73,6 +85,16 @@ impl QemuExecutor {
         let deadline =
             wall_limit(spec.limits.time_s) + Duration::from_secs(self.config.boot_timeout_s);
         let status_path = files.out.join("status");
+        let started_path = files.out.join("started");
+        let ended_path = files.out.join("ended");
+        let tool_limit = spec
+            .limits
+            .time
+            .limits_wall()
+            .then(|| Duration::from_secs(spec.limits.time_s));
+        let mut tool_started: Option<Instant> = None;
+        let mut tool_ended: Option<Instant> = None;
+        let mut stop_written = false;
         let mut killed: Option<(Termination, String)> = None;
         let mut cancelled = false;
         let mut complete_since: Option<Instant> = None;
@@ -113,26 +135,46 @@ impl QemuExecutor {
                         ),
                     ));
                     vm.kill();
-                } else if status_path.exists() {
-                    // The result is complete; a guest that does not power off is stopped.
-                    let since = *complete_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > POWEROFF_GRACE {
-                        vm.kill();
+                } else {
+                    if tool_started.is_none() && started_path.exists() {
+                        tool_started = Some(Instant::now());
+                    }
+                    if tool_started.is_some() && tool_ended.is_none() && ended_path.exists() {
+                        tool_ended = Some(Instant::now());
+                    }
+                    if status_path.exists() {
+                        // The result is complete; a guest that does not power off is stopped.
+                        let since = *complete_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() > POWEROFF_GRACE {
+                            vm.kill();
+                        }
+                    } else if let (Some(limit), Some(t0), None) =
+                        (tool_limit, tool_started, tool_ended)
+                        && !stop_written
+                        && t0.elapsed() >= limit
+                    {
+                        // A guest that cannot be told (the share failed) is stopped by the
+                        // deadline above.
+                        let _ = fs::write(files.out.join("stop"), b"");
+                        stop_written = true;
                     }
                 }
             }
-            std::thread::sleep(Duration::from_millis(
-                if start.elapsed() < Duration::from_secs(2) {
-                    20
-                } else {
-                    50
-                },
-            ));
+            std::thread::sleep(POLL);
         };
+        // The guest may have written its last files and powered off between two looks.
+        let now = Instant::now();
+        if tool_started.is_none() && started_path.exists() {
+            tool_started = Some(now);
+        }
+        if tool_ended.is_none() && ended_path.exists() {
+            tool_ended = Some(now);
+        }
         VmEnd {
             exit,
             usage,
             wall: start.elapsed(),
+            tool_wall: tool_started.zip(tool_ended).map(|(t0, t1)| t1 - t0),
             killed,
             cancelled,
         }

@@ -30,6 +30,8 @@ pub struct QemuConfig {
     pub binary: String,
     /// The VMs' CPU model: `[limits] cpu_model`, else the edition's.
     pub cpu_model: String,
+    /// Kernel-kind guest: words appended to the kernel's command line (in the run key).
+    pub kernel_args: String,
 }
 
 /// `[executor.qemu] guest`.
@@ -110,6 +112,7 @@ pub(super) fn qemu_config(
             .help("e.g. \"Westmere\" (qemu-system-x86_64 -cpu help lists them)"),
         );
     }
+    let kernel_args = q.kernel_args();
     QemuConfig {
         guest,
         kernel,
@@ -124,6 +127,7 @@ pub(super) fn qemu_config(
             .clone()
             .unwrap_or_else(|| "qemu-system-x86_64".to_string()),
         cpu_model,
+        kernel_args,
     }
 }
 
@@ -179,6 +183,28 @@ impl QemuReading<'_, '_> {
                     .help(fix.to_string()),
             );
         }
+    }
+
+    /// `kernel_args`: printable words for the kernel's command line (QEMU's `-append`).
+    fn kernel_args(&mut self) -> String {
+        let Some(args) = self.q.kernel_args.as_ref() else {
+            return String::new();
+        };
+        let text = args.get_ref().trim();
+        if text.chars().any(|c| c.is_control()) {
+            let span = self.at(Some(args.span()));
+            self.problems.push(
+                self.source
+                    .problem_at(
+                        span,
+                        "[executor.qemu] kernel_args holds a control character",
+                    )
+                    .help(
+                        "kernel arguments separated by spaces, e.g. `kernel_args = \"loglevel=7\"`",
+                    ),
+            );
+        }
+        text.to_string()
     }
 
     /// The kernel and initramfs (checked when the guest is of the kernel kind).

@@ -105,6 +105,7 @@ pub(super) struct QemuSection {
     pub(super) accel: Option<Spanned<String>>,
     pub(super) boot_timeout_s: Option<Spanned<u64>>,
     pub(super) binary: Option<String>,
+    pub(super) kernel_args: Option<Spanned<String>>,
 }
 
 /// `[executor.slurm]` as written (docs/manifest.md).
@@ -186,6 +187,7 @@ const QEMU: &[&str] = &[
     "accel",
     "boot_timeout_s",
     "binary",
+    "kernel_args",
 ];
 const SLURM: &[&str] = &[
     "partition",
@@ -312,6 +314,7 @@ fn qemu(t: &Table<'_, '_>) -> QemuSection {
         accel: t.get("accel"),
         boot_timeout_s: t.get("boot_timeout_s"),
         binary: plain(t, "binary"),
+        kernel_args: t.get("kernel_args"),
     }
 }
 
