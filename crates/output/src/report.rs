@@ -282,10 +282,11 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
     // Each page is written as soon as it is rendered, on every core: the writing overlaps the
     // rendering, and no more than a page per core is held (the replay's site is 53 MB).
     use rayon::prelude::*;
+    let shared = html::Shared::of(data);
     let written: Vec<(usize, u64)> = html::list(data)
         .into_par_iter()
         .map(|page| {
-            let (name, text, charts) = html::render(data, page);
+            let (name, text, charts) = html::render(data, &shared, page);
             let path = dir.join(&name);
             mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
                 .map_err(|source| SiteError { path, source })?;
