@@ -27,6 +27,7 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .tablebar label{display:block}.count{color:#666}th.sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" \25b2"}
 th[aria-sort=descending]::after{content:" \25bc"}tr.stats td{background:#f4f4f4;font-weight:600}
 .tip{position:absolute;background:#ffffe0;border:1px solid #999;padding:2px 6px;font-size:12px;pointer-events:none}
+.pick{position:absolute;background:#fff;border:1px solid #999;padding:4px 8px;font-size:13px;box-shadow:0 2px 6px rgba(0,0,0,.2)}
 pre{background:#f6f8fa;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all;max-height:40em;overflow:auto}a.run{font-size:11px}
 "#;
 

@@ -4,8 +4,9 @@
 use maud::{PreEscaped, html};
 use mccbuild_core::{Outcome, Value};
 
+use super::super::run_page;
 use super::super::svg::{self, Pair, Series};
-use super::{ReportData, RunView, Shared, layout, slug, tools_in};
+use super::{ReportData, RunView, Shared, layout, run_href, slug, tools_in};
 
 /// A run's answers as two runs' are compared on a chart ([`disagree`]), made once per run:
 /// booleans at positions below 64, one answer per position in order (what records hold), as
@@ -49,8 +50,8 @@ pub(super) fn page(data: &ReportData<'_>, shared: &Shared, x: usize) -> (String,
     let exam = &plan.contest.edition.examinations[x];
     let tools = tools_in(data, x);
     let limit = shared.chart_limit;
-    // Per examination instance of x, each tool's run.
-    let mut grid: Vec<(usize, Vec<Option<&RunView>>)> = Vec::new();
+    // Per examination instance of x, each tool's run (its index).
+    let mut grid_runs: Vec<(usize, Vec<Option<usize>>)> = Vec::new();
     for (e, ei) in plan.exam_instances.iter().enumerate() {
         if ei.exam == x {
             let row = tools
@@ -58,13 +59,17 @@ pub(super) fn page(data: &ReportData<'_>, shared: &Shared, x: usize) -> (String,
                 .map(|t| {
                     data.runs_of[e]
                         .iter()
-                        .map(|&i| &data.runs[i])
-                        .find(|r| r.tool == *t)
+                        .copied()
+                        .find(|&i| data.runs[i].tool == *t)
                 })
                 .collect();
-            grid.push((e, row));
+            grid_runs.push((e, row));
         }
     }
+    let grid: Vec<(usize, Vec<Option<&RunView>>)> = grid_runs
+        .iter()
+        .map(|(e, row)| (*e, row.iter().map(|i| i.map(|i| &data.runs[i])).collect()))
+        .collect();
     // Each run's answers in the form two runs' are compared in (once per run, not per pair).
     let compact: Vec<Vec<Option<Compact>>> = grid
         .iter()
@@ -121,19 +126,96 @@ pub(super) fn page(data: &ReportData<'_>, shared: &Shared, x: usize) -> (String,
         }
     }
     let count = scatters.len() + 1;
+    let links = run_links(data, &grid_runs);
     let body = html! {
         p { a href=(slug("examination", x, &exam.name)) { "Results of " (exam.name) } ". CPU times; a run that computed no value is drawn on the border line marked “failed”; red points: the two tools gave different values." }
+        @if links.is_some() {
+            p { "A click on a point opens its run (on a scatter chart: a choice of its two runs)." }
+            noscript { p { "Without JavaScript the points do not open their runs: each run is linked from its cell of the " a href=(slug("examination", x, &exam.name)) { "results table" } "." } }
+        }
         h2 { "Runs solved within a time (cactus)" }
         p { "Solved: every trusted value computed, none wrong." }
-        figure { (PreEscaped(svg::cactus(&series, limit))) }
+        @match &links {
+            Some(_) => { figure data-order=(cactus_order(&grid, tools.len())) { (PreEscaped(svg::cactus(&series, limit))) } }
+            None => { figure { (PreEscaped(svg::cactus(&series, limit))) } }
+        }
         h2 { "Tool against tool" }
         @let names: Vec<&str> = grid.iter().map(|(e, _)| plan.instances[plan.exam_instances[*e].instance].name.as_str()).collect();
-        div.charts data-names=(names.join("|")) { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
+        @match &links {
+            Some(runs) => {
+                @let tool_names: Vec<&str> = tools.iter().map(|&t| plan.contest.tools[t].name.as_str()).collect();
+                div.charts data-names=(names.join("|")) data-tools=(tool_names.join("|")) data-runs=(runs) {
+                    @for (s, (a, b)) in scatters.iter().zip(pairs_of(tools.len())) { figure data-x=(a) data-y=(b) { (PreEscaped(s.as_str())) } }
+                }
+            }
+            None => { div.charts data-names=(names.join("|")) { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } } }
+        }
     };
     (
         layout(data, &format!("{}: execution times", exam.name), body),
         count,
     )
+}
+
+/// The pairs of columns of the scatter charts, in the order they are drawn.
+fn pairs_of(columns: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..columns).flat_map(move |a| (a + 1..columns).map(move |b| (a, b)))
+}
+
+/// The run pages of a charts page's points, for its script (`site.js`): per examination
+/// instance (the points' labels), `|`-separated, each column's run page as the file name
+/// under `runs/` without `.html`, space-separated, `-` where the run has no page. `None` when
+/// no run of the page has one (imported runs): the page then carries nothing of it.
+fn run_links(data: &ReportData<'_>, grid: &[(usize, Vec<Option<usize>>)]) -> Option<String> {
+    let stem = |i: usize| {
+        run_href(data, i).and_then(|h| {
+            h.strip_prefix(run_page::RUNS_DIR)?
+                .strip_prefix('/')?
+                .strip_suffix(".html")
+        })
+    };
+    if !grid
+        .iter()
+        .flat_map(|(_, row)| row)
+        .flatten()
+        .any(|&i| stem(i).is_some())
+    {
+        return None;
+    }
+    let rows: Vec<String> = grid
+        .iter()
+        .map(|(_, row)| {
+            row.iter()
+                .map(|i| i.and_then(stem).unwrap_or("-"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    Some(rows.join("|"))
+}
+
+/// The cactus plot's points in the order it draws them, for the page's script: per column
+/// (`|`-separated), the labels of its solved runs sorted by CPU time (the order of
+/// [`svg::cactus`]: a stable sort), space-separated.
+fn cactus_order(grid: &[(usize, Vec<Option<&RunView>>)], columns: usize) -> String {
+    (0..columns)
+        .map(|c| {
+            let mut solved: Vec<(usize, f64)> = grid
+                .iter()
+                .enumerate()
+                .filter_map(|(label, (_, row))| row[c].map(|r| (label, r)))
+                .filter(|(_, r)| r.solved())
+                .map(|(label, r)| (label, r.measurement.cpu_time_s))
+                .collect();
+            solved.sort_by(|a, b| a.1.total_cmp(&b.1));
+            solved
+                .iter()
+                .map(|(label, _)| label.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 /// Whether `b` gave another value than `a` for a value both gave. `b`'s answers are searched by
