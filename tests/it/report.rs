@@ -526,6 +526,90 @@ fn a_value_links_to_its_run_and_the_run_page_shows_its_output() {
     assert_eq!(std::fs::read_to_string(site.join(run)).unwrap(), page);
 }
 
+/// The value of attribute `name` of the first element of `page` whose tag starts with `tag`.
+fn attribute<'a>(page: &'a str, tag: &str, name: &str) -> &'a str {
+    let at = page.find(tag).unwrap_or_else(|| panic!("{tag} in {page}"));
+    let end = at + page[at..].find('>').unwrap();
+    let key = format!(" {name}=\"");
+    let start = at
+        + page[at..end]
+            .find(&key)
+            .unwrap_or_else(|| panic!("{name} on {tag}"))
+        + key.len();
+    &page[start..start + page[start..].find('"').unwrap()]
+}
+
+#[test]
+fn chart_points_name_their_runs_pages() {
+    let c = disputed_contest();
+    let site = c.path().join("report");
+    let charts = std::fs::read_to_string(site.join("charts-0-StateSpace.html")).unwrap();
+    // One instance (label 0), three tools: each column's run page is that tool's run.
+    let div = "<div class=\"charts\"";
+    assert_eq!(attribute(&charts, div, "data-names"), "Deadlock-PT-1");
+    let tools: Vec<&str> = attribute(&charts, div, "data-tools").split('|').collect();
+    assert_eq!(tools, ["a", "b", "c"]);
+    let rows: Vec<Vec<&str>> = attribute(&charts, div, "data-runs")
+        .split('|')
+        .map(|row| row.split(' ').collect())
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].len(), 3);
+    for (column, stem) in rows[0].iter().enumerate() {
+        let page = std::fs::read_to_string(site.join(format!("runs/{stem}.html")))
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let tool = tools[column];
+        assert!(
+            page.contains(&format!(
+                "<h1>Run: {tool} · Deadlock-PT-1 · StateSpace</h1>"
+            )),
+            "{page}"
+        );
+        // The page the results table links for the same run.
+        let exam = std::fs::read_to_string(site.join("examination-0-StateSpace.html")).unwrap();
+        assert!(exam.contains(&format!("href=\"runs/{stem}.html\"")));
+    }
+    // Each scatter chart names its two columns, in the order of its title.
+    let mut figures = charts
+        .match_indices("<figure data-x=\"")
+        .map(|(i, _)| &charts[i..]);
+    for (x, y) in [(0, 1), (0, 2), (1, 2)] {
+        let figure = figures.next().expect("a scatter per pair of tools");
+        assert_eq!(attribute(figure, "<figure", "data-x"), x.to_string());
+        assert_eq!(attribute(figure, "<figure", "data-y"), y.to_string());
+        let title = &figure[figure.find("<title>").unwrap() + 7..];
+        assert!(
+            title.starts_with(&format!("{} (x) vs {} (y)", tools[x], tools[y])),
+            "{title}"
+        );
+    }
+    assert!(figures.next().is_none());
+    // The cactus plot's points by column: no run solved it (the organisers decided
+    // MAX_TOKEN_PER_MARKING = 4, every tool said 3), so no line and no point.
+    let order = attribute(&charts, "<figure data-order", "data-order");
+    assert_eq!(order, "||");
+    assert!(!charts.contains("class=\"line\""));
+    // Without the organisers' decisions, a and b computed every trusted value (TRANSITIONS is
+    // unknown), c gave STATES 11 against 10: a's and b's lines have the one point, label 0.
+    let manifest = c.path().join("contest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("corrections = \"corrections.csv\"\n", ""),
+    )
+    .unwrap();
+    let out = c.mccbuild(&["report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = std::fs::read_to_string(site.join("charts-0-StateSpace.html")).unwrap();
+    assert_eq!(
+        attribute(&charts, "<figure data-order", "data-order"),
+        "0|0|"
+    );
+    assert_eq!(charts.matches("class=\"line\"").count(), 2);
+    // Without JavaScript the page says where the runs are linked.
+    assert!(charts.contains("<noscript>"));
+}
+
 #[test]
 fn the_site_reads_with_and_without_javascript_in_chromium() {
     let Some((chromium, site, _)) = demo_site_for_chromium(&[]) else {

@@ -149,76 +149,90 @@ impl<'a> ReportData<'a> {
             mccbuild_scoring::scores::scores_report(plan, db, handles, false),
         );
         drop(t);
-        let t = mccbuild_core::timing::phase("report: reliability");
-        let reliability = mccbuild_scoring::explain::confidence_table(plan, db, handles);
-        let agreed_values =
-            mccbuild_scoring::db::confidence_tally(db, handles.contest).agreed_values;
-        drop(t);
-        let t = mccbuild_core::timing::phase("report: decisions and run views");
-        let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
-            .map(|e| Arc::from(handles.decisions(db, e)))
-            .collect();
-        // Each examination instance's scores fetched once (not once per run).
-        let exam_scores: Vec<&[ToolExamScore]> = (0..plan.exam_instances.len())
-            .map(|e| handles.exam_scores(db, e))
-            .collect();
-        // On every core: 144,034 index lookups and views at the replay's scale.
-        use rayon::prelude::*;
-        let runs: Vec<RunView> = plan
-            .runs
-            .par_iter()
-            .map(|run| {
-                let s = summary(&run.key);
-                let e = run.exam_instance;
-                // The scoring database's runs of an examination instance are in plan order.
-                let score = exam_scores[e]
+        // The reliability table on a thread of its own (with its own handle on the scoring
+        // database), beside the decisions and the run views.
+        let db_aside = db.clone();
+        std::thread::scope(|scope| {
+            let reliability = scope.spawn(move || {
+                let t = mccbuild_core::timing::phase("report: reliability");
+                let reliability =
+                    mccbuild_scoring::explain::confidence_table(plan, &db_aside, handles);
+                let agreed_values =
+                    mccbuild_scoring::db::confidence_tally(&db_aside, handles.contest)
+                        .agreed_values;
+                drop(t);
+                (reliability, agreed_values)
+            });
+            let t = mccbuild_core::timing::phase("report: decisions and run views");
+            let decisions: Vec<Arc<[Decision]>> = (0..plan.exam_instances.len())
+                .map(|e| Arc::from(handles.decisions(db, e)))
+                .collect();
+            // Each examination instance's scores fetched once (not once per run).
+            let exam_scores: Vec<&[ToolExamScore]> = (0..plan.exam_instances.len())
+                .map(|e| handles.exam_scores(db, e))
+                .collect();
+            // On every core: 144,034 index lookups and views at the replay's scale.
+            use rayon::prelude::*;
+            let runs: Vec<RunView> = plan
+                .runs
+                .par_iter()
+                .map(|run| {
+                    let s = summary(&run.key);
+                    let e = run.exam_instance;
+                    // The scoring database's runs of an examination instance are in plan order.
+                    let score = exam_scores[e]
+                        .iter()
+                        .find(|x| x.tool as usize == run.tool)
+                        .cloned();
+                    RunView {
+                        tool: run.tool,
+                        exam_instance: e,
+                        outcome: s.map(Summary::outcome),
+                        measurement: s.map(|s| s.measurement).unwrap_or_default(),
+                        answers: s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone()),
+                        score,
+                    }
+                })
+                .collect();
+            // Runs without a record: the index page says the results are partial.
+            let missing = runs.iter().filter(|r| r.outcome.is_none()).count();
+            scores.partial = mccbuild_scoring::scores::Partial::of(missing, plan.runs.len());
+            let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
+            for (i, run) in plan.runs.iter().enumerate() {
+                runs_of[run.exam_instance].push(i);
+            }
+            drop(t);
+            let t = mccbuild_core::timing::phase("report: disputes");
+            let disputes = disputes::disputes(plan, db, handles, &runs, &runs_of);
+            drop(t);
+            let (reliability, agreed_values) = match reliability.join() {
+                Ok(table) => table,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            ReportData {
+                plan,
+                scores,
+                reliability,
+                agreed_values,
+                runs,
+                runs_of,
+                decisions,
+                exports: false,
+                diagnostics: BTreeMap::new(),
+                charts: None,
+                facts: BTreeMap::new(),
+                observed: setup::Observed::default(),
+                disputes,
+                run_pages: BTreeMap::new(),
+                limits: Arc::new(setup::limits_of(plan)),
+                tool_versions: plan
+                    .contest
+                    .tools
                     .iter()
-                    .find(|x| x.tool as usize == run.tool)
-                    .cloned();
-                RunView {
-                    tool: run.tool,
-                    exam_instance: e,
-                    outcome: s.map(Summary::outcome),
-                    measurement: s.map(|s| s.measurement).unwrap_or_default(),
-                    answers: s.map_or_else(|| Arc::from(Vec::new()), |s| s.answers.clone()),
-                    score,
-                }
-            })
-            .collect();
-        // Runs without a record: the index page says the results are partial.
-        let missing = runs.iter().filter(|r| r.outcome.is_none()).count();
-        scores.partial = mccbuild_scoring::scores::Partial::of(missing, plan.runs.len());
-        let mut runs_of: Vec<Vec<usize>> = vec![Vec::new(); plan.exam_instances.len()];
-        for (i, run) in plan.runs.iter().enumerate() {
-            runs_of[run.exam_instance].push(i);
-        }
-        drop(t);
-        let t = mccbuild_core::timing::phase("report: disputes");
-        let disputes = disputes::disputes(plan, db, handles, &runs, &runs_of);
-        drop(t);
-        ReportData {
-            plan,
-            scores,
-            reliability,
-            agreed_values,
-            runs,
-            runs_of,
-            decisions,
-            exports: false,
-            diagnostics: BTreeMap::new(),
-            charts: None,
-            facts: BTreeMap::new(),
-            observed: setup::Observed::default(),
-            disputes,
-            run_pages: BTreeMap::new(),
-            limits: Arc::new(setup::limits_of(plan)),
-            tool_versions: plan
-                .contest
-                .tools
-                .iter()
-                .map(|t| t.dir.as_deref().and_then(setup::tool_version))
-                .collect(),
-        }
+                    .map(|t| t.dir.as_deref().and_then(setup::tool_version))
+                    .collect(),
+            }
+        })
     }
 
     /// What was read of the run records: the diagnostics and the setup's facts.
@@ -282,10 +296,11 @@ pub fn write_site(data: &ReportData<'_>, dir: &Path) -> Result<SiteSummary, Site
     // Each page is written as soon as it is rendered, on every core: the writing overlaps the
     // rendering, and no more than a page per core is held (the replay's site is 53 MB).
     use rayon::prelude::*;
+    let shared = html::Shared::of(data);
     let written: Vec<(usize, u64)> = html::list(data)
         .into_par_iter()
         .map(|page| {
-            let (name, text, charts) = html::render(data, page);
+            let (name, text, charts) = html::render(data, &shared, page);
             let path = dir.join(&name);
             mccbuild_core::fsio::write_published_in_batch(&path, text.as_bytes())
                 .map_err(|source| SiteError { path, source })?;

@@ -52,47 +52,57 @@ pub fn disputes(
     runs: &[super::RunView],
     runs_of: &[Vec<usize>],
 ) -> Vec<Dispute> {
-    let mut out = Vec::new();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        // A first look at the runs' answers: is any value of this examination instance
-        // answered differently (or decided by the organisers)? Only then are its rows made.
-        let mut contested = ei.corrections.is_some();
-        if !contested {
-            let mut seen: Vec<Option<&mccbuild_core::Value>> = vec![None; ei.ids.len()];
-            'runs: for &r in &runs_of[e] {
-                for (p, v) in runs[r].answers.iter() {
-                    match seen.get_mut(*p as usize) {
-                        Some(slot @ None) => *slot = Some(v),
-                        Some(Some(w)) if *w != v => {
-                            contested = true;
-                            break 'runs;
+    // On every core (the scoring database is cloned for each: salsa answers a query another
+    // thread computes once); the order of the rows is set by the sort below.
+    use rayon::prelude::*;
+    let mut out: Vec<Dispute> = plan
+        .exam_instances
+        .par_iter()
+        .enumerate()
+        .map_with(db.clone(), |db, (e, ei)| {
+            let mut out = Vec::new();
+            // A first look at the runs' answers: is any value of this examination instance
+            // answered differently (or decided by the organisers)? Only then are its rows made.
+            let mut contested = ei.corrections.is_some();
+            if !contested {
+                let mut seen: Vec<Option<&mccbuild_core::Value>> = vec![None; ei.ids.len()];
+                'runs: for &r in &runs_of[e] {
+                    for (p, v) in runs[r].answers.iter() {
+                        match seen.get_mut(*p as usize) {
+                            Some(slot @ None) => *slot = Some(v),
+                            Some(Some(w)) if *w != v => {
+                                contested = true;
+                                break 'runs;
+                            }
+                            _ => {}
                         }
-                        _ => {}
                     }
                 }
             }
-        }
-        if !contested {
-            continue;
-        }
-        for row in exam_instance_rows(plan, db, handles, e) {
-            let answers: Vec<String> = row
-                .answers
-                .values()
-                .cloned()
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            if answers.len() < 2 && row.case != "organisers" {
-                continue;
+            if !contested {
+                return out;
             }
-            out.push(Dispute {
-                stake: stake(&plan.contest.edition.scoring, ei.scored, row.answers.len()),
-                row,
-                answers,
-            });
-        }
-    }
+            for row in exam_instance_rows(plan, db, handles, e) {
+                let answers: Vec<String> = row
+                    .answers
+                    .values()
+                    .cloned()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                if answers.len() < 2 && row.case != "organisers" {
+                    continue;
+                }
+                out.push(Dispute {
+                    stake: stake(&plan.contest.edition.scoring, ei.scored, row.answers.len()),
+                    row,
+                    answers,
+                });
+            }
+            out
+        })
+        .flatten()
+        .collect();
     out.sort_by(|a, b| {
         b.stake.cmp(&a.stake).then_with(|| {
             (&a.row.instance, &a.row.examination, &a.row.id).cmp(&(

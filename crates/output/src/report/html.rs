@@ -1,12 +1,13 @@
 //! The pages of the results site (maud templates: every text is escaped).
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{DOCTYPE, Markup, html};
 
-use super::svg::{self, Pair, Series};
+mod charts;
+mod model;
+
 use mccbuild_core::Outcome;
 
 use super::{ReportData, RunView, outcome_label, outcome_title, slug};
-use mccbuild_core::Value;
 use mccbuild_plan::manifest::ToolKind;
 
 /// The site's one script (progressive enhancement: tables that filter, sort and hide columns;
@@ -26,6 +27,7 @@ th{background:#eef2f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .tablebar label{display:block}.count{color:#666}th.sortable{cursor:pointer}th[aria-sort=ascending]::after{content:" \25b2"}
 th[aria-sort=descending]::after{content:" \25bc"}tr.stats td{background:#f4f4f4;font-weight:600}
 .tip{position:absolute;background:#ffffe0;border:1px solid #999;padding:2px 6px;font-size:12px;pointer-events:none}
+.pick{position:absolute;background:#fff;border:1px solid #999;padding:4px 8px;font-size:13px;box-shadow:0 2px 6px rgba(0,0,0,.2)}
 pre{background:#f6f8fa;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all;max-height:40em;overflow:auto}a.run{font-size:11px}
 "#;
 
@@ -50,10 +52,43 @@ pub(crate) enum Page {
 /// independent; the charts pages take most of the time).
 pub fn pages(data: &ReportData<'_>) -> Vec<(String, String, usize)> {
     use rayon::prelude::*;
+    let shared = Shared::of(data);
     list(data)
         .into_par_iter()
-        .map(|page| render(data, page))
+        .map(|page| render(data, &shared, page))
         .collect()
+}
+
+/// What several pages read, computed once per site rather than once per page.
+pub(crate) struct Shared {
+    /// Each tool's link from a page at the site's top ([`tool_link`]).
+    tool_links: Vec<String>,
+    /// Each instance's examination instances, in plan order.
+    exams_of_instance: Vec<Vec<usize>>,
+    /// The charts' time limit: the largest of the runs' (60 s without runs).
+    chart_limit: f64,
+}
+
+impl Shared {
+    pub(crate) fn of(data: &ReportData<'_>) -> Shared {
+        let plan = data.plan;
+        let mut exams_of_instance = vec![Vec::new(); plan.instances.len()];
+        for (e, ei) in plan.exam_instances.iter().enumerate() {
+            exams_of_instance[ei.instance].push(e);
+        }
+        Shared {
+            tool_links: (0..plan.contest.tools.len())
+                .map(|t| tool_link(data, t).into_string())
+                .collect(),
+            exams_of_instance,
+            chart_limit: plan
+                .runs
+                .iter()
+                .map(|r| r.limits.time_s)
+                .max()
+                .unwrap_or(60) as f64,
+        }
+    }
 }
 
 /// The pages of the site, in the order they are written.
@@ -79,7 +114,11 @@ pub(crate) fn list(data: &ReportData<'_>) -> Vec<Page> {
 }
 
 /// One page: (file name, text, charts drawn on it).
-pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usize) {
+pub(crate) fn render(
+    data: &ReportData<'_>,
+    shared: &Shared,
+    page: Page,
+) -> (String, String, usize) {
     let plan = data.plan;
     let exam_name = |x: usize| &plan.contest.edition.examinations[x].name;
     match page {
@@ -106,10 +145,14 @@ pub(crate) fn render(data: &ReportData<'_>, page: Page) -> (String, String, usiz
             0,
         ),
         Page::Charts(x) => {
-            let (text, charts) = charts(data, x);
+            let (text, charts) = charts::page(data, shared, x);
             (slug("charts", x, exam_name(x)), text, charts)
         }
-        Page::Model(m) => (slug("model", m, &plan.models[m].name), model(data, m), 0),
+        Page::Model(m) => (
+            slug("model", m, &plan.models[m].name),
+            model::page(data, shared, m),
+            0,
+        ),
     }
 }
 
@@ -494,7 +537,7 @@ fn run_cell(data: &ReportData<'_>, run: Option<usize>) -> Markup {
                 .as_ref()
                 .map_or((0, 0), |s| (s.score.right, s.score.wrong));
             html! {
-                td class=(format!("s-{}", outcome_label(r.outcome))) title=(outcome_title(r.outcome)) {
+                td class={ "s-" (outcome_label(r.outcome)) } title=(outcome_title(r.outcome)) {
                     @if r.outcome == Some(Outcome::Answered) {
                         (right) " right" @if wrong > 0 { ", " span.x { (wrong) " wrong" } }
                     } @else { (outcome_label(r.outcome)) }
@@ -506,10 +549,31 @@ fn run_cell(data: &ReportData<'_>, run: Option<usize>) -> Markup {
     }
 }
 
+/// Each tool's run of examination instance `e` (its first, if it has several), in the
+/// columns `column` gives the tools (`None`: a tool without a column).
+fn row_runs(
+    data: &ReportData<'_>,
+    column: &[Option<usize>],
+    columns: usize,
+    e: usize,
+) -> Vec<Option<usize>> {
+    let mut row = vec![None; columns];
+    for &i in &data.runs_of[e] {
+        if let Some(c) = column[data.runs[i].tool] {
+            row[c].get_or_insert(i);
+        }
+    }
+    row
+}
+
 fn examination(data: &ReportData<'_>, x: usize) -> String {
     let plan = data.plan;
     let exam = &plan.contest.edition.examinations[x];
     let tools = tools_in(data, x);
+    let mut column = vec![None; plan.contest.tools.len()];
+    for (c, &t) in tools.iter().enumerate() {
+        column[t] = Some(c);
+    }
     let body = html! {
         p { "Category: " (plan.contest.edition.categories[exam.category].title) ". "
             a href=(slug("charts", x, &exam.name)) { "Execution-time charts" } "." }
@@ -521,7 +585,7 @@ fn examination(data: &ReportData<'_>, x: usize) -> String {
                     td { a href=(format!("{}#i{}", slug("model", instance.model, &plan.models[instance.model].name), ei.instance)) { (instance.name) } }
                     td.n { (ei.ids.len()) }
                     td.n { (data.decisions[e].iter().filter(|d| d.value.is_some()).count()) }
-                    @for t in &tools { (run_cell(data, data.runs_of[e].iter().copied().find(|&i| data.runs[i].tool == *t))) }
+                    @for run in row_runs(data, &column, tools.len(), e) { (run_cell(data, run)) }
                 }
             }
             @let instances: Vec<usize> = plan.exam_instances.iter().enumerate().filter(|(_, ei)| ei.exam == x).map(|(e, _)| e).collect();
@@ -542,192 +606,6 @@ fn examination(data: &ReportData<'_>, x: usize) -> String {
         }
     };
     layout(data, &exam.name, body)
-}
-
-/// The execution-time charts of one examination: the cactus plot, then one scatter per pair of
-/// tools. Returns the page and the number of charts.
-fn charts(data: &ReportData<'_>, x: usize) -> (String, usize) {
-    let plan = data.plan;
-    let exam = &plan.contest.edition.examinations[x];
-    let tools = tools_in(data, x);
-    let limit = plan
-        .runs
-        .iter()
-        .map(|r| r.limits.time_s)
-        .max()
-        .unwrap_or(60) as f64;
-    // Per examination instance of x, each tool's run.
-    let mut grid: Vec<(usize, Vec<Option<&RunView>>)> = Vec::new();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        if ei.exam == x {
-            let row = tools
-                .iter()
-                .map(|t| {
-                    data.runs_of[e]
-                        .iter()
-                        .map(|&i| &data.runs[i])
-                        .find(|r| r.tool == *t)
-                })
-                .collect();
-            grid.push((e, row));
-        }
-    }
-    let series: Vec<Series> = tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Series {
-            name: plan.contest.tools[*t].name.clone(),
-            times: grid
-                .iter()
-                .filter_map(|(_, row)| row[i])
-                .filter(|r| r.solved())
-                .map(|r| r.measurement.cpu_time_s)
-                .collect(),
-        })
-        .collect();
-    let mut scatters = Vec::new();
-    for a in 0..tools.len() {
-        for b in a + 1..tools.len() {
-            let pairs: Vec<Pair> = grid
-                .iter()
-                .enumerate()
-                .filter_map(|(label, (_, row))| {
-                    let (ra, rb) = (row[a]?, row[b]?);
-                    if ra.outcome.is_none() || rb.outcome.is_none() {
-                        return None;
-                    }
-                    let time = |r: &RunView| {
-                        (r.outcome == Some(Outcome::Answered)).then_some(r.measurement.cpu_time_s)
-                    };
-                    let disagree = disagree(&ra.answers, rb);
-                    Some(Pair {
-                        x: time(ra),
-                        y: time(rb),
-                        disagree,
-                        label: label as u32,
-                    })
-                })
-                .collect();
-            let (x_name, y_name) = (
-                &plan.contest.tools[tools[a]].name,
-                &plan.contest.tools[tools[b]].name,
-            );
-            scatters.push(match &data.charts {
-                Some(cache) => cache.scatter(x_name, y_name, &pairs, limit),
-                None => std::sync::Arc::new(svg::scatter(x_name, y_name, &pairs, limit)),
-            });
-        }
-    }
-    let count = scatters.len() + 1;
-    let body = html! {
-        p { a href=(slug("examination", x, &exam.name)) { "Results of " (exam.name) } ". CPU times; a run that computed no value is drawn on the border line marked “failed”; red points: the two tools gave different values." }
-        h2 { "Runs solved within a time (cactus)" }
-        p { "Solved: every trusted value computed, none wrong." }
-        figure { (PreEscaped(svg::cactus(&series, limit))) }
-        h2 { "Tool against tool" }
-        @let names: Vec<&str> = grid.iter().map(|(e, _)| plan.instances[plan.exam_instances[*e].instance].name.as_str()).collect();
-        div.charts data-names=(names.join("|")) { @for s in &scatters { figure { (PreEscaped(s.as_str())) } } }
-    };
-    (
-        layout(data, &format!("{}: execution times", exam.name), body),
-        count,
-    )
-}
-
-/// Whether `b` gave another value than `a` for a value both gave. `b`'s answers are searched by
-/// halves when they are in order of position (as records keep them), one by one otherwise.
-fn disagree(a: &[(u16, Value)], b: &RunView) -> bool {
-    let sorted = b.answers.windows(2).all(|w| w[0].0 <= w[1].0);
-    a.iter().any(|(p, v)| {
-        let given = if sorted {
-            // The first answer at position p, as `RunView::answer` finds it.
-            let i = b.answers.partition_point(|(q, _)| q < p);
-            b.answers.get(i).filter(|(q, _)| q == p).map(|(_, w)| w)
-        } else {
-            b.answer(*p as usize)
-        };
-        given.is_some_and(|w| w != v)
-    })
-}
-
-/// A value vector as the MCC writes it: booleans as `TFFT`, numbers separated by spaces; `?`
-/// where nothing is known. Values in `marked` positions are highlighted.
-fn vector(values: &[Option<Value>], marked: &[bool]) -> Markup {
-    let all_bool = values.iter().flatten().all(|v| matches!(v, Value::Bool(_)));
-    let text = |v: &Option<Value>| match v {
-        Some(Value::Bool(b)) => (if *b { "T" } else { "F" }).to_string(),
-        Some(v) => v.to_string(),
-        None => "?".to_string(),
-    };
-    html! {
-        span.mono {
-            @for (i, v) in values.iter().enumerate() {
-                @if !all_bool && i > 0 { " " }
-                @if marked.get(i).copied().unwrap_or(false) { span.x { (text(v)) } } @else { (text(v)) }
-            }
-        }
-    }
-}
-
-/// A run's answer at each position of its examination instance's values (as
-/// [`RunView::answer`] finds them: the first answer given for a position).
-fn answers_by_position(run: &RunView, positions: usize) -> Vec<Option<Value>> {
-    let mut given = vec![None; positions];
-    for (p, v) in run.answers.iter().rev() {
-        if let Some(slot) = given.get_mut(*p as usize) {
-            *slot = Some(v.clone());
-        }
-    }
-    given
-}
-
-fn model(data: &ReportData<'_>, m: usize) -> String {
-    let plan = data.plan;
-    let edition = &plan.contest.edition;
-    let model = &plan.models[m];
-    // This model's examination instances by instance, in plan order (one pass over them all).
-    let mut exams_of: std::collections::HashMap<usize, Vec<usize>> =
-        model.instances.iter().map(|&i| (i, Vec::new())).collect();
-    for (e, ei) in plan.exam_instances.iter().enumerate() {
-        if let Some(list) = exams_of.get_mut(&ei.instance) {
-            list.push(e);
-        }
-    }
-    let body = html! {
-        p { (edition.model_kinds.get(model.kind).map_or("", |k| k.name.as_str())) " model, " (model.instances.len()) " instances. "
-            "Answers as vectors in the order of the value ids (T/F, or numbers); " span.x { "highlighted" } ": differs from the trusted value; ?: unknown or not answered." }
-        @for &i in &model.instances {
-            h2 id=(format!("i{i}")) { (plan.instances[i].name) }
-            table {
-                tr { th { "examination" } th { "who" } th { "values" } th { "status" } th { "CPU (s)" } th { "memory (MB)" } }
-                @for &e in &exams_of[&i] {
-                    @let ei = &plan.exam_instances[e];
-                    @let decisions = &data.decisions[e];
-                    @let trusted: Vec<Option<Value>> = decisions.iter().map(|d| d.value.clone()).collect();
-                    @let runs: Vec<(usize, &RunView)> = data.runs_of[e].iter().map(|&r| (r, &data.runs[r])).collect();
-                    tr {
-                        td rowspan=(runs.len() + 1) { a href=(slug("examination", ei.exam, &edition.examinations[ei.exam].name)) { (edition.examinations[ei.exam].name) } }
-                        td { b { "trusted" } } td { (vector(&trusted, &[])) } td {} td {} td {}
-                    }
-                    @for (i, r) in &runs {
-                        @let given = answers_by_position(r, ei.ids.len());
-                        @let marked: Vec<bool> = given.iter().zip(&trusted).map(|(g, t)| matches!((g, t), (Some(g), Some(t)) if g != t)).collect();
-                        tr {
-                            td { (tool_link(data, r.tool)) }
-                            td { @if r.outcome == Some(Outcome::Answered) { (vector(&given, &marked)) } }
-                            td class=(format!("s-{}", outcome_label(r.outcome))) {
-                                @if let Some(h) = run_href(data, *i) { a href=(h) title="the run: command, measurements, output" { (outcome_title(r.outcome)) } }
-                                @else { (outcome_title(r.outcome)) }
-                            }
-                            td.n { @if r.outcome.is_some() { (seconds(r.measurement.cpu_time_s)) } }
-                            td.n { @if r.outcome.is_some() { (format!("{:.0}", r.measurement.peak_memory_mb())) } }
-                        }
-                    }
-                }
-            }
-        }
-    };
-    layout(data, &model.name, body)
 }
 
 /// The site's navigation bar, its links relative to a page `up` folders below the site's root

@@ -461,11 +461,12 @@ impl LiveSite {
             .filter(|&i| first || self.pages[i].1 != keys[i])
             .collect();
         let keyed = t.elapsed().as_secs_f64() * 1e3;
+        let shared = html::Shared::of(&data);
         let rendered: Vec<((String, String, usize), f64)> = todo
             .par_iter()
             .map(|&i| {
                 let t = std::time::Instant::now();
-                let page = html::render(&data, list[i]);
+                let page = html::render(&data, &shared, list[i]);
                 (page, t.elapsed().as_secs_f64() * 1e3)
             })
             .collect();

@@ -42,14 +42,26 @@ struct LogAxis {
     hi: f64,
     from: f64,
     to: f64,
+    /// `lo.log10()` and `hi.log10()`, computed once (a chart places thousands of points).
+    log_lo: f64,
+    log_hi: f64,
 }
 
 impl LogAxis {
+    fn new(lo: f64, hi: f64, from: f64, to: f64) -> LogAxis {
+        LogAxis {
+            lo,
+            hi,
+            from,
+            to,
+            log_lo: lo.log10(),
+            log_hi: hi.log10(),
+        }
+    }
+
     fn pos(&self, v: f64) -> f64 {
         let v = v.clamp(self.lo, self.hi);
-        self.from
-            + (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
-                * (self.to - self.from)
+        self.from + (v.log10() - self.log_lo) / (self.log_hi - self.log_lo) * (self.to - self.from)
     }
 
     /// The powers of ten within the axis.
@@ -147,18 +159,8 @@ pub fn scatter(x_name: &str, y_name: &str, pairs: &[Pair], limit: f64) -> String
     const M: f64 = 46.0; // margin for the labels
     const BORDER: f64 = 14.0; // the failed runs' line, beyond the plot area
     let (lo, hi) = range(pairs.iter().flat_map(|p| [p.x, p.y]).flatten(), limit);
-    let ax = LogAxis {
-        lo,
-        hi,
-        from: M,
-        to: M + SIZE,
-    };
-    let ay = LogAxis {
-        lo,
-        hi,
-        from: M + SIZE + BORDER,
-        to: M + BORDER,
-    };
+    let ax = LogAxis::new(lo, hi, M, M + SIZE);
+    let ay = LogAxis::new(lo, hi, M + SIZE + BORDER, M + BORDER);
     let fail_x = M + SIZE + BORDER;
     let fail_y = M;
     let w = M + SIZE + BORDER + 12.0;
@@ -271,12 +273,7 @@ pub fn cactus(series: &[Series], limit: f64) -> String {
         .unwrap_or(0)
         .max(1);
     let (lo, hi) = range(series.iter().flat_map(|s| s.times.iter().copied()), limit);
-    let ay = LogAxis {
-        lo,
-        hi,
-        from: M + H,
-        to: M,
-    };
+    let ay = LogAxis::new(lo, hi, M + H, M);
     let x_of = |n: usize| M + n as f64 / most as f64 * W;
     let legend = 16.0 * series.len() as f64;
     let (w, h) = (M + W + 170.0, M + H + 40.0 + (legend - H).max(0.0));
