@@ -86,6 +86,13 @@ pub fn diff_text(r: &DiffReport) -> String {
         }
         let _ = writeln!(out, "  {category}: {a} -> {b}");
     }
+    if !r.scores_not_compared.is_empty() {
+        let _ = writeln!(
+            out,
+            "  not compared: {} (on some examination instances the run of one version only is in the store)",
+            r.scores_not_compared.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "CPU time and memory, new / old (geometric mean over the runs both made):"
