@@ -733,4 +733,12 @@ fn the_ci_recipes_loop_runs_here_and_fails_on_a_planted_regression() {
     );
     let versions = fs::read_to_string(report.join("versions.txt")).unwrap();
     assert!(versions.contains("(current)"), "{versions}");
+    // The loop on real instances (examples/ci/explorer.toml): of the 1,372 MCC 2025 instances,
+    // each model's first PT and first COL instance, 152, with every examination.
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", "examples/ci/explorer.toml", "--json"],
+    );
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert_eq!(json(&plan)["runs"], 1976, "{}", stderr(&plan));
 }
