@@ -10,7 +10,7 @@
 #   SLOWER    the slowdown factor of a run (default: 2)
 #   REPORT    where the report goes (default: mccbuild-report)
 #
-# Exit status: mccbuild run's (0; 5 for a regression FAIL_ON names; 1 when runs could not be
+# Exit status: mccbuild run's (0; 6 for a regression FAIL_ON names; 1 when runs could not be
 # carried out; 2 or 3 for a contest or store that cannot be used). The report is written
 # whatever the status.
 set -u

@@ -675,6 +675,48 @@ fn one_command_after_a_change_runs_it_and_compares_it_with_the_previous_version(
     assert_eq!(named["dev"]["counts"]["newly-wrong"], 1, "{named}");
 }
 
+/// A change run on some examinations only (`run --examination`): its values there are
+/// compared, and the scores of a category where the new version's runs are missing are not
+/// (they would count different runs), said so.
+#[test]
+fn a_change_run_on_some_examinations_compares_their_values_and_not_the_other_scores() {
+    let mut c = dev_contest();
+    dev_tool(&mut c, "dev");
+    dev_version(&c, "dev", false);
+    c.write(DEV_LIMITS);
+    assert!(c.mccbuild(&["run"]).status.success());
+    dev_version(&c, "dev", true);
+    let args = [
+        "run",
+        "--tool",
+        "dev",
+        "--examination",
+        "ReachabilityCardinality",
+        "--diff",
+    ];
+    let text = c.mccbuild(&args);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let out = stdout(&text);
+    assert!(
+        out.contains("newly wrong 1, newly unsolved 1, slower runs 0"),
+        "{out}"
+    );
+    assert!(out.contains("  Reachability: "), "{out}");
+    assert!(!out.contains("  StateSpace: "), "{out}");
+    assert!(
+        out.contains("  not compared: StateSpace (on some examination instances the run of one version only is in the store)"),
+        "{out}"
+    );
+    let d = json(&c.mccbuild(&["diff", "--tool", "dev", "--json"]));
+    assert_eq!(
+        d["scores_not_compared"],
+        serde_json::json!(["StateSpace"]),
+        "{d}"
+    );
+    assert!(d["scores"]["Reachability"].is_array(), "{d}");
+    assert!(d["scores"].get("StateSpace").is_none(), "{d}");
+}
+
 #[test]
 fn the_ci_recipes_loop_runs_here_and_fails_on_a_planted_regression() {
     let mut c = dev_contest();
@@ -730,4 +772,12 @@ fn the_ci_recipes_loop_runs_here_and_fails_on_a_planted_regression() {
     );
     let versions = fs::read_to_string(report.join("versions.txt")).unwrap();
     assert!(versions.contains("(current)"), "{versions}");
+    // The loop on real instances (examples/ci/explorer.toml): of the 1,372 MCC 2025 instances,
+    // each model's first PT and first COL instance, 152, with every examination.
+    let plan = mccbuild_in(
+        Path::new(REPO),
+        &["plan", "--manifest", "examples/ci/explorer.toml", "--json"],
+    );
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert_eq!(json(&plan)["runs"], 1976, "{}", stderr(&plan));
 }

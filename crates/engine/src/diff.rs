@@ -120,6 +120,8 @@ pub(crate) fn compare(
     let mut not_in_store = 0;
     let mut measurements: BTreeMap<String, Ratios> = BTreeMap::new();
     let mut slower = Vec::new();
+    // The categories where one version's run only is stored on some examination instance.
+    let mut one_sided: BTreeSet<usize> = BTreeSet::new();
     for (&e, pair) in runs {
         let (Some(ka), Some(kb), Some(limits)) = (pair.old, pair.new, pair.limits) else {
             continue; // one version does not take part in it
@@ -129,6 +131,9 @@ pub(crate) fn compare(
             (session.index.get(&ka), session.index.get(&kb))
         else {
             not_in_store += 1;
+            if session.index.contains(&ka) || session.index.contains(&kb) {
+                one_sided.insert(plan.contest.edition.examinations[ei.exam].category);
+            }
             continue;
         };
         let exam = plan.contest.edition.examinations[ei.exam].name.clone();
@@ -199,9 +204,16 @@ pub(crate) fn compare(
             changes,
         });
     }
+    let not_compared: Vec<String> = one_sided
+        .into_iter()
+        .map(|c| plan.contest.edition.categories[c].name.clone())
+        .collect();
     let mut by_category = BTreeMap::new();
     if let Some(categories) = new.0["scores"].as_object() {
         for (category, tools) in categories {
+            if not_compared.contains(category) {
+                continue;
+            }
             let before = old.0["scores"][category][old.1].clone();
             by_category.insert(category.clone(), (before, tools[new.1].clone()));
         }
@@ -217,6 +229,7 @@ pub(crate) fn compare(
         slower_factor: options.slower_factor,
         slower,
         scores: by_category,
+        scores_not_compared: not_compared,
         measurements,
         not_in_store,
     };

@@ -57,11 +57,7 @@ pub fn check_runs(session: &Session, selection: &[usize]) -> QualifyReport {
             instance: instance.name.clone(),
             examination: exam.name.clone(),
             key: run.key.hex(),
-            record: session
-                .index
-                .record_location(&session.store, &run.key)
-                .display()
-                .to_string(),
+            record: session.record_path(i),
             reproduce: reproduce(session, i),
             problems,
         };

@@ -234,6 +234,16 @@ impl Session {
         self.stored[i]
     }
 
+    /// Where planned run `i`'s record lies, as messages name it: its loose file, or its pack
+    /// (`mccbuild_store::Index::record_location`). `scores --wrong`, `explain` and `qualify`
+    /// name a run's record so.
+    pub fn record_path(&self, i: usize) -> String {
+        self.index
+            .record_location(&self.store, &self.plan.runs[i].key)
+            .display()
+            .to_string()
+    }
+
     /// `mccbuild run --rerun`: of `selection`, the executed runs in the store whose outcome is one
     /// of `outcomes` (any outcome if empty), marked to be executed again. Their records stay in
     /// the store (and in the scores) until the new ones replace them.

@@ -18,11 +18,7 @@ pub fn run_ref(session: &Session, i: usize) -> RunRef {
     RunRef {
         tool: session.plan.contest.tools[run.tool].name.clone(),
         key: run.key.hex(),
-        record: session
-            .index
-            .record_location(&session.store, &run.key)
-            .display()
-            .to_string(),
+        record: session.record_path(i),
         reproduce: (run.origin == RunOrigin::Executed).then(|| reproduce(session, i)),
     }
 }

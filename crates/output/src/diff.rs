@@ -187,8 +187,14 @@ pub struct DiffReport {
     /// largest ratio first.
     pub slower_factor: f64,
     pub slower: Vec<SlowerRun>,
-    /// Per category: the old and the new version's score.
+    /// Per category: the old and the new version's score, for the categories where both
+    /// versions' runs are in the store on the same examination instances.
     pub scores: BTreeMap<String, (Json, Json)>,
+    /// The categories whose scores are not compared: where both versions take part, the run
+    /// of one version only is in the store on some examination instances (a version run on a
+    /// sample of the instances, or on some examinations only), so their scores would count
+    /// different runs.
+    pub scores_not_compared: Vec<String>,
     /// Per examination: CPU time and memory, new against old.
     pub measurements: BTreeMap<String, Ratios>,
     /// Examination instances left out because a version's run is not in the store.

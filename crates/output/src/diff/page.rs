@@ -48,6 +48,7 @@ pub fn diff_page(r: &DiffReport) -> String {
                         @if !(a.is_null() && b.is_null()) { tr { td { (category) } td.n { (a) } td.n { (b) } } }
                     }
                 }
+                @if !r.scores_not_compared.is_empty() { p { "Not compared: " (r.scores_not_compared.join(", ")) " (on some examination instances the run of one version only is in the store)." } }
                 h2 { "CPU time and memory, new / old" }
                 table {
                     tr { th { "examination" } th { "runs" } th { "CPU time (s), old" } th { "new" } th { "CPU time ratio" } th { "memory ratio" } }

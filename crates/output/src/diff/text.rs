@@ -122,6 +122,13 @@ pub fn diff_text_fitted(r: &DiffReport, width: Option<usize>) -> String {
         }
         let _ = writeln!(out, "  {category}: {a} -> {b}");
     }
+    if !r.scores_not_compared.is_empty() {
+        let _ = writeln!(
+            out,
+            "  not compared: {} (on some examination instances the run of one version only is in the store)",
+            r.scores_not_compared.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "{}",

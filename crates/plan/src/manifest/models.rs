@@ -133,6 +133,20 @@ impl Reading<'_> {
                     ),
                 }
             }
+            if let Some(per_model) = &file.contest.inputs_per_model {
+                match *per_model.get_ref() {
+                    0 => problems.push(
+                        source
+                            .problem_at(Some(per_model.span()), "[contest] inputs_per_model must be at least 1")
+                            .help("the instances kept of each model's PT and of its COL instances, e.g. `inputs_per_model = 1`; remove the key to keep them all"),
+                    ),
+                    n => {
+                        for instances in by_model.values_mut() {
+                            *instances = first_per_model(std::mem::take(instances), n);
+                        }
+                    }
+                }
+            }
             for (name, instances) in by_model {
                 if models.iter().any(|m| m.name == name) {
                     problems.push(
@@ -192,6 +206,24 @@ impl Reading<'_> {
             }
         }
     }
+}
+
+/// `[contest] inputs_per_model = n`: of a model's instances, the first `n` of its PT instances
+/// and the first `n` of its COL instances, in name order (the MCC's names put the smallest
+/// parameters first, mostly). Deterministic, and stable when instances of other models come
+/// or go: a sample of the instances for a quick loop, the same at every commit.
+pub(super) fn first_per_model(mut instances: Vec<InstanceDecl>, n: usize) -> Vec<InstanceDecl> {
+    instances.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    instances.retain(|i| {
+        let kind = model_of(&i.name, ModelGrouping::FamilyType)
+            .unwrap_or(&i.name)
+            .to_string();
+        let count = kept.entry(kind).or_insert(0);
+        *count += 1;
+        *count <= n
+    });
+    instances
 }
 
 /// The model name of an MCC instance name `<Model>-<PT|COL>-<parameters>` (its family: the

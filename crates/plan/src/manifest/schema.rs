@@ -44,6 +44,8 @@ pub(super) struct ContestSection {
     pub(super) rules: Option<Spanned<String>>,
     pub(super) store: Option<String>,
     pub(super) inputs: Option<Spanned<OneOrMany>>,
+    /// Of `inputs`, only the first this many instances of each `<Model>-<PT|COL>`, by name.
+    pub(super) inputs_per_model: Option<Spanned<usize>>,
     pub(super) results: Option<Spanned<OneOrMany>>,
     /// The organisers' decided values (E-6.3): a CSV of instance, examination, id, value.
     pub(super) corrections: Option<Spanned<String>>,
@@ -175,7 +177,15 @@ const TOP: &[&str] = &[
     "tool",
     "reference",
 ];
-const CONTEST: &[&str] = &["name", "rules", "store", "inputs", "results", "corrections"];
+const CONTEST: &[&str] = &[
+    "name",
+    "rules",
+    "store",
+    "inputs",
+    "inputs_per_model",
+    "results",
+    "corrections",
+];
 const EXECUTOR: &[&str] = &["kind", "jobs", "qemu", "slurm"];
 const QEMU: &[&str] = &[
     "guest",
@@ -277,6 +287,7 @@ fn contest(t: &Table<'_, '_>) -> ContestSection {
         rules: t.require("rules"),
         store: plain(t, "store"),
         inputs: t.get("inputs"),
+        inputs_per_model: t.get("inputs_per_model"),
         results: t.get("results"),
         corrections: t.get("corrections"),
     }
