@@ -328,6 +328,10 @@ pub struct ForecastArgs {
     /// cluster; default 0).
     #[arg(long, requires = "forecast", value_name = "SECONDS")]
     pub run_overhead: Option<f64>,
+    /// With --forecast: seconds added to each model's job (its start on a node before its
+    /// first run, its end after its last: Slurm's and `mccbuild exec-run`'s own; default 0).
+    #[arg(long, requires = "forecast", value_name = "SECONDS")]
+    pub job_overhead: Option<f64>,
 }
 
 /// `mccbuild run --rerun`: which of the selected runs in the store are done again.

@@ -35,7 +35,10 @@ pub fn run(cli: Cli) -> Result<(), Error> {
                 json,
                 nodes,
                 forecast.cores,
-                forecast.run_overhead,
+                plan::Overheads {
+                    run: forecast.run_overhead,
+                    job: forecast.job_overhead,
+                },
             ),
             _ => plan::plan(&manifest.manifest, &filter.filter(), json),
         },

@@ -106,8 +106,8 @@ pub enum Error {
         "--forecast: {0} (give more --cores, or fewer CPUs per job: [executor.slurm] cpus_per_job)"
     )]
     Forecast(mccbuild_exec::forecast::ForecastError),
-    /// `plan --run-overhead` that is not a number of seconds, 0 or more.
-    #[error("--run-overhead must be a number of seconds, 0 or more")]
+    /// `plan --run-overhead` or `--job-overhead` that is not a number of seconds, 0 or more.
+    #[error("--run-overhead and --job-overhead must be numbers of seconds, 0 or more")]
     RunOverhead,
     /// `sandbox --time` or `--wall` that is not a positive number of seconds.
     #[error("--time and --wall must be positive numbers of seconds")]

@@ -43,27 +43,35 @@ pub fn plan(manifest: &Path, filter: &Filter, json: bool) -> Result<(), Error> {
     super::print_out(&text)
 }
 
-/// `mccbuild plan --forecast --nodes N [--cores C] [--run-overhead S]`: the selected runs'
-/// expected makespan on the cluster and the order to submit the models in (docs/cli.md).
+/// What `plan --forecast` adds to the stored run times: seconds per run and per job.
+pub struct Overheads {
+    pub run: Option<f64>,
+    pub job: Option<f64>,
+}
+
+/// `mccbuild plan --forecast --nodes N [--cores C] [--run-overhead S] [--job-overhead S]`: the
+/// selected runs' expected makespan on the cluster and the order to submit the models in
+/// (docs/cli.md).
 pub fn forecast(
     manifest: &Path,
     filter: &Filter,
     json: bool,
     nodes: usize,
     cores: Option<usize>,
-    overhead: Option<f64>,
+    overheads: Overheads,
 ) -> Result<(), Error> {
-    let overhead = overhead.unwrap_or(0.0);
-    if !overhead.is_finite() || overhead < 0.0 {
-        return Err(Error::RunOverhead);
-    }
+    let seconds = |s: Option<f64>| match s.unwrap_or(0.0) {
+        s if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err(Error::RunOverhead),
+    };
+    let (overhead, job_overhead) = (seconds(overheads.run)?, seconds(overheads.job)?);
     let session = Session::open_and_warn(manifest)?;
     session.warn_instance_problems();
     let selection = session.select(filter)?;
     let cores = cores.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
     let jobs = session.plan.contest.executor.jobs;
     let forecast = session
-        .forecast(&selection, nodes, cores, jobs, overhead)
+        .forecast(&selection, nodes, cores, jobs, (overhead, job_overhead))
         .map_err(Error::Forecast)?;
     if json {
         return super::print_json(&forecast);
@@ -83,6 +91,9 @@ pub fn forecast(
     );
     if forecast.run_overhead_s > 0.0 {
         text += &format!("  plus {} s per run\n", forecast.run_overhead_s);
+    }
+    if forecast.job_overhead_s > 0.0 {
+        text += &format!("  plus {} s per job\n", forecast.job_overhead_s);
     }
     text += "  submission order (longest job first), each job's runs longest first:\n";
     for (n, job) in forecast.jobs.iter().take(SHOWN).enumerate() {

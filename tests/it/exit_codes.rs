@@ -202,6 +202,7 @@ fn exit_2_for_a_wrong_command_line() {
         &["run", "--follow"],
         &["plan", "--forecast"],
         &["plan", "--forecast", "--nodes", "2", "--run-overhead=-1"],
+        &["plan", "--forecast", "--nodes", "2", "--job-overhead=-1"],
         &["frobnicate"],
     ] {
         let out = c.mccbuild(args);

@@ -938,6 +938,16 @@ fn the_forecast_puts_each_model_on_one_node_longest_job_first() {
     // 1 s more per run: a job's two runs run side by side, so the job takes 1 s more.
     let f = forecast(&["--cores", "4", "--run-overhead", "1"]);
     assert!(close(&f["makespan_s"], jobs[0].1 + 1.0), "{f}");
+    // 1 s more per job: on nodes of 2 cores, the second node's two jobs pay it twice.
+    let f = forecast(&["--cores", "2", "--job-overhead", "1"]);
+    assert!(
+        close(
+            &f["makespan_s"],
+            (jobs[0].1 + 1.0).max(jobs[1].1 + jobs[2].1 + 2.0)
+        ),
+        "{f} {jobs:?}"
+    );
+    assert_eq!(f["jobs"][2]["start_s"], f["jobs"][1]["seconds"], "{f}");
     // The text says where the times come from; a job larger than a node is refused.
     let out = c.mccbuild(&["plan", "--forecast", "--nodes", "2"]);
     let text = stdout(&out);

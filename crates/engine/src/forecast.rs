@@ -47,6 +47,8 @@ pub struct Forecast {
     pub cores: u32,
     /// Seconds added to each run (Slurm's and mccbuild's cost per run).
     pub run_overhead_s: f64,
+    /// Seconds added to each job (its start before its first run and end after its last).
+    pub job_overhead_s: f64,
     pub makespan_s: f64,
     pub runs: usize,
     pub stored: usize,
@@ -188,25 +190,29 @@ impl Session {
 
     /// The forecast of `selection` on `nodes` nodes of `cores` cores (default: the CPUs of the
     /// largest job, so one job per node at a time), `jobs` runs at a time per job (as `run
-    /// --jobs`), with `overhead` seconds added to each run.
+    /// --jobs`), with `overhead.0` seconds added to each run and `overhead.1` to each job.
     pub fn forecast(
         &self,
         selection: &[usize],
         nodes: usize,
         cores: Option<u32>,
         jobs: usize,
-        overhead: f64,
+        (overhead, job_overhead): (f64, f64),
     ) -> Result<Forecast, ForecastError> {
         let times = self.expected_times(selection);
         let planned = self.planned_jobs(selection, &times.seconds, jobs, overhead);
         let cores = cores.unwrap_or_else(|| planned.iter().map(|j| j.cpus).max().unwrap_or(1));
-        let loads: Vec<(f64, u32)> = planned.iter().map(|j| (j.duration(), j.cpus)).collect();
+        let loads: Vec<(f64, u32)> = planned
+            .iter()
+            .map(|j| (j.duration() + job_overhead, j.cpus))
+            .collect();
         let order: Vec<usize> = (0..loads.len()).collect();
         let placed = schedule(&loads, &order, nodes, cores)?;
         Ok(Forecast {
             nodes,
             cores,
             run_overhead_s: overhead,
+            job_overhead_s: job_overhead,
             makespan_s: placed.makespan,
             runs: selection.len(),
             stored: times.stored,

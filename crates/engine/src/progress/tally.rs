@@ -2,7 +2,10 @@
 //! running, failures) and the ETA from the runs' own history ([`Eta`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How often a run's end computes the ETA again.
+const ETA_EVERY: Duration = Duration::from_secs(1);
 
 use super::{RunInfo, count};
 
@@ -138,7 +141,12 @@ impl Tally {
                 }
             }
         }
-        self.eta = self.compute_eta().map(|e| (e, Instant::now()));
+        // Each computation walks every pending run: once per run's end, a contest's ETAs would
+        // cost the square of its runs (30,000 runs: minutes of CPU, records read late). The ETA
+        // is for display: at most one computation a second.
+        if self.eta.is_none_or(|(_, at)| at.elapsed() >= ETA_EVERY) || self.pending.is_empty() {
+            self.eta = self.compute_eta().map(|e| (e, Instant::now()));
+        }
     }
 
     pub(super) fn run_requeued(&mut self, label: &str) {
@@ -260,7 +268,6 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn plurals_and_durations() {
@@ -309,6 +316,26 @@ mod tests {
             "{eta:?}"
         );
         assert!(eta.text().contains('–'), "{}", eta.text());
+    }
+
+    #[test]
+    fn runs_ending_within_a_second_compute_the_eta_once_and_the_last_one_again() {
+        let runs: Vec<RunInfo> = (0..3)
+            .map(|i| RunInfo {
+                label: format!("r{i}"),
+                group: "t E".into(),
+                history: vec![1.0],
+            })
+            .collect();
+        let mut t = Tally::default();
+        t.planned(&runs);
+        t.run_finished("r0", false);
+        let first = t.eta.unwrap().1;
+        t.run_finished("r1", false);
+        assert_eq!(t.eta.unwrap().1, first, "computed again within a second");
+        // The contest's last run: nothing left, whenever it ends.
+        t.run_finished("r2", false);
+        assert_eq!(t.eta.unwrap().0.seconds, 0.0);
     }
 
     #[test]
