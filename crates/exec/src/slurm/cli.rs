@@ -286,11 +286,14 @@ impl Scheduler for SlurmCli {
 const LOG_TAIL: u64 = 64 * 1024;
 
 /// The last failure a job's steps wrote in its log: a run they could not carry out (`failed on
-/// NODE: RUN: why`, `mccbuild exec-run`'s line) or an error that stopped a step.
+/// NODE: RUN: why`, `mccbuild exec-run`'s line), else an error that stopped a step.
 pub fn last_failure(log: &str) -> Option<String> {
-    log.lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with("failed on ") || l.starts_with("error: "))
-        .map(String::from)
+    let last = |prefix: &str| {
+        log.lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+            .map(String::from)
+    };
+    last("failed on ").or_else(|| last("error: "))
 }

@@ -243,7 +243,8 @@ fn each_attempt_avoids_the_nodes_of_the_earlier_ones_unless_none_is_left() {
 fn a_jobs_last_failure_is_read_from_its_log() {
     let log = "recorded on node1: t M-PT-1 StateSpace: answered\n\
                failed on node3: t M-PT-1 OneSafe: infrastructure failure (not recorded): cannot create /x/tmp: No space left on device (os error 28)\n\
-               recorded on node3: t M-PT-1 Liveness: answered\n";
+               recorded on node3: t M-PT-1 Liveness: answered\n\
+               error: 1 run could not be carried out (not recorded)\n";
     assert_eq!(
         last_failure(log).as_deref(),
         Some(
