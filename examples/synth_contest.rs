@@ -1,5 +1,7 @@
 //! Generates a synthetic contest of MCC size with a full store, for the store benchmark
 //! (docs/BENCHMARKS.md): `cargo run --release --example synth_contest -- DIR [instances] [tools]`.
+//! With `--no-records` the store stays empty: every run is still to execute (scripts/bench-follow
+//! follows them through Slurm).
 //!
 //! Instances are .tgz archives in the MCC layout (model.pnml, the seven formula files with 16
 //! formulas each, GenericPropertiesVerdict.xml), grouped into models of 1 to 20 instances;
@@ -26,10 +28,12 @@ const FORMULA_FILES: [&str; 7] = [
 ];
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let no_records = args.iter().any(|a| a == "--no-records");
+    args.retain(|a| a != "--no-records");
     let dir = PathBuf::from(
         args.get(1)
-            .expect("usage: synth_contest DIR [instances] [tools]"),
+            .expect("usage: synth_contest DIR [instances] [tools] [--no-records]"),
     );
     let instances: usize = args.get(2).map_or(1923, |s| s.parse().expect("instances"));
     let tools: usize = args.get(3).map_or(12, |s| s.parse().expect("tools"));
@@ -44,6 +48,9 @@ fn main() {
         session.plan.runs.len(),
         t.elapsed()
     );
+    if no_records {
+        return;
+    }
 
     let t = Instant::now();
     let plan = &session.plan;

@@ -1,10 +1,11 @@
 //! The Slurm executor through a real Slurm cluster on this machine (scripts/slurm-cluster: one
-//! slurmctld and three `slurmd -N nodeK`), driving the real `mccbuild` binary: the demo contest's
-//! quick models give the local executor's answers, each model on one node; a killed slurmd's
-//! runs are run again and nothing is recorded as a tool's failure; a second `run` submits only
-//! what is missing; the jobs of a `run` killed with SIGKILL are adopted by the next one and
-//! followed by `run --follow`; a restarted slurmctld loses nothing. Without Slurm or root these
-//! tests skip (and fail in CI).
+//! slurmctld and `slurmd -N nodeK` daemons), driving the real `mccbuild` binary: the MCC 2025
+//! edition re-enacted through three nodes scores as its import replay, each model on one node,
+//! and a second `run` submits only what is missing (`reenact`); a tenth of the nodes killed, or
+//! a node whose disk is full, loses nothing and charges no tool (`failures`); the jobs of a
+//! `run` killed with SIGKILL are adopted by the next one and followed by `run --follow`, and a
+//! restarted slurmctld loses nothing (`orchestrator`). Without Slurm or root these tests skip
+//! (and fail in CI).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -14,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
+mod failures;
 mod orchestrator;
+mod reenact;
 
 /// A private cluster in a temporary folder, stopped (exactly its own daemons) when dropped.
 /// One cluster at a time: the machine has 2 cores.
@@ -27,8 +30,14 @@ struct Cluster {
 static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Cluster {
-    /// None (skipped, or a failure in CI) without Slurm's daemons or root.
+    /// A cluster of three nodes; None (skipped, or a failure in CI) without Slurm's daemons or
+    /// root.
     fn start(parent: &Path) -> Option<Cluster> {
+        Cluster::with_nodes(parent, 3)
+    }
+
+    /// A cluster of `nodes` nodes, as [`Cluster::start`].
+    fn with_nodes(parent: &Path, nodes: usize) -> Option<Cluster> {
         let have = |p: &str| {
             Command::new("sh")
                 .arg("-c")
@@ -52,7 +61,7 @@ impl Cluster {
         let guard = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = parent.join("cluster");
         let out = Command::new(Path::new(REPO).join("scripts/slurm-cluster"))
-            .args(["start", "--nodes", "3", "--dir"])
+            .args(["start", "--nodes", &nodes.to_string(), "--dir"])
             .arg(&dir)
             .output()
             .expect("scripts/slurm-cluster runs");
@@ -115,94 +124,6 @@ impl Drop for Cluster {
     }
 }
 
-/// The demo contest (contest.toml) in `<parent>/contest`, through Slurm, with its own store
-/// there; it uses the repository's models and tools where they are, and shares the repository
-/// store's tool setups (built once, by tests/it/demo.rs or `mccbuild run`). Returns the folder.
-fn demo_through_slurm(parent: &Path) -> PathBuf {
-    let dir = parent.join("contest");
-    fs::create_dir_all(&dir).unwrap();
-    let text = fs::read_to_string(Path::new(REPO).join("contest.toml")).unwrap();
-    let text = text
-        .replace("\"rules/", &format!("\"{REPO}/rules/"))
-        .replace("\"models/", &format!("\"{REPO}/models/"))
-        .replace("\"tools/", &format!("\"{REPO}/tools/"))
-        .replace("store = \"cache\"", "store = \"store\"")
-        .replace("kind = \"local\"", "kind = \"slurm\"");
-    assert!(text.contains("kind = \"slurm\""), "{text}");
-    fs::write(dir.join("contest.toml"), text).unwrap();
-    let shared_tools = Path::new(REPO).join("cache/tools");
-    fs::create_dir_all(&shared_tools).unwrap();
-    fs::create_dir_all(dir.join("store")).unwrap();
-    std::os::unix::fs::symlink(&shared_tools, dir.join("store/tools")).unwrap();
-    dir
-}
-
-/// The demo contest run locally in the repository's store (as tests/it/demo.rs does): the
-/// reference answers. Returns its records by key.
-fn local_demo_records() -> BTreeMap<String, serde_json::Value> {
-    let out = mccbuild_in(Path::new(REPO), &["run", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    records_in(&Path::new(REPO).join("cache"))
-}
-
-fn records_in(store: &Path) -> BTreeMap<String, serde_json::Value> {
-    let mut out = BTreeMap::new();
-    let Ok(shards) = fs::read_dir(store.join("runs")) else {
-        return out;
-    };
-    for shard in shards.flatten() {
-        for f in fs::read_dir(shard.path()).unwrap().flatten() {
-            if f.path().extension().is_some_and(|e| e == "json") {
-                let r: serde_json::Value = serde_json::from_slice(&fs::read(f.path()).unwrap())
-                    .unwrap_or_else(|e| panic!("{}: {e}", f.path().display()));
-                out.insert(r["key"].as_str().unwrap().to_string(), r);
-            }
-        }
-    }
-    out
-}
-
-/// What a run answered: the same in both stores for the same key, or the difference.
-fn same_results(
-    slurm: &BTreeMap<String, serde_json::Value>,
-    local: &BTreeMap<String, serde_json::Value>,
-) -> Vec<String> {
-    let mut diffs = Vec::new();
-    for (key, r) in slurm {
-        let what = format!("{} {} {}", r["tool"], r["instance"], r["examination"]);
-        let Some(l) = local.get(key) else {
-            diffs.push(format!("{what}: key {key} is not in the local store"));
-            continue;
-        };
-        for field in ["verdict", "termination", "answers"] {
-            if r[field] != l[field] {
-                diffs.push(format!(
-                    "{what}: {field} {} through Slurm, {} locally",
-                    r[field], l[field]
-                ));
-            }
-        }
-    }
-    diffs
-}
-
-/// Trusted values of `mccbuild scores --json`.
-fn trusted(cluster: &Cluster, dir: &Path) -> BTreeMap<String, serde_json::Value> {
-    let out = cluster.mccbuild(dir, &["scores", "--json"]);
-    assert_results(&out);
-    json(&out)["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            (
-                format!("{} {} {}", v["instance"], v["examination"], v["id"]),
-                v["trusted"].clone(),
-            )
-        })
-        .collect()
-}
-
 fn model_of(instance: &str) -> &str {
     instance.split("-PT-").next().unwrap()
 }
@@ -242,178 +163,6 @@ fn slurm_contest(
     c.write(limits);
     under_slurm(&c, slurm);
     c
-}
-
-/// The demo's models but the slow one (Unbounded-PT-1, whose 33 runs explore until their budget:
-/// 69 of the 153 CPU-seconds of the demo's runs): 165 runs, through the same paths of the
-/// executor.
-const RUN_WITHOUT_UNBOUNDED: &[&str] = &[
-    "run",
-    "--json",
-    "--model",
-    "Philosophers",
-    "--model",
-    "TokenRing",
-    "--model",
-    "Deadlock",
-    "--model",
-    "ProdCons",
-];
-
-/// The trusted values but those of the model `RUN_WITHOUT_UNBOUNDED` leaves out.
-fn quick(mut trusted: BTreeMap<String, serde_json::Value>) -> BTreeMap<String, serde_json::Value> {
-    trusted.retain(|k, _| !k.contains("Unbounded"));
-    trusted
-}
-
-#[test]
-fn demo_contest_through_three_nodes_gives_the_local_answers_each_model_on_one_node() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(cluster) = Cluster::start(tmp.path()) else {
-        return;
-    };
-    let local = local_demo_records();
-    let dir = demo_through_slurm(tmp.path());
-
-    // One model first; then the others: only the missing runs are submitted (resume).
-    let first = cluster.mccbuild(&dir, &["run", "--json", "--model", "Deadlock"]);
-    assert!(first.status.success(), "{}", stderr(&first));
-    let deadlock_runs = json(&first)["executed"].as_u64().unwrap();
-    assert!(deadlock_runs > 0);
-    let all = cluster.mccbuild(&dir, RUN_WITHOUT_UNBOUNDED);
-    let log = stderr(&all);
-    assert!(all.status.success(), "{log}");
-    let counts = json(&all);
-    assert_eq!(counts["cached"].as_u64(), Some(deadlock_runs), "{counts}");
-    assert_eq!(counts["failed"], 0, "{log}");
-    let plan = [&["plan"][..], &RUN_WITHOUT_UNBOUNDED[1..]].concat();
-    let planned = json(&cluster.mccbuild(&dir, &plan))["runs"]
-        .as_u64()
-        .unwrap();
-    assert_eq!(
-        counts["executed"].as_u64().unwrap() + deadlock_runs,
-        planned
-    );
-    let submitted: Vec<&str> = log
-        .lines()
-        .filter(|l| l.starts_with("submitted Slurm job"))
-        .collect();
-    assert_eq!(submitted.len(), 3, "one job per model still to run: {log}");
-    assert!(
-        !submitted.iter().any(|l| l.contains("model Deadlock")),
-        "{log}"
-    );
-    let again = cluster.mccbuild(&dir, RUN_WITHOUT_UNBOUNDED);
-    assert_eq!(json(&again)["executed"], 0);
-    assert!(!stderr(&again).contains("submitted"), "{}", stderr(&again));
-
-    // Every run recorded by a step, the same results as the local executor's (same keys).
-    let records = records_in(&dir.join("store"));
-    assert_eq!(records.len() as u64, planned);
-    let diffs = same_results(&records, &local);
-    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    assert_eq!(
-        quick(trusted(&cluster, &dir)),
-        quick(trusted(&cluster, Path::new(REPO))),
-        "trusted values through Slurm and locally"
-    );
-
-    // Rule E-5.1: each model on one node; the models spread over the nodes.
-    let mut nodes_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for r in records.values() {
-        let host = r["host"].as_str().unwrap().to_string();
-        assert_eq!(r["slurm"]["node"].as_str(), Some(host.as_str()), "{r}");
-        assert!(r["slurm"]["job"].as_str().is_some_and(|j| !j.is_empty()));
-        assert_eq!(r["executor"]["kind"], "local", "the local sandbox's key");
-        nodes_of
-            .entry(model_of(r["instance"].as_str().unwrap()).to_string())
-            .or_default()
-            .insert(host);
-    }
-    assert_eq!(nodes_of.len(), 4, "{nodes_of:?}");
-    for (model, nodes) in &nodes_of {
-        assert_eq!(nodes.len(), 1, "model {model} ran on {nodes:?}");
-    }
-    let used: BTreeSet<&String> = nodes_of.values().flatten().collect();
-    assert_eq!(
-        used.len(),
-        3,
-        "four models over three nodes use them all (a job per node at a time): {nodes_of:?}"
-    );
-}
-
-#[test]
-fn a_killed_slurmd_reruns_its_runs_and_records_no_tool_failure() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(cluster) = Cluster::start(tmp.path()) else {
-        return;
-    };
-    let local = local_demo_records();
-    let dir = demo_through_slurm(tmp.path());
-
-    let child = cluster
-        .command(env!("CARGO_BIN_EXE_mccbuild"))
-        .args(RUN_WITHOUT_UNBOUNDED)
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Once some runs are recorded, kill the slurmd of a node with a job running.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let killed = loop {
-        assert!(Instant::now() < deadline, "no job ran within two minutes");
-        let recorded = records_in(&dir.join("store")).len();
-        let running = cluster.running();
-        if recorded >= 5 && !running.is_empty() {
-            let node = running[0].1.clone();
-            let out = Command::new(Path::new(REPO).join("scripts/slurm-cluster"))
-                .args(["kill-node", &node, "--dir"])
-                .arg(&cluster.dir)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", stderr(&out));
-            break node;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let out = child.wait_with_output().unwrap();
-    let log = stderr(&out);
-    eprintln!("killed the slurmd of {killed}; mccbuild's log:\n{log}");
-    assert!(out.status.success(), "{log}");
-    let counts = json(&out);
-    assert_eq!(counts["failed"], 0, "{log}");
-    assert!(
-        log.contains("to run again") && log.contains("not a failure of the tools"),
-        "the killed node's runs were put back to run: {log}"
-    );
-    let records = records_in(&dir.join("store"));
-    assert_eq!(
-        records.len() as u64,
-        counts["executed"].as_u64().unwrap(),
-        "every run recorded once"
-    );
-    // 5 instances (Philosophers x2, TokenRing, Deadlock, ProdCons) x (explorer 13 + snakes 13
-    // + pm4py 7 examinations) = 165.
-    assert_eq!(
-        records.len(),
-        165,
-        "the demo's runs of its four quick models"
-    );
-    // Nothing recorded as a tool's failure: every run's verdict, termination and answers are
-    // those of the clean local run; so are the trusted values.
-    let diffs = same_results(&records, &local);
-    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    assert_eq!(
-        quick(trusted(&cluster, &dir)),
-        quick(trusted(&cluster, Path::new(REPO)))
-    );
-    let after: BTreeSet<&str> = records
-        .values()
-        .filter(|r| r["host"] != killed.as_str())
-        .filter_map(|r| r["host"].as_str())
-        .collect();
-    assert!(!after.is_empty(), "runs were rerun on the other nodes");
 }
 
 #[test]

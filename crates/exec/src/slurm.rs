@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use mccbuild_core::RunKey;
 
 pub use self::batch::shell_quote;
-pub use self::cli::{SlurmCli, parse_live_jobs, parse_squeue};
+pub use self::cli::{SlurmCli, last_failure, parse_live_jobs, parse_squeue};
 pub use self::follow::{
     Adopted, FollowOutcome, FollowSettings, Follower, SlurmEvent, Whose, follow_jobs,
 };
@@ -103,6 +103,9 @@ pub struct JobRequest {
     pub attempt: u32,
     pub runs: Vec<JobRun>,
     pub cpus: u32,
+    /// Nodes not to run on: those where an earlier job of these runs ended leaving some of
+    /// them unrecorded (a node failing, its disk full, ...).
+    pub exclude: Vec<String>,
 }
 
 /// A job's state as the scheduler reports it.
@@ -150,6 +153,10 @@ pub trait Scheduler {
     }
     /// Where a job's output is, for messages.
     fn log_of(&self, _job: &JobId, _model: &str) -> Option<PathBuf> {
+        None
+    }
+    /// Why a job's runs were not recorded, as its steps said (the last failure in its log).
+    fn failure_of(&self, _job: &JobId, _model: &str) -> Option<String> {
         None
     }
 }

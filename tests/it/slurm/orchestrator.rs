@@ -12,7 +12,7 @@ use super::{Cluster, slurm_contest};
 use crate::common::*;
 
 /// Models in `mccbuild run`'s log: `submitted Slurm job N: model M, ...`.
-fn submitted_models(log: &str) -> Vec<String> {
+pub(super) fn submitted_models(log: &str) -> Vec<String> {
     log.lines()
         .filter_map(|l| l.strip_prefix("submitted Slurm job "))
         .filter_map(|l| l.split("model ").nth(1))
@@ -39,7 +39,7 @@ fn sleeping_contest(instances: &[&str], seconds: u32) -> TestContest {
 /// How many times each run was executed and recorded by a step: the `recorded on NODE: LABEL:`
 /// lines of the jobs' logs in `<store>/slurm/`; and how many batch scripts were written there
 /// (one per job submitted).
-fn executions(store: &Path) -> (BTreeMap<String, usize>, usize) {
+pub(super) fn executions(store: &Path) -> (BTreeMap<String, usize>, usize) {
     let (mut runs, mut scripts) = (BTreeMap::new(), 0);
     for f in fs::read_dir(store.join("slurm")).unwrap().flatten() {
         match f.path().extension().and_then(|e| e.to_str()) {

@@ -153,10 +153,12 @@ impl mccbuild_exec::slurm::Follower for SlurmFollower<'_> {
                 node,
                 runs,
                 attempt,
+                why,
             } => {
                 self.requeued(&runs);
+                let why = why.map(|w| format!(": {w}")).unwrap_or_default();
                 self.progress.message(&format!(
-                    "Slurm job {job} ended {state} on node {}: its {} unrecorded runs are to run again (attempt {attempt}); not a failure of the tools",
+                    "Slurm job {job} ended {state} on node {}{why}; its {} unrecorded runs are to run again (attempt {attempt}, on another node where there is one); not a failure of the tools",
                     if node.is_empty() { "?" } else { &node },
                     runs.len()
                 ));
@@ -268,6 +270,7 @@ impl Session {
         let settings = FollowSettings {
             attempts: self.plan.contest.executor.slurm.attempts,
             poll: Duration::from_millis(200),
+            quiet_poll: Duration::from_secs(2),
             patience: Duration::from_secs(120),
             submit,
         };
@@ -361,6 +364,7 @@ impl Session {
                     attempt: job.attempt,
                     runs,
                     cpus: job.cpus,
+                    exclude: Vec::new(),
                 },
             });
         }

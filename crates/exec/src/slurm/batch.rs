@@ -105,6 +105,9 @@ exit $status
                 args.push(format!("{flag}={v}"));
             }
         }
+        if !job.exclude.is_empty() {
+            args.push(format!("--exclude={}", job.exclude.join(",")));
+        }
         args.extend(self.config.sbatch_options.iter().cloned());
         args
     }

@@ -268,4 +268,32 @@ impl Scheduler for SlurmCli {
     fn log_of(&self, job: &JobId, model: &str) -> Option<PathBuf> {
         Some(self.dir.join(format!("{model}-{job}.out")))
     }
+
+    fn failure_of(&self, job: &JobId, model: &str) -> Option<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = fs::File::open(self.log_of(job, model)?).ok()?;
+        // The end of the log is enough: a job's last failure is there.
+        let len = file.metadata().ok()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)))
+            .ok()?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail).ok()?;
+        last_failure(&String::from_utf8_lossy(&tail))
+    }
+}
+
+/// How much of a job's log [`SlurmCli::failure_of`] reads, from its end.
+const LOG_TAIL: u64 = 64 * 1024;
+
+/// The last failure a job's steps wrote in its log: a run they could not carry out (`failed on
+/// NODE: RUN: why`, `mccbuild exec-run`'s line), else an error that stopped a step.
+pub fn last_failure(log: &str) -> Option<String> {
+    let last = |prefix: &str| {
+        log.lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+            .map(String::from)
+    };
+    last("failed on ").or_else(|| last("error: "))
 }

@@ -32,6 +32,8 @@ pub enum SlurmEvent {
         node: String,
         runs: Vec<usize>,
         attempt: u32,
+        /// Why, as its steps said (the last failure in its log), if they said.
+        why: Option<String>,
     },
     /// These runs could not be carried out (never recorded): an infrastructure failure.
     Failed { runs: Vec<usize>, reason: String },
@@ -69,8 +71,12 @@ pub trait Follower {
 pub struct FollowSettings {
     /// Jobs a run may get before it is an infrastructure failure.
     pub attempts: u32,
-    /// Time between two looks at the store and the scheduler.
+    /// Time between two looks at the store (and at the scheduler while something changes).
     pub poll: Duration,
+    /// The longest time between two questions to the scheduler: while no job changes state,
+    /// the interval doubles from `poll` up to this, so a contest waiting for the cluster costs
+    /// mccbuild and slurmctld next to nothing.
+    pub quiet_poll: Duration,
     /// How long the scheduler may fail to answer before the runs are given up.
     pub patience: Duration,
     /// Whether jobs are submitted (`mccbuild run`) or only the adopted ones followed (`mccbuild
@@ -104,6 +110,7 @@ struct ActiveJob {
     model: String,
     attempt: u32,
     cpus: u32,
+    exclude: Vec<String>,
     runs: Vec<JobRun>,
     /// On a node: which one.
     node: Option<String>,
@@ -128,6 +135,7 @@ impl ActiveJob {
             model: request.model,
             attempt: request.attempt,
             cpus: request.cpus,
+            exclude: request.exclude,
             runs: request.runs,
             node: None,
             adopted,
@@ -169,6 +177,7 @@ pub fn follow_jobs(
                 attempt: 1,
                 runs: g.runs,
                 cpus: g.cpus,
+                exclude: Vec::new(),
             })
             .collect(),
         active: adopted
@@ -182,6 +191,8 @@ pub fn follow_jobs(
         following.queue.clear();
     }
     let mut silent_since: Option<Instant> = None;
+    // When to ask the scheduler next, and the interval since the last change.
+    let (mut ask_at, mut interval) = (Instant::now(), settings.poll);
     loop {
         if cancel.load(Ordering::SeqCst) {
             if settings.submit {
@@ -196,11 +207,20 @@ pub fn follow_jobs(
         std::thread::sleep(settings.poll);
         // Records first (only of jobs on a node: pending ones write none, and a contest may
         // have thousands of runs waiting): a job whose runs are all recorded is done.
+        let before = following.shape();
         let follower = &mut *following.follower;
         following.active.retain(|_, job| {
             if job.node.is_some() {
                 let whose = job.whose();
-                job.runs.retain(|r| !follower.recorded(r.id, whose));
+                // A job runs its runs in its key list's order, `slots` at a time: the next
+                // records are among its first unrecorded runs (the rest are looked at once it
+                // has run them, at the latest when it ends).
+                let mut looked = 0;
+                let window = job.slots * 2 + LOOK_AHEAD;
+                job.runs.retain(|r| {
+                    looked += 1;
+                    looked > window || !follower.recorded(r.id, whose)
+                });
             }
             !job.runs.is_empty()
         });
@@ -208,10 +228,18 @@ pub fn follow_jobs(
         if following.active.is_empty() {
             continue;
         }
+        let now = Instant::now();
+        if following.shape() != before {
+            (ask_at, interval) = (now, settings.poll);
+        }
+        if now < ask_at {
+            continue;
+        }
         let ids: Vec<JobId> = following.active.keys().cloned().collect();
         match following.scheduler.states(&ids) {
             Ok(states) => {
                 silent_since = None;
+                let before = following.shape();
                 for id in ids {
                     let state = states.get(&id).cloned().unwrap_or(JobState::Ended {
                         state: "UNKNOWN (no longer listed by Slurm)".into(),
@@ -219,6 +247,12 @@ pub fn follow_jobs(
                     });
                     following.update(id, state);
                 }
+                interval = if following.shape() == before {
+                    (interval * 2).min(settings.quiet_poll.max(settings.poll))
+                } else {
+                    settings.poll
+                };
+                ask_at = Instant::now() + interval;
             }
             Err(e) => {
                 let since = *silent_since.get_or_insert_with(Instant::now);
@@ -231,6 +265,10 @@ pub fn follow_jobs(
     }
 }
 
+/// How many unrecorded runs of a running job beyond twice its slots are looked for in the
+/// store at each poll (runs recorded a little out of order are seen at once).
+const LOOK_AHEAD: usize = 32;
+
 /// Jobs being followed: those to submit, those submitted and not over.
 struct Following<'a> {
     scheduler: &'a mut dyn Scheduler,
@@ -242,6 +280,16 @@ struct Following<'a> {
 }
 
 impl Following<'_> {
+    /// What the scheduler's answers may change: the jobs followed, those on a node, the jobs
+    /// queued to submit (runs recorded alone do not: the store is looked at every poll).
+    fn shape(&self) -> (usize, usize, usize) {
+        (
+            self.active.len(),
+            self.active.values().filter(|j| j.node.is_some()).count(),
+            self.queue.len(),
+        )
+    }
+
     /// Cancels exactly the jobs followed here (submitted or adopted) that are still active.
     fn cancel_active(&mut self) {
         let ids: Vec<JobId> = self.active.keys().cloned().collect();
@@ -266,7 +314,13 @@ impl Following<'_> {
             if request.runs.is_empty() {
                 continue;
             }
-            match self.scheduler.submit(&request) {
+            let mut submitted = self.scheduler.submit(&request);
+            if submitted.is_err() && !request.exclude.is_empty() {
+                // No node left but those excluded (a small cluster): any node will do.
+                request.exclude.clear();
+                submitted = self.scheduler.submit(&request);
+            }
+            match submitted {
                 Ok(job) => {
                     self.follower.event(SlurmEvent::Submitted {
                         job: job.clone(),
@@ -337,6 +391,11 @@ impl Following<'_> {
         let Some(mut job) = self.active.remove(&id) else {
             return;
         };
+        // Where it ran: as Slurm says now, or as it was seen running.
+        let node = match (node.is_empty(), &job.node) {
+            (true, Some(seen)) => seen.clone(),
+            _ => node,
+        };
         // A step may have written its record just before the job ended.
         let whose = job.whose();
         job.runs.retain(|r| !self.follower.recorded(r.id, whose));
@@ -353,19 +412,27 @@ impl Following<'_> {
             });
             return;
         }
+        let why = self.scheduler.failure_of(&id, &job.model);
         if job.attempt < self.settings.attempts {
+            // The next job avoids the node this one ended on (down, its disk full, ...).
+            let mut exclude = job.exclude;
+            if !node.is_empty() && !exclude.contains(&node) {
+                exclude.push(node.clone());
+            }
             self.follower.event(SlurmEvent::Requeued {
                 job: id,
                 state,
                 node,
                 runs: ids,
                 attempt: job.attempt + 1,
+                why,
             });
             self.queue.push_back(JobRequest {
                 model: job.model,
                 attempt: job.attempt + 1,
                 runs: job.runs,
                 cpus: job.cpus,
+                exclude,
             });
         } else {
             self.outcome.failed += ids.len();
@@ -374,10 +441,11 @@ impl Following<'_> {
                 .log_of(&id, &job.model)
                 .map(|p| format!("; its log: {}", p.display()))
                 .unwrap_or_default();
+            let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
             self.follower.event(SlurmEvent::Failed {
                 runs: ids,
                 reason: format!(
-                    "not recorded after {} jobs; the last, job {id} on node {}, ended {state}{log}",
+                    "not recorded after {} jobs; the last, job {id} on node {}, ended {state}{why}{log}",
                     job.attempt,
                     if node.is_empty() { "?" } else { &node }
                 ),

@@ -18,11 +18,13 @@ struct Fake {
     cancelled: Vec<JobId>,
     next: u32,
     fail_submit: bool,
+    /// Submissions excluding a node are refused (a cluster with no other node).
+    one_node: bool,
 }
 
 impl Scheduler for Fake {
     fn submit(&mut self, job: &JobRequest) -> Result<JobId, SchedulerError> {
-        if self.fail_submit {
+        if self.fail_submit || (self.one_node && !job.exclude.is_empty()) {
             return Err(SchedulerError::Failed {
                 command: "sbatch job.sh".into(),
                 status: "exit status: 1".into(),
@@ -105,6 +107,7 @@ fn settings(attempts: u32) -> FollowSettings {
     FollowSettings {
         attempts,
         poll: Duration::ZERO,
+        quiet_poll: Duration::ZERO,
         patience: Duration::from_secs(60),
         submit: true,
     }
@@ -131,6 +134,7 @@ fn fake(script: Vec<(Vec<JobState>, bool)>) -> (Fake, Log) {
             cancelled: Vec::new(),
             next: 0,
             fail_submit: false,
+            one_node: false,
         },
         Log {
             store,
@@ -193,6 +197,65 @@ fn a_failed_node_puts_unrecorded_runs_back_and_they_are_resubmitted() {
             .any(|e| matches!(e, SlurmEvent::Failed { .. }))
     );
     assert_eq!(log.seen, vec![0, 1]);
+    // The second job avoids the node the first ended on.
+    assert_eq!(s.jobs["1"].0.exclude, Vec::<String>::new());
+    assert_eq!(s.jobs["2"].0.exclude, vec!["node1".to_string()]);
+}
+
+#[test]
+fn each_attempt_avoids_the_nodes_of_the_earlier_ones_unless_none_is_left() {
+    let on = |node: &str, state: &str| JobState::Ended {
+        state: state.into(),
+        node: node.into(),
+    };
+    let script = vec![
+        (vec![running("n1"), on("n1", "COMPLETED")], false),
+        (vec![running("n2"), on("", "NODE_FAIL")], false),
+        (vec![running("n3"), on("n3", "COMPLETED")], true),
+    ];
+    let (mut s, mut log) = fake(script.clone());
+    let out = follow_jobs(
+        &mut s,
+        Vec::new(),
+        vec![model_job("A", &[0])],
+        &mut log,
+        &settings(3),
+        &AtomicBool::new(false),
+    );
+    assert_eq!((out.submitted.len(), out.failed), (3, 0));
+    assert_eq!(s.jobs["3"].0.exclude, ["n1", "n2"]);
+    // A scheduler refusing the exclusion (no node left): submitted again without it.
+    let (mut s, mut log) = fake(script);
+    s.one_node = true;
+    let out = follow_jobs(
+        &mut s,
+        Vec::new(),
+        vec![model_job("A", &[0])],
+        &mut log,
+        &settings(3),
+        &AtomicBool::new(false),
+    );
+    assert_eq!((out.submitted.len(), out.failed), (3, 0));
+    assert!(s.jobs.values().all(|(r, _)| r.exclude.is_empty()));
+}
+
+#[test]
+fn a_jobs_last_failure_is_read_from_its_log() {
+    let log = "recorded on node1: t M-PT-1 StateSpace: answered\n\
+               failed on node3: t M-PT-1 OneSafe: infrastructure failure (not recorded): cannot create /x/tmp: No space left on device (os error 28)\n\
+               recorded on node3: t M-PT-1 Liveness: answered\n\
+               error: 1 run could not be carried out (not recorded)\n";
+    assert_eq!(
+        last_failure(log).as_deref(),
+        Some(
+            "failed on node3: t M-PT-1 OneSafe: infrastructure failure (not recorded): cannot create /x/tmp: No space left on device (os error 28)"
+        )
+    );
+    assert_eq!(last_failure("recorded on n: x: answered\n"), None);
+    assert_eq!(
+        last_failure("error: the store cache is not writable\n").as_deref(),
+        Some("error: the store cache is not writable")
+    );
 }
 
 #[test]
@@ -353,6 +416,7 @@ fn sbatch_gets_one_node_and_the_settings() {
             replaces: None,
         }],
         cpus: 2,
+        exclude: Vec::new(),
     };
     let args = cli.sbatch_args(&job);
     for expected in [
@@ -371,7 +435,19 @@ fn sbatch_gets_one_node_and_the_settings() {
             "{expected} in {args:?}"
         );
     }
-    assert!(!args.iter().any(|a| a.starts_with("--qos")));
+    assert!(
+        !args
+            .iter()
+            .any(|a| a.starts_with("--qos") || a.starts_with("--exclude"))
+    );
+    let again = JobRequest {
+        exclude: vec!["node3".into(), "node7".into()],
+        ..job.clone()
+    };
+    assert!(
+        cli.sbatch_args(&again)
+            .contains(&"--exclude=node3,node7".to_string())
+    );
     let script = cli.batch_script(&job, Path::new("/c/cache/slurm/x.keys"));
     assert!(
         script.contains("MCCBUILD='/opt/mcc build/mccbuild'"),
@@ -422,6 +498,7 @@ fn adopt(s: &mut Fake, model: &str, ids: &[usize]) -> Adopted {
         attempt: 1,
         runs: job.runs,
         cpus: job.cpus,
+        exclude: Vec::new(),
     };
     s.jobs.insert("100".into(), (request.clone(), 0));
     Adopted {
