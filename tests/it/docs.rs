@@ -30,6 +30,14 @@ const SKIPPED: &[(&str, &str)] = &[
         "the replay's oracle (its --self-test is a suite of scripts/test)",
     ),
     (
+        "scripts/slurm-cluster",
+        "starts a private Slurm cluster (root, slurm-wlm; tests/it/slurm.rs starts its own)",
+    ),
+    (
+        "scripts/reenact-mcc2025",
+        "the MCC 2025 edition re-enacted: minutes to an hour (tests/it/slurm/reenact.rs runs ~3,000 runs)",
+    ),
+    (
         "mccbuild import",
         "the demo has no results file; tests/it/import.rs runs import on the contest of docs/import.md",
     ),
