@@ -398,6 +398,13 @@ fn every_ingredient_changes_the_digests() {
         memo::global_digest(&other, &[9; 32]),
         "a tool's name"
     );
+    let mut other = plan_of(dir.path());
+    other.contest.tools[2].family.push('x');
+    assert_ne!(
+        global,
+        memo::global_digest(&other, &[9; 32]),
+        "a tool's family (E-2.2, E-3.1 with `[confidence] votes = \"family\"`)"
+    );
 
     // Each examination instance's part.
     let r = runs_of[members[1]][2];

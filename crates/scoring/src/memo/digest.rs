@@ -11,9 +11,9 @@ use super::MEMO_SCHEMA;
 
 /// What every entry's digest starts from: the memo's schema, the scoring code (the binary's
 /// digest), the rules (the edition's digest: E-2.2, E-3.1, E-4.1 to E-4.3, and whether the
-/// truth is voted or given), and the tools in their order with their families (scores and tallies are by tool
-/// index; the families may decide who votes). Not the reference answers' basis: a contest with `[reference]` is not remembered
-/// ([`applies`](super::applies)).
+/// truth is voted or given), and the tools in their order with their families (scores and
+/// tallies are by tool index; the families may decide who votes). Not the reference answers'
+/// basis: a contest with `[reference]` is not remembered ([`applies`](super::applies)).
 pub fn global_digest(plan: &Plan, binary: &Digest) -> Digest {
     let mut h = blake3::Hasher::new();
     h.update(b"mccbuild remembered scores");
